@@ -1,0 +1,41 @@
+// A decode step's cache accesses written with the kvcache dialect: append the
+// step's new K/V row of every sequence, then read a key back element-wise.
+// `scripts/demo.sh` runs it through kvcache-opt.
+
+!collection = !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
+!cache = !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>
+
+// Writes the new K and V rows (one token per sequence) of `layer`.
+func.func @append_decode_tokens(%blocks: memref<?x2x?x16x8x128xf16>,
+                                %cache_lengths: memref<?xi32>,
+                                %lookup_table: memref<?x?xi32>,
+                                %max_seq_length: i32, %max_cache_length: i32,
+                                %layer: index,
+                                %new_keys: memref<?x8x128xf16>,
+                                %new_values: memref<?x8x128xf16>,
+                                %row_offsets: memref<?xi32>) {
+  %collection = kvcache.paged_collection %blocks, %cache_lengths, %lookup_table, %max_seq_length, %max_cache_length
+      : memref<?x2x?x16x8x128xf16>, memref<?xi32>, memref<?x?xi32> -> !collection
+  %key_cache = kvcache.get_key_cache %collection[%layer] : !collection
+  %value_cache = kvcache.get_value_cache %collection[%layer] : !collection
+  kvcache.store_ragged %key_cache, %new_keys, %row_offsets : !cache, memref<?x8x128xf16>, memref<?xi32>
+  kvcache.store_ragged %value_cache, %new_values, %row_offsets : !cache, memref<?x8x128xf16>, memref<?xi32>
+  return
+}
+
+// Sums head `head` of token `token` of sequence `batch` in f32, reading the
+// key cache 8 elements (16 bytes) at a time.
+func.func @key_row_sum(%key_cache: !cache, %batch: index, %head: index, %token: index) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c128 = arith.constant 128 : index
+  %zero = arith.constant 0.0 : f32
+  %sum = scf.for %d = %c0 to %c128 step %c8 iter_args(%acc = %zero) -> (f32) {
+    %chunk = kvcache.load %key_cache[%batch, %head, %token, %d] : !cache -> vector<8xf16>
+    %wide = arith.extf %chunk : vector<8xf16> to vector<8xf32>
+    %partial = vector.reduction <add>, %wide : vector<8xf32> into f32
+    %next = arith.addf %acc, %partial : f32
+    scf.yield %next : f32
+  }
+  return %sum : f32
+}

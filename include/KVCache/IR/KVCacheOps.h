@@ -1,0 +1,23 @@
+//===- KVCacheOps.h - kvcache dialect operations ----------------*- C++ -*-===//
+//
+// Part of the kvcache-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KVCACHE_IR_KVCACHEOPS_H
+#define KVCACHE_IR_KVCACHEOPS_H
+
+#include "KVCache/IR/KVCacheDialect.h"
+#include "KVCache/IR/KVCacheTypes.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#define GET_OP_CLASSES
+#include "KVCache/IR/KVCacheOps.h.inc"
+
+#endif // KVCACHE_IR_KVCACHEOPS_H

@@ -1,0 +1,384 @@
+//===- KVCacheOps.td - kvcache dialect operations ----------*- tablegen -*-===//
+//
+// Part of the kvcache-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KVCACHE_IR_KVCACHEOPS_TD
+#define KVCACHE_IR_KVCACHEOPS_TD
+
+include "KVCache/IR/KVCacheDialect.td"
+include "KVCache/IR/KVCacheTypes.td"
+include "mlir/IR/OpAsmInterface.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Collection construction and metadata
+//===----------------------------------------------------------------------===//
+
+def KVCache_PagedCollectionOp : KVCache_Op<"paged_collection", [Pure]> {
+  let summary = "Builds a paged KV cache collection from its memrefs";
+  let description = [{
+    Bundles the five pieces of a paged KV cache into one value: `blocks`
+    (`[num_pages, kv_dim, num_layers, page_size, num_heads, head_size]`, any
+    strided layout whose inner three dims are contiguous), `cache_lengths`
+    (`memref<?xi32>`), `lookup_table` (`memref<?x?xi32>`), and the i32 scalars
+    `max_seq_length` and `max_cache_length`. Dims 1, 3, 4 and 5 of `blocks`
+    must be static and match the result type; `num_pages` and `num_layers`
+    may be dynamic. All memrefs are in the default memory space.
+
+    ```mlir
+    %c = kvcache.paged_collection %blocks, %cache_lengths, %lookup_table, %max_seq_length, %max_cache_length
+           : memref<?x2x?x16x8x128xf16>, memref<?xi32>, memref<?x?xi32> -> !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
+    ```
+  }];
+  let arguments = (ins
+    AnyMemRef:$blocks,
+    AnyMemRef:$cache_lengths,
+    AnyMemRef:$lookup_table,
+    I32:$max_seq_length,
+    I32:$max_cache_length
+  );
+  let results = (outs KVCache_PagedCollectionType:$result);
+  let assemblyFormat = [{
+    $blocks `,` $cache_lengths `,` $lookup_table `,` $max_seq_length `,`
+    $max_cache_length attr-dict `:` type($blocks) `,` type($cache_lengths) `,`
+    type($lookup_table) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+class KVCache_GetCacheOp<string mnemonic, string which>
+    : KVCache_Op<mnemonic,
+                 [Pure, InferTypeOpAdaptor]> {
+  let summary = "The " # which # " cache of one layer of a collection";
+  let arguments = (ins KVCache_PagedCollectionType:$collection,
+                       Index:$layer);
+  let results = (outs KVCache_PagedCacheType:$result);
+  let assemblyFormat = [{
+    $collection `[` $layer `]` attr-dict `:` qualified(type($collection))
+  }];
+  let hasVerifier = 1;
+}
+
+def KVCache_GetKeyCacheOp : KVCache_GetCacheOp<"get_key_cache", "key"> {
+  let description = [{
+    The K cache of layer `layer` (MAX's `get_key_cache`): a
+    `!kvcache.paged_cache` with all of the collection's parameters. A constant
+    layer index out of range is an error when the collection comes from a
+    `kvcache.paged_collection` whose `num_layers` dim is static.
+
+    ```mlir
+    %k = kvcache.get_key_cache %c[%layer] : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
+    ```
+  }];
+}
+
+def KVCache_GetValueCacheOp : KVCache_GetCacheOp<"get_value_cache", "value"> {
+  let description = [{
+    The V cache of layer `layer` (MAX's `get_value_cache`). An MLA collection
+    (`mla = true`) has no V cache: using this op on one is an error.
+
+    ```mlir
+    %v = kvcache.get_value_cache %c[%layer] : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
+    ```
+  }];
+}
+
+def KVCache_CacheLengthOp : KVCache_Op<"cache_length", [Pure]> {
+  let summary = "Tokens of a sequence already in the cache";
+  let description = [{
+    `cache_lengths[batch]` (read as unsigned) as an `index`. Works on a
+    collection or on a layer cache; on a layer cache it folds to the
+    collection the cache came from.
+
+    ```mlir
+    %n = kvcache.cache_length %c[%b] : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
+    ```
+  }];
+  let arguments = (ins KVCache_AnyPagedType:$cache, Index:$batch);
+  let results = (outs Index:$result);
+  let assemblyFormat = [{
+    $cache `[` $batch `]` attr-dict `:` qualified(type($cache))
+  }];
+  let hasFolder = 1;
+}
+
+class KVCache_MaxLengthOp<string mnemonic, string what>
+    : KVCache_Op<mnemonic, [Pure]> {
+  let summary = "The batch's " # what # ", as an index";
+  let arguments = (ins KVCache_AnyPagedType:$cache);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$cache attr-dict `:` qualified(type($cache))";
+  let hasFolder = 1;
+  let hasCanonicalizeMethod = 1;
+}
+
+def KVCache_MaxSeqLengthOp
+    : KVCache_MaxLengthOp<"max_seq_length", "largest number of new tokens"> {
+  let description = [{
+    The `max_seq_length` operand of the collection (unsigned i32) as an
+    `index`: the largest number of new tokens of any sequence this step.
+    Canonicalizes to an `arith.index_castui` of that operand when the
+    collection's `kvcache.paged_collection` is visible.
+
+    ```mlir
+    %s = kvcache.max_seq_length %c : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
+    ```
+  }];
+}
+
+def KVCache_MaxCacheLengthOp
+    : KVCache_MaxLengthOp<"max_cache_length",
+                          "largest cache length plus new tokens"> {
+  let description = [{
+    The `max_cache_length` operand of the collection (unsigned i32) as an
+    `index`: the largest `cache_length + new tokens` of any sequence.
+    Canonicalizes like `kvcache.max_seq_length`.
+
+    ```mlir
+    %m = kvcache.max_cache_length %c : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
+    ```
+  }];
+}
+
+def KVCache_LookupOp : KVCache_Op<"lookup",
+    [Pure, DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
+  let summary = "Physical page and slot of a token";
+  let description = [{
+    `page = lookup_table[batch, token floordiv page_size]` (unsigned) and
+    `slot = token mod page_size`: where token `token` of sequence `batch`
+    lives. Pure: `cse` and loop-invariant code motion share lookups.
+
+    ```mlir
+    %page, %slot = kvcache.lookup %k[%b, %t] : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>
+    ```
+  }];
+  let arguments = (ins KVCache_PagedCacheType:$cache, Index:$batch,
+                       Index:$token);
+  let results = (outs Index:$page, Index:$slot);
+  let assemblyFormat = [{
+    $cache `[` $batch `,` $token `]` attr-dict `:` qualified(type($cache))
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Element access
+//===----------------------------------------------------------------------===//
+
+def KVCache_LoadOp : KVCache_Op<"load"> {
+  let summary = "Reads elements of one token of one head";
+  let description = [{
+    Reads element `element` of head `head` of token `token` of sequence
+    `batch` (index order as MAX: batch, head, token, element), or, with a
+    `vector<W x elt>` result, the `W` consecutive elements starting there. A
+    vector access is aligned to its whole width: `element` is a multiple of
+    `W`. Equivalent to `kvcache.lookup` followed by `kvcache.page_load`.
+
+    ```mlir
+    %x = kvcache.load %k[%b, %h, %t, %d] : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16> -> vector<8xf16>
+    ```
+  }];
+  let arguments = (ins Arg<KVCache_PagedCacheType, "cache read", [MemRead]>:$cache,
+                       Index:$batch, Index:$head, Index:$token, Index:$element);
+  let results = (outs AnyType:$result);
+  let assemblyFormat = [{
+    $cache `[` $batch `,` $head `,` $token `,` $element `]` attr-dict `:`
+    qualified(type($cache)) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def KVCache_StoreOp : KVCache_Op<"store"> {
+  let summary = "Writes elements of one token of one head";
+  let description = [{
+    The write counterpart of `kvcache.load`: a scalar of the element type or a
+    `vector<W x elt>` stored at `[batch, head, token, element]`. Equivalent to
+    `kvcache.lookup` followed by `kvcache.page_store`. Checked at run time
+    when the cache has `assert_write_mode = 1`.
+
+    ```mlir
+    kvcache.store %x, %k[%b, %h, %t, %d] : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, vector<8xf16>
+    ```
+  }];
+  let arguments = (ins AnyType:$value,
+                       Arg<KVCache_PagedCacheType, "cache written", [MemWrite]>:$cache,
+                       Index:$batch, Index:$head, Index:$token, Index:$element);
+  let assemblyFormat = [{
+    $value `,` $cache `[` $batch `,` $head `,` $token `,` $element `]`
+    attr-dict `:` qualified(type($cache)) `,` type($value)
+  }];
+  let hasVerifier = 1;
+}
+
+def KVCache_PageLoadOp : KVCache_Op<"page_load"> {
+  let summary = "Reads elements at a resolved page and slot";
+  let description = [{
+    `kvcache.load` with the page already resolved: `page` and `slot` as
+    `kvcache.lookup` returns them.
+
+    ```mlir
+    %y = kvcache.page_load %k[%page, %slot, %h, %d] : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16> -> vector<8xf16>
+    ```
+  }];
+  let arguments = (ins Arg<KVCache_PagedCacheType, "cache read", [MemRead]>:$cache,
+                       Index:$page, Index:$slot, Index:$head, Index:$element);
+  let results = (outs AnyType:$result);
+  let assemblyFormat = [{
+    $cache `[` $page `,` $slot `,` $head `,` $element `]` attr-dict `:`
+    qualified(type($cache)) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def KVCache_PageStoreOp : KVCache_Op<"page_store"> {
+  let summary = "Writes elements at a resolved page and slot";
+  let description = [{
+    `kvcache.store` with the page already resolved.
+
+    ```mlir
+    kvcache.page_store %y, %k[%page, %slot, %h, %d] : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, vector<8xf16>
+    ```
+  }];
+  let arguments = (ins AnyType:$value,
+                       Arg<KVCache_PagedCacheType, "cache written", [MemWrite]>:$cache,
+                       Index:$page, Index:$slot, Index:$head, Index:$element);
+  let assemblyFormat = [{
+    $value `,` $cache `[` $page `,` $slot `,` $head `,` $element `]`
+    attr-dict `:` qualified(type($cache)) `,` type($value)
+  }];
+  let hasVerifier = 1;
+}
+
+def KVCache_TileOp : KVCache_Op<"tile", [Pure]> {
+  let summary = "A view of consecutive token rows of one head";
+  let description = [{
+    A `T x head_size` view of rows `token .. token+T-1` of head `head` of
+    sequence `batch` (MAX's `block_paged_ptr`). The result type is exactly
+    `memref<T x head_size x elt, strided<[num_heads*head_size, 1], offset: ?>>`
+    with `page_size % T == 0`; `token` must be a multiple of `T`, so the rows
+    never cross a page.
+
+    ```mlir
+    %tile = kvcache.tile %k[%b, %t, %h] : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16> -> memref<16x128xf16, strided<[1024, 1], offset: ?>>
+    ```
+  }];
+  let arguments = (ins KVCache_PagedCacheType:$cache, Index:$batch,
+                       Index:$token, Index:$head);
+  let results = (outs AnyMemRef:$result);
+  let assemblyFormat = [{
+    $cache `[` $batch `,` $token `,` $head `]` attr-dict `:`
+    qualified(type($cache)) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel ops
+//===----------------------------------------------------------------------===//
+
+def KVCache_StoreRaggedOp : KVCache_Op<"store_ragged"> {
+  let summary = "Appends a ragged batch of new tokens to the cache";
+  let description = [{
+    MAX's `kv_cache.store.paged.ragged`. `values` is `[T, num_heads,
+    head_size]`, `row_offsets` `[batch + 1]`: row `r` in
+    `[row_offsets[b], row_offsets[b+1])` is written at token position
+    `cache_length(b) + r - row_offsets[b]` of sequence `b`. `cache_lengths`
+    is not changed.
+
+    ```mlir
+    kvcache.store_ragged %k, %new, %row_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x8x128xf16>, memref<?xi32>
+    ```
+  }];
+  let arguments = (ins
+    Arg<KVCache_PagedCacheType, "cache written", [MemRead, MemWrite]>:$cache,
+    Arg<AnyMemRef, "new rows", [MemRead]>:$values,
+    Arg<AnyMemRef, "row offsets", [MemRead]>:$row_offsets);
+  let assemblyFormat = [{
+    $cache `,` $values `,` $row_offsets attr-dict `:` qualified(type($cache))
+    `,` type($values) `,` type($row_offsets)
+  }];
+  let hasVerifier = 1;
+}
+
+def KVCache_GatherRaggedOp : KVCache_Op<"gather_ragged"> {
+  let summary = "Reads the contexts of a ragged batch out of the cache";
+  let description = [{
+    The inverse of `store_ragged` for reading a context: `out` row `r` in
+    `[ctx_offsets[b], ctx_offsets[b+1])` receives token position
+    `r - ctx_offsets[b]` of sequence `b`.
+
+    ```mlir
+    kvcache.gather_ragged %k, %out, %ctx_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x8x128xf16>, memref<?xi32>
+    ```
+  }];
+  let arguments = (ins
+    Arg<KVCache_PagedCacheType, "cache read", [MemRead]>:$cache,
+    Arg<AnyMemRef, "gathered rows", [MemWrite]>:$out,
+    Arg<AnyMemRef, "context offsets", [MemRead]>:$ctx_offsets);
+  let assemblyFormat = [{
+    $cache `,` $out `,` $ctx_offsets attr-dict `:` qualified(type($cache))
+    `,` type($out) `,` type($ctx_offsets)
+  }];
+  let hasVerifier = 1;
+}
+
+def KVCache_CopyPagesOp : KVCache_Op<"copy_pages"> {
+  let summary = "Copies whole pages, every layer, K and V";
+  let description = [{
+    For each row `(src, dst)` of `pairs` (`memref<?x2xi32>`), copies physical
+    page `src` to page `dst` in every layer, for K and V (prefix-cache
+    copy-on-write). Pairs must not overlap (the dst of one is never the src
+    of another).
+
+    ```mlir
+    kvcache.copy_pages %c, %pairs : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x2xi32>
+    ```
+  }];
+  let arguments = (ins
+    Arg<KVCache_PagedCollectionType, "cache copied", [MemRead, MemWrite]>:$collection,
+    Arg<AnyMemRef, "page pairs", [MemRead]>:$pairs);
+  let assemblyFormat = [{
+    $collection `,` $pairs attr-dict `:` qualified(type($collection)) `,`
+    type($pairs)
+  }];
+  let hasVerifier = 1;
+}
+
+def KVCache_AttentionRaggedOp : KVCache_Op<"attention_ragged"> {
+  let summary = "Causal paged attention over a ragged batch";
+  let description = [{
+    MAX's `mha.ragged.paged`. Query row `r` of sequence `b` sits at absolute
+    position `p = cache_length(b) + r - row_offsets[b]` and attends causally
+    to key positions `[0, p]`:
+    `out[r, h] = softmax_j(scale * q[r, h] . K[b, j, h / G]) @ V[b, j, h / G]`
+    with `G = q_heads / kv_heads` (grouped-query attention); softmax and
+    accumulation in f32. The step's new K/V must already be stored. `q` and
+    `out` are `[T, q_heads, head_size]` of the cache's element type, with
+    `q_heads` a static multiple of `num_heads`. The optional f32 `workspace`
+    lets the GPU lowering split long contexts across thread blocks.
+
+    ```mlir
+    kvcache.attention_ragged %q, %k, %v, %row_offsets, %out {scale = 0.0883883 : f32}
+        : memref<?x32x128xf16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?xi32>, memref<?x32x128xf16>
+    ```
+  }];
+  let arguments = (ins
+    Arg<AnyMemRef, "queries", [MemRead]>:$q,
+    Arg<KVCache_PagedCacheType, "key cache", [MemRead]>:$key_cache,
+    Arg<KVCache_PagedCacheType, "value cache", [MemRead]>:$value_cache,
+    Arg<AnyMemRef, "row offsets", [MemRead]>:$row_offsets,
+    Arg<AnyMemRef, "attention output", [MemWrite]>:$out,
+    Arg<Optional<AnyMemRef>, "scratch space", [MemRead, MemWrite]>:$workspace,
+    F32Attr:$scale);
+  let assemblyFormat = [{
+    $q `,` $key_cache `,` $value_cache `,` $row_offsets `,` $out
+    (`,` $workspace^)? attr-dict `:` type($q) `,` qualified(type($key_cache))
+    `,` qualified(type($value_cache)) `,` type($row_offsets) `,` type($out)
+    (`,` type($workspace)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // KVCACHE_IR_KVCACHEOPS_TD

@@ -1,0 +1,422 @@
+//===- KVCacheOps.cpp - kvcache dialect operations --------------*- C++ -*-===//
+//
+// Part of the kvcache-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KVCache/IR/KVCacheOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+using namespace mlir::kvcache;
+
+#define GET_OP_CLASSES
+#include "KVCache/IR/KVCacheOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Shared verification helpers
+//===----------------------------------------------------------------------===//
+
+/// The constant value of an index operand, if it is one.
+static std::optional<int64_t> getConstantIndex(Value value) {
+  return getConstantIntValue(OpFoldResult(value));
+}
+
+/// Checks that `value` is a memref in the default memory space with the given
+/// rank and element type. `what` names the operand, `shape` spells the
+/// expected shape for the message.
+static LogicalResult verifyMemRef(Operation *op, StringRef what, Value value,
+                                  int64_t rank, Type elementType,
+                                  StringRef shape) {
+  auto type = cast<MemRefType>(value.getType());
+  if (type.getRank() != rank || type.getElementType() != elementType)
+    return op->emitOpError("expects '")
+           << what << "' to be a " << rank << "-D memref of " << elementType
+           << " " << shape << ", got " << type;
+  if (type.getMemorySpace())
+    return op->emitOpError("expects '")
+           << what << "' in the default memory space, got " << type;
+  return success();
+}
+
+/// Checks that dimension `dim` of `type` is static and equal to `expected`.
+static LogicalResult verifyStaticDim(Operation *op, StringRef what,
+                                     MemRefType type, unsigned dim,
+                                     StringRef dimName, int64_t expected) {
+  if (type.isDynamicDim(dim))
+    return op->emitOpError("expects '")
+           << what << "' dim " << dim << " (" << dimName
+           << ") to be static, got " << type;
+  if (type.getDimSize(dim) != expected)
+    return op->emitOpError("expects '")
+           << what << "' dim " << dim << " (" << dimName << ") to be "
+           << expected << " as the cache type says, got "
+           << type.getDimSize(dim);
+  return success();
+}
+
+/// Checks a `[rows, num_heads, head_size]` memref of the cache element type.
+static LogicalResult verifyTokenRows(Operation *op, StringRef what, Value rows,
+                                     const PagedCacheParams &params) {
+  if (failed(verifyMemRef(op, what, rows, 3, params.elementType,
+                          "[tokens, num_heads, head_size]")))
+    return failure();
+  auto type = cast<MemRefType>(rows.getType());
+  if (failed(verifyStaticDim(op, what, type, 1, "num_heads", params.numHeads)) ||
+      failed(verifyStaticDim(op, what, type, 2, "head_size", params.headSize)))
+    return failure();
+  return success();
+}
+
+/// Checks a ragged offsets operand: a 1-D memref of i32.
+static LogicalResult verifyOffsets(Operation *op, StringRef what,
+                                   Value offsets) {
+  return verifyMemRef(op, what, offsets, 1,
+                      IntegerType::get(op->getContext(), 32), "[batch + 1]");
+}
+
+/// Checks the value type, head and element range of an element access.
+static LogicalResult verifyElementAccess(Operation *op, PagedCacheType cache,
+                                         Type valueType, Value head,
+                                         Value element, Value slot) {
+  Type elementType = valueType;
+  int64_t width = 1;
+  if (auto vectorType = dyn_cast<VectorType>(valueType)) {
+    if (vectorType.getRank() != 1 || vectorType.isScalable())
+      return op->emitOpError("expects a scalar or a 1-D fixed-size vector, "
+                             "got ")
+             << valueType;
+    elementType = vectorType.getElementType();
+    width = vectorType.getNumElements();
+  }
+  if (elementType != cache.getElementType())
+    return op->emitOpError("expects the accessed element type to be the "
+                           "cache element type ")
+           << cache.getElementType() << ", got " << valueType;
+  if (width > cache.getHeadSize())
+    return op->emitOpError("expects a vector width <= head_size = ")
+           << cache.getHeadSize() << ", got " << width;
+  if (std::optional<int64_t> h = getConstantIndex(head))
+    if (*h < 0 || *h >= cache.getNumHeads())
+      return op->emitOpError("head index ")
+             << *h << " is out of range for num_heads = "
+             << cache.getNumHeads();
+  if (slot)
+    if (std::optional<int64_t> s = getConstantIndex(slot))
+      if (*s < 0 || *s >= cache.getPageSize())
+        return op->emitOpError("slot ")
+               << *s << " is out of range for page_size = "
+               << cache.getPageSize();
+  if (std::optional<int64_t> d = getConstantIndex(element)) {
+    if (*d < 0 || *d + width > cache.getHeadSize())
+      return op->emitOpError("element range [")
+             << *d << ", " << *d + width << ") exceeds head_size = "
+             << cache.getHeadSize();
+    if (*d % width != 0)
+      return op->emitOpError("element index ")
+             << *d << " is not a multiple of the vector width " << width
+             << " (vector accesses are aligned to their width)";
+  }
+  return success();
+}
+
+/// The collection a layer cache was taken from, if visible.
+static Value getSourceCollection(Value cache) {
+  Operation *def = cache.getDefiningOp();
+  if (auto key = dyn_cast_or_null<GetKeyCacheOp>(def))
+    return key.getCollection();
+  if (auto value = dyn_cast_or_null<GetValueCacheOp>(def))
+    return value.getCollection();
+  return {};
+}
+
+/// Folds a metadata query on a layer cache to the same query on its
+/// collection: all layers share the metadata.
+template <typename OpTy>
+static OpFoldResult foldToCollection(OpTy op) {
+  Value collection = getSourceCollection(op.getCache());
+  if (!collection)
+    return {};
+  op.getCacheMutable().assign(collection);
+  return op.getResult();
+}
+
+//===----------------------------------------------------------------------===//
+// PagedCollectionOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult PagedCollectionOp::verify() {
+  PagedCollectionType type = getType();
+  auto blocks = cast<MemRefType>(getBlocks().getType());
+  if (blocks.getRank() != 6)
+    return emitOpError("expects 'blocks' of rank 6 [num_pages, kv_dim, "
+                       "num_layers, page_size, num_heads, head_size], got ")
+           << blocks;
+  if (blocks.getElementType() != type.getElementType())
+    return emitOpError("expects 'blocks' element type ")
+           << blocks.getElementType()
+           << " to match the collection element type "
+           << type.getElementType();
+  if (blocks.getMemorySpace())
+    return emitOpError("expects 'blocks' in the default memory space, got ")
+           << blocks;
+  if (failed(verifyStaticDim(*this, "blocks", blocks, 1, "kv_dim",
+                             type.getKVDim())) ||
+      failed(verifyStaticDim(*this, "blocks", blocks, 3, "page_size",
+                             type.getPageSize())) ||
+      failed(verifyStaticDim(*this, "blocks", blocks, 4, "num_heads",
+                             type.getNumHeads())) ||
+      failed(verifyStaticDim(*this, "blocks", blocks, 5, "head_size",
+                             type.getHeadSize())))
+    return failure();
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(blocks.getStridesAndOffset(strides, offset)) ||
+      strides[3] != type.getRowElements() || strides[4] != type.getHeadSize() ||
+      strides[5] != 1)
+    return emitOpError("expects the inner dims [page_size, num_heads, "
+                       "head_size] of 'blocks' to be contiguous (strides [")
+           << type.getRowElements() << ", " << type.getHeadSize()
+           << ", 1]), got " << blocks;
+  Type i32 = IntegerType::get(getContext(), 32);
+  if (failed(verifyMemRef(*this, "cache_lengths", getCacheLengths(), 1, i32,
+                          "[batch]")) ||
+      failed(verifyMemRef(*this, "lookup_table", getLookupTable(), 2, i32,
+                          "[batch, max_pages]")))
+    return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// GetKeyCacheOp / GetValueCacheOp
+//===----------------------------------------------------------------------===//
+
+/// The layer cache type of a `get_*_cache` collection operand.
+static LogicalResult inferLayerCacheType(std::optional<Location> location,
+                                         Type collectionType,
+                                         SmallVectorImpl<Type> &results) {
+  auto collection = dyn_cast<PagedCollectionType>(collectionType);
+  if (!collection)
+    return emitOptionalError(location,
+                             "expected a !kvcache.paged_collection operand, "
+                             "got ",
+                             collectionType);
+  results.push_back(getLayerCacheType(collection));
+  return success();
+}
+
+/// Rejects a constant layer index past a static `num_layers`.
+static LogicalResult verifyLayerIndex(Operation *op, Value collection,
+                                      Value layer) {
+  std::optional<int64_t> index = getConstantIndex(layer);
+  auto source = collection.getDefiningOp<PagedCollectionOp>();
+  if (!index || !source)
+    return success();
+  auto blocks = cast<MemRefType>(source.getBlocks().getType());
+  if (blocks.getRank() != 6 || blocks.isDynamicDim(2))
+    return success();
+  int64_t numLayers = blocks.getDimSize(2);
+  if (*index < 0 || *index >= numLayers)
+    return op->emitOpError("layer index ")
+           << *index << " is out of range for a collection of " << numLayers
+           << " layers";
+  return success();
+}
+
+LogicalResult GetKeyCacheOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferredReturnTypes) {
+  return inferLayerCacheType(location, adaptor.getCollection().getType(),
+                             inferredReturnTypes);
+}
+
+LogicalResult GetKeyCacheOp::verify() {
+  return verifyLayerIndex(*this, getCollection(), getLayer());
+}
+
+LogicalResult GetValueCacheOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferredReturnTypes) {
+  return inferLayerCacheType(location, adaptor.getCollection().getType(),
+                             inferredReturnTypes);
+}
+
+LogicalResult GetValueCacheOp::verify() {
+  if (getCollection().getType().getMla())
+    return emitOpError("an MLA collection (mla = true) has no value cache; "
+                       "use kvcache.get_key_cache");
+  return verifyLayerIndex(*this, getCollection(), getLayer());
+}
+
+//===----------------------------------------------------------------------===//
+// Metadata queries
+//===----------------------------------------------------------------------===//
+
+OpFoldResult CacheLengthOp::fold(FoldAdaptor) { return foldToCollection(*this); }
+
+OpFoldResult MaxSeqLengthOp::fold(FoldAdaptor) {
+  return foldToCollection(*this);
+}
+
+OpFoldResult MaxCacheLengthOp::fold(FoldAdaptor) {
+  return foldToCollection(*this);
+}
+
+/// Replaces a max_* query on a visible `kvcache.paged_collection` with the
+/// zero-extended i32 operand it reads.
+template <typename OpTy>
+static LogicalResult
+canonicalizeMaxLength(OpTy op, PatternRewriter &rewriter,
+                      function_ref<Value(PagedCollectionOp)> field) {
+  auto source = op.getCache().template getDefiningOp<PagedCollectionOp>();
+  if (!source)
+    return failure();
+  rewriter.replaceOpWithNewOp<arith::IndexCastUIOp>(
+      op, rewriter.getIndexType(), field(source));
+  return success();
+}
+
+LogicalResult MaxSeqLengthOp::canonicalize(MaxSeqLengthOp op,
+                                           PatternRewriter &rewriter) {
+  return canonicalizeMaxLength(op, rewriter, [](PagedCollectionOp source) {
+    return source.getMaxSeqLength();
+  });
+}
+
+LogicalResult MaxCacheLengthOp::canonicalize(MaxCacheLengthOp op,
+                                             PatternRewriter &rewriter) {
+  return canonicalizeMaxLength(op, rewriter, [](PagedCollectionOp source) {
+    return source.getMaxCacheLength();
+  });
+}
+
+void LookupOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  setNameFn(getPage(), "page");
+  setNameFn(getSlot(), "slot");
+}
+
+//===----------------------------------------------------------------------===//
+// Element access
+//===----------------------------------------------------------------------===//
+
+LogicalResult LoadOp::verify() {
+  return verifyElementAccess(*this, getCache().getType(), getType(), getHead(),
+                             getElement(), /*slot=*/{});
+}
+
+LogicalResult StoreOp::verify() {
+  return verifyElementAccess(*this, getCache().getType(),
+                             getValue().getType(), getHead(), getElement(),
+                             /*slot=*/{});
+}
+
+LogicalResult PageLoadOp::verify() {
+  return verifyElementAccess(*this, getCache().getType(), getType(), getHead(),
+                             getElement(), getSlot());
+}
+
+LogicalResult PageStoreOp::verify() {
+  return verifyElementAccess(*this, getCache().getType(),
+                             getValue().getType(), getHead(), getElement(),
+                             getSlot());
+}
+
+LogicalResult TileOp::verify() {
+  PagedCacheType cache = getCache().getType();
+  auto type = cast<MemRefType>(getType());
+  auto describeExpected = [&](InFlightDiagnostic diag) -> InFlightDiagnostic {
+    diag << "; expected memref<T x " << cache.getHeadSize() << " x "
+         << cache.getElementType() << ", strided<["
+         << cache.getRowElements() << ", 1], offset: ?>> with page_size ("
+         << cache.getPageSize() << ") % T == 0, got " << type;
+    return diag;
+  };
+  if (type.getRank() != 2 || type.isDynamicDim(0) ||
+      type.getElementType() != cache.getElementType() ||
+      type.getMemorySpace())
+    return describeExpected(emitOpError("has a wrong result type"));
+  int64_t rows = type.getDimSize(0);
+  if (rows <= 0 || cache.getPageSize() % rows != 0)
+    return describeExpected(emitOpError("expects the tile row count ")
+                            << rows << " to divide page_size");
+  if (type.getDimSize(1) != cache.getHeadSize())
+    return describeExpected(emitOpError("expects tile rows of head_size = ")
+                            << cache.getHeadSize() << " elements");
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)) ||
+      strides[0] != cache.getRowElements() || strides[1] != 1 ||
+      ShapedType::isStatic(offset))
+    return describeExpected(emitOpError("has a wrong result layout"));
+  if (std::optional<int64_t> h = getConstantIndex(getHead()))
+    if (*h < 0 || *h >= cache.getNumHeads())
+      return emitOpError("head index ")
+             << *h << " is out of range for num_heads = "
+             << cache.getNumHeads();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult StoreRaggedOp::verify() {
+  PagedCacheParams params = PagedCacheParams::get(getCache().getType());
+  if (failed(verifyTokenRows(*this, "values", getValues(), params)))
+    return failure();
+  return verifyOffsets(*this, "row_offsets", getRowOffsets());
+}
+
+LogicalResult GatherRaggedOp::verify() {
+  PagedCacheParams params = PagedCacheParams::get(getCache().getType());
+  if (failed(verifyTokenRows(*this, "out", getOut(), params)))
+    return failure();
+  return verifyOffsets(*this, "ctx_offsets", getCtxOffsets());
+}
+
+LogicalResult CopyPagesOp::verify() {
+  auto type = cast<MemRefType>(getPairs().getType());
+  if (type.getRank() != 2 || type.getDimSize(1) != 2 ||
+      !type.getElementType().isInteger(32) || type.getMemorySpace())
+    return emitOpError("expects 'pairs' to be a memref<?x2xi32> of (src, dst) "
+                       "page pairs, got ")
+           << type;
+  return success();
+}
+
+LogicalResult AttentionRaggedOp::verify() {
+  PagedCacheType keyType = getKeyCache().getType();
+  if (getValueCache().getType() != keyType)
+    return emitOpError("expects the key and value caches to have one type, "
+                       "got ")
+           << keyType << " and " << getValueCache().getType();
+  if (keyType.getMla())
+    return emitOpError("does not support MLA caches (mla = true)");
+  if (getQ().getType() != getOut().getType())
+    return emitOpError("expects 'q' and 'out' to have one type, got ")
+           << getQ().getType() << " and " << getOut().getType();
+  if (failed(verifyMemRef(*this, "q", getQ(), 3, keyType.getElementType(),
+                          "[tokens, q_heads, head_size]")))
+    return failure();
+  auto qType = cast<MemRefType>(getQ().getType());
+  if (failed(verifyStaticDim(*this, "q", qType, 2, "head_size",
+                             keyType.getHeadSize())))
+    return failure();
+  if (qType.isDynamicDim(1) || qType.getDimSize(1) <= 0 ||
+      qType.getDimSize(1) % keyType.getNumHeads() != 0)
+    return emitOpError("expects 'q' dim 1 (q_heads) to be a static multiple "
+                       "of num_heads = ")
+           << keyType.getNumHeads() << ", got " << qType;
+  if (failed(verifyOffsets(*this, "row_offsets", getRowOffsets())))
+    return failure();
+  if (Value workspace = getWorkspace())
+    if (failed(verifyMemRef(*this, "workspace", workspace, 1,
+                            Float32Type::get(getContext()), "[size]")))
+      return failure();
+  return success();
+}

@@ -1,0 +1,79 @@
+//===- KVCacheTypes.cpp - kvcache dialect types -----------------*- C++ -*-===//
+//
+// Part of the kvcache-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KVCache/IR/KVCacheTypes.h"
+#include "KVCache/IR/KVCacheDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::kvcache;
+
+#define GET_TYPEDEF_CLASSES
+#include "KVCache/IR/KVCacheOpsTypes.cpp.inc"
+
+void KVCacheDialect::registerTypes() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "KVCache/IR/KVCacheOpsTypes.cpp.inc"
+      >();
+}
+
+/// Checks the parameters common to both cache types.
+static LogicalResult
+verifyCacheParams(function_ref<InFlightDiagnostic()> emitError, Type elementType,
+                  int64_t numHeads, int64_t headSize, int64_t pageSize,
+                  int64_t assertWriteMode) {
+  if (!elementType.isF32() && !elementType.isF16() && !elementType.isBF16() &&
+      !isa<Float8E4M3FNType>(elementType))
+    return emitError() << "unsupported element type " << elementType
+                       << "; expected f32, f16, bf16 or f8E4M3FN";
+  for (auto [name, value] : {std::pair<StringRef, int64_t>{"num_heads", numHeads},
+                             {"head_size", headSize},
+                             {"page_size", pageSize}})
+    if (value <= 0)
+      return emitError() << "expected " << name << " > 0, got " << value;
+  if (assertWriteMode != 0 && assertWriteMode != 1)
+    return emitError() << "expected assert_write_mode to be 0 or 1, got "
+                       << assertWriteMode;
+  return success();
+}
+
+LogicalResult
+PagedCollectionType::verify(function_ref<InFlightDiagnostic()> emitError,
+                            Type elementType, int64_t numHeads,
+                            int64_t headSize, int64_t pageSize, bool mla,
+                            int64_t assertWriteMode) {
+  return verifyCacheParams(emitError, elementType, numHeads, headSize,
+                           pageSize, assertWriteMode);
+}
+
+LogicalResult
+PagedCacheType::verify(function_ref<InFlightDiagnostic()> emitError,
+                       Type elementType, int64_t numHeads, int64_t headSize,
+                       int64_t pageSize, bool mla, int64_t assertWriteMode) {
+  return verifyCacheParams(emitError, elementType, numHeads, headSize,
+                           pageSize, assertWriteMode);
+}
+
+PagedCacheType mlir::kvcache::getLayerCacheType(PagedCollectionType type) {
+  return PagedCacheType::get(type.getContext(), type.getElementType(),
+                             type.getNumHeads(), type.getHeadSize(),
+                             type.getPageSize(), type.getMla(),
+                             type.getAssertWriteMode());
+}
+
+PagedCacheParams PagedCacheParams::get(Type cacheType) {
+  auto read = [](auto type) {
+    return PagedCacheParams{type.getElementType(), type.getNumHeads(),
+                            type.getHeadSize(),    type.getPageSize(),
+                            type.getMla(),         type.getAssertWriteMode()};
+  };
+  if (auto collection = dyn_cast<PagedCollectionType>(cacheType))
+    return read(collection);
+  return read(cast<PagedCacheType>(cacheType));
+}

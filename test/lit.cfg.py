@@ -1,0 +1,43 @@
+# -*- Python -*-
+# lit configuration of the kvcache-mlir tests.
+
+import os
+import shutil
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "KVCACHE"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.kvcache_obj_root, "test")
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%shlibext", config.llvm_shlib_ext))
+config.substitutions.append(("%kvcache_src_root", config.kvcache_src_root))
+config.substitutions.append(("%kvcache_obj_root", config.kvcache_obj_root))
+config.substitutions.append(("%mlir_lib_dir", config.mlir_lib_dir))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+tool_dirs = [config.kvcache_tools_dir, config.llvm_tools_dir]
+tools = [
+    "kvcache-opt",
+    ToolSubst("mlir-opt", unresolved="ignore"),
+    ToolSubst("mlir-runner", unresolved="ignore"),
+    ToolSubst("mlir-translate", unresolved="ignore"),
+]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# PTX is checked with NVIDIA's assembler where it is installed. Tests that
+# need it say `REQUIRES: ptxas` and are reported UNSUPPORTED elsewhere.
+ptxas = shutil.which("ptxas") or (
+    "/usr/local/cuda/bin/ptxas" if os.path.exists("/usr/local/cuda/bin/ptxas") else None
+)
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
