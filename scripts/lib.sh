@@ -36,7 +36,7 @@ kvcache_build() {
       -DLLVM_USE_LINKER=lld \
       -DMLIR_DIR="$LLVM_PREFIX/lib/cmake/mlir" \
       -DLLVM_EXTERNAL_LIT="$LLVM_PREFIX/bin/lit" \
-      -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
+      >/dev/null
   fi
   cmake --build "$KVCACHE_BUILD" "$@"
 }

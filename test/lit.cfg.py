@@ -20,6 +20,14 @@ config.substitutions.append(("%shlibext", config.llvm_shlib_ext))
 config.substitutions.append(("%kvcache_src_root", config.kvcache_src_root))
 config.substitutions.append(("%kvcache_obj_root", config.kvcache_obj_root))
 config.substitutions.append(("%mlir_lib_dir", config.mlir_lib_dir))
+config.substitutions.append(
+    ("%mlir_c_runner_utils",
+     os.path.join(config.mlir_lib_dir, "libmlir_c_runner_utils" + config.llvm_shlib_ext)))
+config.substitutions.append(
+    ("%mlir_runner_utils",
+     os.path.join(config.mlir_lib_dir, "libmlir_runner_utils" + config.llvm_shlib_ext)))
+# Independent numpy references run on Debian's interpreter, which has numpy.
+config.substitutions.append(("%python", "/usr/bin/python3"))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()

@@ -113,7 +113,7 @@ static LogicalResult verifyElementAccess(Operation *op, PagedCacheType cache,
                << *s << " is out of range for page_size = "
                << cache.getPageSize();
   if (std::optional<int64_t> d = getConstantIndex(element)) {
-    if (*d < 0 || *d + width > cache.getHeadSize())
+    if (*d < 0 || *d > cache.getHeadSize() - width)
       return op->emitOpError("element range [")
              << *d << ", " << *d + width << ") exceeds head_size = "
              << cache.getHeadSize();
@@ -189,6 +189,15 @@ LogicalResult PagedCollectionOp::verify() {
       failed(verifyMemRef(*this, "lookup_table", getLookupTable(), 2, i32,
                           "[batch, max_pages]")))
     return failure();
+  // The kernel ABI passes the metadata as plain memref<?xi32> and
+  // memref<?x?xi32>: a strided view cannot be cast to them.
+  for (auto [name, value] : {std::pair<StringRef, Value>{"cache_lengths",
+                                                         getCacheLengths()},
+                             {"lookup_table", getLookupTable()}})
+    if (!cast<MemRefType>(value.getType()).getLayout().isIdentity())
+      return emitOpError("expects '")
+             << name << "' with the identity (row-major) layout, got "
+             << value.getType() << "; copy it into a contiguous buffer";
   return success();
 }
 
@@ -330,10 +339,12 @@ LogicalResult TileOp::verify() {
   PagedCacheType cache = getCache().getType();
   auto type = cast<MemRefType>(getType());
   auto describeExpected = [&](InFlightDiagnostic diag) -> InFlightDiagnostic {
+    std::string elementType;
+    llvm::raw_string_ostream(elementType) << cache.getElementType();
     diag << "; expected memref<T x " << cache.getHeadSize() << " x "
-         << cache.getElementType() << ", strided<["
-         << cache.getRowElements() << ", 1], offset: ?>> with page_size ("
-         << cache.getPageSize() << ") % T == 0, got " << type;
+         << elementType << ", strided<[" << cache.getRowElements()
+         << ", 1], offset: ?>> with page_size (" << cache.getPageSize()
+         << ") % T == 0, got " << type;
     return diag;
   };
   if (type.getRank() != 2 || type.isDynamicDim(0) ||

@@ -8,7 +8,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "KVCache/Conversion/Passes.h"
 #include "KVCache/IR/KVCacheDialect.h"
+#include "KVCache/Pipelines/Pipelines.h"
+#include "KVCache/Transforms/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -18,6 +21,9 @@
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
+  mlir::registerKVCacheConversionPasses();
+  mlir::kvcache::registerKVCacheTransformsPasses();
+  mlir::kvcache::registerKVCachePipelines();
 
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);

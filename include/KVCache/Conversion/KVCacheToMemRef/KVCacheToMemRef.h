@@ -1,0 +1,48 @@
+//===- KVCacheToMemRef.h - kvcache access ops to memref ---------*- C++ -*-===//
+//
+// Part of the kvcache-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KVCACHE_CONVERSION_KVCACHETOMEMREF_KVCACHETOMEMREF_H
+#define KVCACHE_CONVERSION_KVCACHETOMEMREF_KVCACHETOMEMREF_H
+
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir {
+class ConversionTarget;
+class RewritePatternSet;
+class TypeConverter;
+
+namespace kvcache {
+
+/// Adds the kernel ABI decomposition (SPEC section 6) of
+/// `!kvcache.paged_collection` (5 values) and `!kvcache.paged_cache`
+/// (5 values) to `typeConverter`. Other types are left to other conversions;
+/// combine with an identity conversion (`addConversion([](Type t) { return
+/// t; })`) added before this call.
+void populateKVCacheToMemRefTypeConversion(TypeConverter &typeConverter);
+
+/// Options of the access-op lowering.
+struct KVCacheToMemRefOptions {
+  /// Check every access (reads too) at run time.
+  bool checked = false;
+};
+
+/// Patterns lowering every kvcache access op to memref/vector/arith/scf, and
+/// the structural patterns that decompose cache values across func, gpu and
+/// scf/cf boundaries.
+void populateKVCacheToMemRefConversionPatterns(
+    TypeConverter &typeConverter, RewritePatternSet &patterns,
+    const KVCacheToMemRefOptions &options = {});
+
+/// Marks the kvcache dialect illegal and ops carrying cache types (function
+/// signatures, calls, returns, launches, region ops) legal only once their
+/// types are converted.
+void configureKVCacheToMemRefConversionLegality(ConversionTarget &target,
+                                                TypeConverter &typeConverter);
+
+} // namespace kvcache
+} // namespace mlir
+
+#endif // KVCACHE_CONVERSION_KVCACHETOMEMREF_KVCACHETOMEMREF_H

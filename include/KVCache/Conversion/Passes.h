@@ -1,0 +1,21 @@
+//===- Passes.h - kvcache conversion passes ---------------------*- C++ -*-===//
+//
+// Part of the kvcache-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KVCACHE_CONVERSION_PASSES_H
+#define KVCACHE_CONVERSION_PASSES_H
+
+#include "KVCache/Conversion/KVCacheToMemRef/KVCacheToMemRef.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+
+#define GEN_PASS_DECL
+#define GEN_PASS_REGISTRATION
+#include "KVCache/Conversion/Passes.h.inc"
+
+} // namespace mlir
+
+#endif // KVCACHE_CONVERSION_PASSES_H

@@ -1,0 +1,98 @@
+//===- KVCacheToMemRefPass.cpp - convert-kvcache-to-memref ------*- C++ -*-===//
+//
+// Part of the kvcache-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KVCache/Conversion/Passes.h"
+#include "KVCache/IR/KVCacheOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+namespace mlir {
+#define GEN_PASS_DEF_CONVERTKVCACHETOMEMREF
+#include "KVCache/Conversion/Passes.h.inc"
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::kvcache;
+
+/// Whether `type` is a cache type whose lowering is not implemented yet.
+static bool isUnsupportedCacheType(Type type) {
+  if (!isa<PagedCollectionType, PagedCacheType>(type))
+    return false;
+  return isa<Float8E4M3FNType>(PagedCacheParams::get(type).elementType);
+}
+
+/// Rejects f8E4M3FN caches: their scales are not modeled yet.
+static LogicalResult rejectUnsupportedCaches(ModuleOp module) {
+  WalkResult result = module.walk([](Operation *op) {
+    auto check = [&](TypeRange types) {
+      for (Type type : types)
+        if (isUnsupportedCacheType(type)) {
+          op->emitOpError("uses an f8E4M3FN cache, which no lowering "
+                          "supports until its scales are modeled; use an "
+                          "f16, bf16 or f32 cache");
+          return false;
+        }
+      return true;
+    };
+    bool ok = check(op->getOperandTypes()) && check(op->getResultTypes());
+    if (auto function = dyn_cast<FunctionOpInterface>(op))
+      ok = ok && check(function.getArgumentTypes()) &&
+           check(function.getResultTypes());
+    return ok ? WalkResult::advance() : WalkResult::interrupt();
+  });
+  return failure(result.wasInterrupted());
+}
+
+/// Kernel ops are lowered by their own passes, before this one.
+static LogicalResult rejectKernelOps(ModuleOp module) {
+  WalkResult result = module.walk([](Operation *op) {
+    if (!isa<StoreRaggedOp, GatherRaggedOp, CopyPagesOp, AttentionRaggedOp>(
+            op))
+      return WalkResult::advance();
+    op->emitOpError("is a kernel op: lower it with convert-kvcache-to-scf "
+                    "(CPU) or convert-kvcache-to-gpu (GPU) before "
+                    "convert-kvcache-to-memref");
+    return WalkResult::interrupt();
+  });
+  return failure(result.wasInterrupted());
+}
+
+namespace {
+struct ConvertKVCacheToMemRefPass
+    : impl::ConvertKVCacheToMemRefBase<ConvertKVCacheToMemRefPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (failed(rejectUnsupportedCaches(module)) ||
+        failed(rejectKernelOps(module)))
+      return signalPassFailure();
+
+    MLIRContext *ctx = &getContext();
+    TypeConverter typeConverter;
+    typeConverter.addConversion([](Type type) { return type; });
+    populateKVCacheToMemRefTypeConversion(typeConverter);
+
+    ConversionTarget target(*ctx);
+    configureKVCacheToMemRefConversionLegality(target, typeConverter);
+
+    RewritePatternSet patterns(ctx);
+    KVCacheToMemRefOptions options;
+    options.checked = checked;
+    populateKVCacheToMemRefConversionPatterns(typeConverter, patterns,
+                                              options);
+    if (failed(applyPartialConversion(module, target, std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace

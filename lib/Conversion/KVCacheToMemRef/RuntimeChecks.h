@@ -1,0 +1,47 @@
+//===- RuntimeChecks.h - run-time bound checks ------------------*- C++ -*-===//
+//
+// Part of the kvcache-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KVCACHE_LIB_CONVERSION_KVCACHETOMEMREF_RUNTIMECHECKS_H
+#define KVCACHE_LIB_CONVERSION_KVCACHETOMEMREF_RUNTIMECHECKS_H
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::kvcache {
+
+/// Emits run-time checks for one kvcache op. A failed check stops the
+/// program with a message naming the op, its source location, the checked
+/// quantity and the bound: in host code the message goes to stderr (through
+/// `dprintf(2, ...)`, so it is not lost in a buffer) and the program aborts;
+/// inside GPU code (a `gpu.module`, `gpu.func` or `gpu.launch`) a
+/// `cf.assert` fails the device-side assertion.
+class RuntimeChecker {
+public:
+  RuntimeChecker(OpBuilder &builder, Operation *op);
+
+  /// Checks `0 <= value < bound` (one unsigned comparison). `what` names the
+  /// value, `boundName` the bound, e.g. ("physical page", "num_pages").
+  void checkLess(Value value, Value bound, StringRef what,
+                 StringRef boundName);
+  void checkLess(Value value, int64_t bound, StringRef what,
+                 StringRef boundName);
+
+  /// Checks `value % divisor == 0`.
+  void checkMultiple(Value value, int64_t divisor, StringRef what);
+
+private:
+  /// Stops the program when `ok` is false, reporting `message` and, in host
+  /// code, the index `value` and `bound` (printed as %lld).
+  void emitFailure(Value ok, StringRef message, Value value, Value bound);
+
+  OpBuilder &builder;
+  Operation *op;
+  Location loc;
+  bool onDevice;
+};
+
+} // namespace mlir::kvcache
+
+#endif // KVCACHE_LIB_CONVERSION_KVCACHETOMEMREF_RUNTIMECHECKS_H

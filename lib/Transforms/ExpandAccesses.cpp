@@ -1,0 +1,70 @@
+//===- ExpandAccesses.cpp - kvcache-expand-accesses -------------*- C++ -*-===//
+//
+// Part of the kvcache-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KVCache/IR/KVCacheOps.h"
+#include "KVCache/Transforms/Passes.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::kvcache {
+#define GEN_PASS_DEF_KVCACHEEXPANDACCESSES
+#include "KVCache/Transforms/Passes.h.inc"
+} // namespace mlir::kvcache
+
+using namespace mlir;
+using namespace mlir::kvcache;
+
+namespace {
+
+/// The location of a lookup split off `op`: named after `op`, so run-time
+/// check messages still name the access the user wrote.
+static Location getLookupLoc(Operation *op) {
+  return NameLoc::get(op->getName().getIdentifier(), op->getLoc());
+}
+
+struct ExpandLoad : OpRewritePattern<LoadOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LoadOp op,
+                                PatternRewriter &rewriter) const override {
+    auto lookup = LookupOp::create(rewriter, getLookupLoc(op), op.getCache(),
+                                   op.getBatch(), op.getToken());
+    rewriter.replaceOpWithNewOp<PageLoadOp>(
+        op, op.getType(), op.getCache(), lookup.getPage(), lookup.getSlot(),
+        op.getHead(), op.getElement());
+    return success();
+  }
+};
+
+struct ExpandStore : OpRewritePattern<StoreOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(StoreOp op,
+                                PatternRewriter &rewriter) const override {
+    auto lookup = LookupOp::create(rewriter, getLookupLoc(op), op.getCache(),
+                                   op.getBatch(), op.getToken());
+    rewriter.replaceOpWithNewOp<PageStoreOp>(
+        op, op.getValue(), op.getCache(), lookup.getPage(), lookup.getSlot(),
+        op.getHead(), op.getElement());
+    return success();
+  }
+};
+
+struct KVCacheExpandAccessesPass
+    : kvcache::impl::KVCacheExpandAccessesBase<KVCacheExpandAccessesPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateExpandAccessesPatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+void mlir::kvcache::populateExpandAccessesPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<ExpandLoad, ExpandStore>(patterns.getContext());
+}
