@@ -1,10 +1,40 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds kvcache-mlir and runs it on the bundled
-# example: the IR is parsed, verified, canonicalized and printed.
+# examples: IR in, lowered IR (LLVM dialect, executed on the CPU) and PTX out.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 kvcache_install_packages
-kvcache_build --target kvcache-opt
-example="$KVCACHE_ROOT/examples/decode_step.mlir"
-echo "== $example, canonicalized by kvcache-opt"
-"$KVCACHE_BUILD/bin/kvcache-opt" --canonicalize --cse "$example"
+kvcache_build --target kvcache-opt --target kvcache-compile
+
+bin="$KVCACHE_BUILD/bin"
+examples="$KVCACHE_ROOT/examples"
+out="$KVCACHE_BUILD/demo"
+mkdir -p "$out"
+
+echo "== 1. examples/decode_step.mlir: parsed, verified, canonicalized"
+"$bin/kvcache-opt" -canonicalize -cse "$examples/decode_step.mlir"
+
+echo
+echo "== 2. examples/cache_roundtrip_cpu.mlir: kvcache-to-cpu, then mlir-runner"
+"$bin/kvcache-opt" -kvcache-to-cpu "$examples/cache_roundtrip_cpu.mlir" \
+  -o "$out/cache_roundtrip_cpu.llvm.mlir"
+echo "lowered IR: $out/cache_roundtrip_cpu.llvm.mlir ($(wc -l <"$out/cache_roundtrip_cpu.llvm.mlir") lines); the lookup of @append_token:"
+grep -m 3 -E "llvm.(lshr|and|load).*: (i32|!llvm.ptr -> i32)" "$out/cache_roundtrip_cpu.llvm.mlir" || true
+echo "executed (page, slot, then head 1 of each appended token):"
+"$LLVM_PREFIX/bin/mlir-runner" -e main -entry-point-result=void \
+  -shared-libs="$LLVM_PREFIX/lib/libmlir_c_runner_utils.so,$LLVM_PREFIX/lib/libmlir_runner_utils.so" \
+  "$out/cache_roundtrip_cpu.llvm.mlir"
+
+echo
+echo "== 3. examples/read_keys_gpu.mlir: kvcache-compile to PTX (sm_90)"
+"$bin/kvcache-compile" "$examples/read_keys_gpu.mlir" -o "$out/read_keys_gpu.ptx"
+echo "PTX: $out/read_keys_gpu.ptx ($(wc -l <"$out/read_keys_gpu.ptx") lines); kernels and global accesses:"
+grep -E "^\.visible \.entry|ld\.global|st\.global" "$out/read_keys_gpu.ptx"
+ptxas=$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)
+if [ -x "$ptxas" ]; then
+  echo "ptxas -arch=sm_90 -v:"
+  "$ptxas" -arch=sm_90 -v "$out/read_keys_gpu.ptx" -o "$out/read_keys_gpu.cubin" 2>&1 |
+    grep -E "Compiling|registers|spill"
+else
+  echo "(ptxas not installed: PTX not assembled; users need no CUDA toolkit)"
+fi

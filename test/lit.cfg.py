@@ -34,6 +34,7 @@ llvm_config.use_default_substitutions()
 
 tool_dirs = [config.kvcache_tools_dir, config.llvm_tools_dir]
 tools = [
+    "kvcache-compile",
     "kvcache-opt",
     ToolSubst("mlir-opt", unresolved="ignore"),
     ToolSubst("mlir-runner", unresolved="ignore"),

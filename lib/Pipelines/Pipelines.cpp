@@ -12,12 +12,17 @@
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/GPUCommon/GPUCommonPass.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -38,9 +43,10 @@ void mlir::kvcache::buildKVCacheAccessLoweringPipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
 }
 
-void mlir::kvcache::buildKVCacheToCPUPipeline(
-    OpPassManager &pm, const KVCacheToCPUOptions &options) {
-  buildKVCacheAccessLoweringPipeline(pm, options.checked);
+/// Host code (memref, linalg on memrefs, vector, arith, scf, cf, func and,
+/// with `withGPU`, gpu.launch_func) down to the LLVM dialect.
+static void addHostToLLVMPasses(OpPassManager &pm, bool withGPU) {
+  pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
@@ -51,7 +57,56 @@ void mlir::kvcache::buildKVCacheToCPUPipeline(
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
+  if (withGPU)
+    pm.addPass(createGpuToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void mlir::kvcache::buildKVCacheToCPUPipeline(
+    OpPassManager &pm, const KVCacheToCPUOptions &options) {
+  buildKVCacheAccessLoweringPipeline(pm, options.checked);
+  addHostToLLVMPasses(pm, /*withGPU=*/false);
+}
+
+std::string mlir::kvcache::getPTXFeaturesForChip(StringRef chip) {
+  unsigned version = 0;
+  StringRef digits = chip;
+  if (digits.consume_front("sm_"))
+    digits.take_while(llvm::isDigit).getAsInteger(10, version);
+  if (version >= 120)
+    return "+ptx87";
+  if (version >= 100)
+    return "+ptx86";
+  return "+ptx80";
+}
+
+void mlir::kvcache::buildKVCacheToPTXPipeline(
+    OpPassManager &pm, const KVCacheToPTXOptions &options) {
+  // Outline before the 1:N decomposition: outlining afterwards would pass
+  // only the pieces a kernel uses, in order of use, breaking the kernel ABI.
+  pm.addPass(createGpuLaunchSinkIndexComputationsPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createKVCacheMergeGPUModules());
+  buildKVCacheAccessLoweringPipeline(pm, options.checked);
+
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = getPTXFeaturesForChip(options.chip);
+  target.optLevel = options.optLevel;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+  device.addPass(createSCFToControlFlowPass());
+  device.addPass(memref::createExpandStridedMetadataPass());
+  device.addPass(createLowerAffinePass());
+  device.addPass(createConvertGpuOpsToNVVMOps());
+  device.addPass(createCanonicalizerPass());
+  device.addPass(createCSEPass());
+  device.addPass(createReconcileUnrealizedCastsPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = "isa";
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+
+  addHostToLLVMPasses(pm, /*withGPU=*/true);
 }
 
 void mlir::kvcache::registerKVCachePipelines() {
@@ -59,4 +114,9 @@ void mlir::kvcache::registerKVCachePipelines() {
       "kvcache-to-cpu",
       "Lower kvcache IR to the LLVM dialect for CPU execution (mlir-runner)",
       buildKVCacheToCPUPipeline);
+  PassPipelineRegistration<KVCacheToPTXOptions>(
+      "kvcache-to-ptx",
+      "Lower kvcache IR with GPU kernels to a gpu.binary holding PTX and host "
+      "code to the LLVM dialect",
+      buildKVCacheToPTXPipeline);
 }

@@ -22,6 +22,29 @@ struct KVCacheToCPUOptions : public PassPipelineOptions<KVCacheToCPUOptions> {
       llvm::cl::init(false)};
 };
 
+/// Options of the `kvcache-to-ptx` pipeline.
+struct KVCacheToPTXOptions : public PassPipelineOptions<KVCacheToPTXOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("NVIDIA GPU architecture (sm_XX)"),
+      llvm::cl::init("sm_90")};
+  PassOptions::Option<unsigned> optLevel{
+      *this, "opt-level", llvm::cl::desc("LLVM optimization level (0-3)"),
+      llvm::cl::init(3)};
+  PassOptions::Option<bool> checked{
+      *this, "checked",
+      llvm::cl::desc("Check every cache access at run time"),
+      llvm::cl::init(false)};
+};
+
+/// The PTX ISA features NVIDIA's CUDA 13 assembler accepts for `chip`
+/// (`+ptx80` up to sm_90a, newer ISAs for Blackwell chips).
+std::string getPTXFeaturesForChip(StringRef chip);
+
+/// Kernels in `gpu.module`s (and, later, kernel ops) down to one `gpu.binary`
+/// holding PTX; host code with `gpu.launch_func` down to the LLVM dialect.
+void buildKVCacheToPTXPipeline(OpPassManager &pm,
+                               const KVCacheToPTXOptions &options);
+
 /// Everything down to the LLVM dialect, runnable by `mlir-runner`:
 /// kvcache-expand-accesses, cse, loop-invariant-code-motion,
 /// convert-kvcache-to-memref, then the upstream conversions to LLVM.
@@ -32,7 +55,8 @@ void buildKVCacheToCPUPipeline(OpPassManager &pm,
 /// lookups (cse, loop-invariant code motion), lower to memref.
 void buildKVCacheAccessLoweringPipeline(OpPassManager &pm, bool checked);
 
-/// Registers `kvcache-to-cpu` with the pass-pipeline registry.
+/// Registers `kvcache-to-cpu` and `kvcache-to-ptx` with the pass-pipeline
+/// registry.
 void registerKVCachePipelines();
 
 } // namespace kvcache

@@ -7,6 +7,7 @@
 #ifndef KVCACHE_TRANSFORMS_PASSES_H
 #define KVCACHE_TRANSFORMS_PASSES_H
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {

@@ -32,4 +32,18 @@ def KVCacheExpandAccesses : Pass<"kvcache-expand-accesses"> {
   }];
 }
 
+def KVCacheMergeGPUModules
+    : Pass<"kvcache-merge-gpu-modules", "::mlir::ModuleOp"> {
+  let summary = "Merge every gpu.module into the first one";
+  let description = [{
+    Moves the symbols of every `gpu.module` into the first one and updates
+    the `gpu.launch_func` ops that name them, so that serialization produces
+    one `gpu.binary` (one PTX file) holding every kernel. Definitions whose
+    names are already taken are renamed (`name_0`, `name_1`, ...); duplicate
+    declarations are dropped. `kvcache-to-ptx` runs it after kernel
+    outlining, which creates one `gpu.module` per launch.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 #endif // KVCACHE_TRANSFORMS_PASSES_TD
