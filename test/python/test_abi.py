@@ -1,0 +1,154 @@
+"""Tests of kvcache.abi, the launch-argument packer (SPEC section 6)."""
+
+import ctypes
+import os
+import re
+import shutil
+import subprocess
+import textwrap
+
+import numpy as np
+import pytest
+
+from kvcache import abi
+
+PAGES, KV, LAYERS, PAGE, HEADS, DIM = 5, 2, 3, 4, 2, 8
+
+
+def make_cache(dtype=np.float16):
+    blocks = np.zeros((PAGES, KV, LAYERS, PAGE, HEADS, DIM), dtype)
+    cache_lengths = np.array([3, 7], np.int32)
+    lookup_table = np.array([[0, 1], [2, 4]], np.int32)
+    return blocks, cache_lengths, lookup_table
+
+
+def as_ints(values):
+    return [int(v) for v in values]
+
+
+def test_paged_cache_params_layout():
+    blocks, lengths, table = make_cache()
+    params = abi.paged_cache_params(blocks, lengths, table, 4, 9, kv=1, layer=2)
+    assert len(params) == 25
+    base = blocks.__array_interface__["data"][0]
+    row = HEADS * DIM
+    layer_stride = PAGE * row
+    kv_stride = LAYERS * layer_stride
+    page_stride = KV * kv_stride
+    view = as_ints(params[:11])
+    assert view == [base, base, 1 * kv_stride + 2 * layer_stride,
+                    PAGES, PAGE, HEADS, DIM, page_stride, row, DIM, 1]
+    lengths_ptr = lengths.__array_interface__["data"][0]
+    assert as_ints(params[11:16]) == [lengths_ptr, lengths_ptr, 0, 2, 1]
+    table_ptr = table.__array_interface__["data"][0]
+    assert as_ints(params[16:23]) == [table_ptr, table_ptr, 0, 2, 2, 2, 1]
+    assert params[23].dtype == np.uint32 and int(params[23]) == 4
+    assert params[24].dtype == np.uint32 and int(params[24]) == 9
+    assert all(p.dtype == np.uint64 for p in params[:23])
+
+
+def test_view_offset_addresses_the_right_element():
+    """The view (offset + strides) of layer 2's V points at blocks[p, 1, 2]."""
+    blocks, lengths, table = make_cache(np.float32)
+    blocks[...] = np.arange(blocks.size, dtype=np.float32).reshape(blocks.shape)
+    view = as_ints(abi.paged_cache_params(blocks, lengths, table, 1, 1,
+                                          kv=1, layer=2)[:11])
+    offset, strides = view[2], view[7:11]
+    flat = blocks.reshape(-1)
+    for page, slot, head, d in [(0, 0, 0, 0), (4, 3, 1, 7), (2, 1, 0, 5)]:
+        index = offset + page * strides[0] + slot * strides[1] + head * strides[2] + d
+        assert flat[index] == blocks[page, 1, 2, slot, head, d]
+
+
+def test_strided_blocks():
+    big = np.zeros((2 * PAGES, KV, LAYERS, PAGE, HEADS, DIM), np.float16)
+    blocks = big[::2]  # every other page: the page stride doubles
+    _, lengths, table = make_cache()
+    params = abi.paged_collection_params(blocks, lengths, table, 1, 1)
+    assert len(params) == 29
+    strides = as_ints(params[9:15])
+    assert strides[0] == 2 * KV * LAYERS * PAGE * HEADS * DIM
+    assert strides[3:] == [HEADS * DIM, DIM, 1]
+
+
+@pytest.mark.parametrize("bad, message", [
+    (np.zeros((PAGES, KV, PAGE, HEADS, DIM), np.float16), "6-D"),
+    (np.zeros((PAGES, KV, LAYERS, PAGE, DIM, HEADS), np.float16)
+     .transpose(0, 1, 2, 3, 5, 4), "contiguous"),
+])
+def test_bad_blocks(bad, message):
+    _, lengths, table = make_cache()
+    with pytest.raises(ValueError, match=message):
+        abi.paged_cache_params(bad, lengths, table, 1, 1)
+
+
+def test_bad_metadata_and_indices():
+    blocks, lengths, table = make_cache()
+    with pytest.raises(ValueError, match="cache_lengths"):
+        abi.paged_cache_params(blocks, lengths.astype(np.int64), table, 1, 1)
+    with pytest.raises(ValueError, match="lookup_table must be contiguous"):
+        abi.paged_cache_params(blocks, lengths, np.asfortranarray(
+            np.zeros((3, 2), np.int32)), 1, 1)
+    with pytest.raises(ValueError, match="layer=3"):
+        abi.paged_cache_params(blocks, lengths, table, 1, 1, layer=3)
+    with pytest.raises(ValueError, match="kv=2"):
+        abi.paged_cache_params(blocks, lengths, table, 1, 1, kv=2)
+    with pytest.raises(TypeError, match="not an array"):
+        abi.paged_cache_params([1, 2], lengths, table, 1, 1)
+
+
+def test_kernel_args_and_ctypes_pointers():
+    blocks, lengths, table = make_cache()
+    out = np.zeros((4, HEADS, DIM), np.float16)
+    args = abi.KernelArgs().cache(blocks, lengths, table, 2, 8, layer=1) \
+        .index(3).i32(-1).f32(0.5).memref(out)
+    assert len(args) == 25 + 1 + 1 + 1 + 9
+    pointers = args.ctypes_pointers()
+    read = [ctypes.cast(pointers[i], ctypes.POINTER(ctypes.c_uint64)).contents.value
+            for i in (0, 25)]
+    assert read == [blocks.__array_interface__["data"][0], 3]
+    assert ctypes.cast(pointers[26], ctypes.POINTER(ctypes.c_uint32)).contents.value == 0xFFFFFFFF
+    assert ctypes.cast(pointers[27], ctypes.POINTER(ctypes.c_float)).contents.value == 0.5
+
+
+KERNEL = textwrap.dedent("""
+    !cache = !kvcache.paged_cache<f16, num_heads = 2, head_size = 8, page_size = 4>
+    gpu.module @kernels {
+      gpu.func @read(%k: !cache, %batch: index, %out: memref<?x2x8xf16>) kernel {
+        %t = gpu.block_id x
+        %c0 = arith.constant 0 : index
+        %x = kvcache.load %k[%batch, %c0, %t, %c0] : !cache -> vector<8xf16>
+        vector.store %x, %out[%t, %c0, %c0] : memref<?x2x8xf16>, vector<8xf16>
+        gpu.return
+      }
+    }
+""")
+
+
+def find_kvcache_compile():
+    bin_dir = os.environ.get("KVCACHE_BIN")
+    candidates = [os.path.join(bin_dir, "kvcache-compile")] if bin_dir else []
+    candidates.append(os.path.join(os.path.dirname(__file__), "..", "..",
+                                   "build", "bin", "kvcache-compile"))
+    for path in candidates:
+        if os.path.exists(path):
+            return path
+    return shutil.which("kvcache-compile")
+
+
+def test_packer_matches_compiled_kernel_parameters(tmp_path):
+    """The packed list has one entry per PTX parameter, of the same width."""
+    tool = find_kvcache_compile()
+    if tool is None:
+        pytest.skip("kvcache-compile is not built")
+    source = tmp_path / "kernel.mlir"
+    source.write_text(KERNEL)
+    ptx = subprocess.run([tool, str(source), "-o", "-"], check=True,
+                         capture_output=True, text=True).stdout
+    widths = re.findall(r"\.param \.(u64|u32|b64|b32)", ptx)
+    blocks, lengths, table = make_cache()
+    out = np.zeros((4, HEADS, DIM), np.float16)
+    args = abi.KernelArgs().cache(blocks, lengths, table, 1, 4).index(0) \
+        .memref(out).values()
+    assert len(widths) == len(args) == 25 + 1 + 9
+    assert [w[1:] for w in widths] == [str(a.dtype.itemsize * 8) for a in args]
