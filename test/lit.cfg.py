@@ -31,6 +31,8 @@ config.substitutions.append(("%python", "/usr/bin/python3"))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
+# `not`, `count` and FileCheck anywhere in a RUN line, as upstream MLIR has.
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.kvcache_tools_dir, config.llvm_tools_dir]
 tools = [

@@ -8,7 +8,9 @@
 #   OUT=dir bench/gpu/run.sh    on the GPU machine (bench/gpu/build carried there):
 #                               nothing is built, the PTX is loaded with cupy,
 #                               run on random paged caches and compared with a
-#                               numpy model of SPEC section 1; results in $OUT.
+#                               numpy model of SPEC section 1, then times the
+#                               kernel-op kernels against a device copy;
+#                               results in $OUT.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -22,6 +24,8 @@ if [ -x "$compiler" ]; then
   echo "-- compiling bench/gpu/kernels.mlir to $ptx"
   "$compiler" "$here/kernels.mlir" -o "$ptx"
   "$compiler" "$here/kernels.mlir" --chip sm_80 -o "$build/kernels.sm_80.ptx"
+  "$compiler" "$here/kernel_ops.mlir" -o "$build/kernel_ops.ptx"
+  "$compiler" "$here/kernel_ops.mlir" --chip sm_80 -o "$build/kernel_ops.sm_80.ptx"
 elif [ ! -f "$ptx" ]; then
   echo "error: no $ptx and no kvcache-compile to build it: run this script on the" \
     "build machine first (or carry bench/gpu/build)" >&2
@@ -31,10 +35,14 @@ fi
 ptxas=$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)
 if [ -x "$ptxas" ]; then
   for chip in sm_90 sm_80; do
-    file="$ptx"
-    [ "$chip" = sm_80 ] && file="$build/kernels.sm_80.ptx"
-    [ -f "$file" ] || continue
-    "$ptxas" -arch=$chip -v "$file" -o "$build/kernels.$chip.cubin" 2>"$out/ptxas.$chip.txt"
+    suffix=""
+    [ "$chip" = sm_80 ] && suffix=".sm_80"
+    : >"$out/ptxas.$chip.txt"
+    for name in kernels kernel_ops; do
+      file="$build/$name$suffix.ptx"
+      [ -f "$file" ] || continue
+      "$ptxas" -arch=$chip -v "$file" -o "$build/$name.$chip.cubin" 2>>"$out/ptxas.$chip.txt"
+    done
     spills=$(grep -c "[1-9][0-9]* bytes spill" "$out/ptxas.$chip.txt" || true)
     echo "-- ptxas -arch=$chip: assembled, $spills functions with spills"
   done
@@ -52,6 +60,8 @@ done
 if [ -n "$python" ]; then
   echo "-- running the kernels on $("$python" -c 'import cupy; print(cupy.cuda.runtime.getDeviceProperties(0)["name"].decode())')"
   "$python" "$here/check_kernels.py" "$ptx" "$out" | tee "$out/check_kernels.txt"
+  echo "-- timing the kernel-op kernels against a device-to-device copy"
+  "$python" "$here/bench_kernel_ops.py" "$build/kernel_ops.ptx" "$out" | tee "$out/bench_kernel_ops.txt"
 else
   echo "no GPU: kernels compiled and assembled only, not run" | tee "$out/check_kernels.txt"
 fi

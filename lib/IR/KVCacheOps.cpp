@@ -183,6 +183,17 @@ LogicalResult PagedCollectionOp::verify() {
                        "head_size] of 'blocks' to be contiguous (strides [")
            << type.getRowElements() << ", " << type.getHeadSize()
            << ", 1]), got " << blocks;
+  // Vector accesses are aligned to their width relative to a 16-byte aligned
+  // base; head rows must start at multiples of head_size for that to hold.
+  int64_t headSize = type.getHeadSize();
+  auto breaksRows = [&](int64_t value) {
+    return ShapedType::isStatic(value) && value % headSize != 0;
+  };
+  if (breaksRows(offset) || breaksRows(strides[0]) || breaksRows(strides[1]) ||
+      breaksRows(strides[2]))
+    return emitOpError("expects the offset and outer strides of 'blocks' to "
+                       "be multiples of head_size = ")
+           << headSize << " (head rows must stay aligned), got " << blocks;
   Type i32 = IntegerType::get(getContext(), 32);
   if (failed(verifyMemRef(*this, "cache_lengths", getCacheLengths(), 1, i32,
                           "[batch]")) ||
@@ -268,6 +279,8 @@ LogicalResult GetValueCacheOp::verify() {
 
 OpFoldResult CacheLengthOp::fold(FoldAdaptor) { return foldToCollection(*this); }
 
+OpFoldResult NumPagesOp::fold(FoldAdaptor) { return foldToCollection(*this); }
+
 OpFoldResult MaxSeqLengthOp::fold(FoldAdaptor) {
   return foldToCollection(*this);
 }
@@ -302,6 +315,13 @@ LogicalResult MaxCacheLengthOp::canonicalize(MaxCacheLengthOp op,
   return canonicalizeMaxLength(op, rewriter, [](PagedCollectionOp source) {
     return source.getMaxCacheLength();
   });
+}
+
+Speculation::Speculatability LookupOp::getSpeculatability() {
+  bool checkedAsWrite = getCache().getType().getAssertWriteMode() == 1 &&
+                        !(*this)->hasAttr(getReadOnlyAttrName());
+  return checkedAsWrite ? Speculation::NotSpeculatable
+                        : Speculation::Speculatable;
 }
 
 void LookupOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {

@@ -35,7 +35,10 @@ void mlir::kvcache::buildKVCacheAccessLoweringPipeline(OpPassManager &pm,
                                                       bool checked) {
   pm.addPass(createKVCacheExpandAccesses());
   pm.addPass(createCSEPass());
-  pm.addPass(createLoopInvariantCodeMotionPass());
+  // Hoisting a checked lookup out of a loop that does not run would report
+  // an access that never happens: checked code keeps lookups in place.
+  if (!checked)
+    pm.addPass(createLoopInvariantCodeMotionPass());
   ConvertKVCacheToMemRefOptions options;
   options.checked = checked;
   pm.addPass(createConvertKVCacheToMemRef(options));
@@ -64,6 +67,7 @@ static void addHostToLLVMPasses(OpPassManager &pm, bool withGPU) {
 
 void mlir::kvcache::buildKVCacheToCPUPipeline(
     OpPassManager &pm, const KVCacheToCPUOptions &options) {
+  pm.addPass(createConvertKVCacheToSCF());
   buildKVCacheAccessLoweringPipeline(pm, options.checked);
   addHostToLLVMPasses(pm, /*withGPU=*/false);
 }
@@ -82,6 +86,9 @@ std::string mlir::kvcache::getPTXFeaturesForChip(StringRef chip) {
 
 void mlir::kvcache::buildKVCacheToPTXPipeline(
     OpPassManager &pm, const KVCacheToPTXOptions &options) {
+  ConvertKVCacheToGPUOptions kernels;
+  kernels.chip = options.chip;
+  pm.addPass(createConvertKVCacheToGPU(kernels));
   // Outline before the 1:N decomposition: outlining afterwards would pass
   // only the pieces a kernel uses, in order of use, breaking the kernel ABI.
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());

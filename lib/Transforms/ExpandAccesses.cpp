@@ -20,9 +20,9 @@ using namespace mlir::kvcache;
 
 namespace {
 
-/// The location of a lookup split off `op`: named after `op`, so run-time
-/// check messages still name the access the user wrote.
-static Location getLookupLoc(Operation *op) {
+/// The location of an op split off `op`: named after `op`, so run-time check
+/// messages still name the access the user wrote.
+static Location getSplitLoc(Operation *op) {
   return NameLoc::get(op->getName().getIdentifier(), op->getLoc());
 }
 
@@ -30,11 +30,19 @@ struct ExpandLoad : OpRewritePattern<LoadOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(LoadOp op,
                                 PatternRewriter &rewriter) const override {
-    auto lookup = LookupOp::create(rewriter, getLookupLoc(op), op.getCache(),
+    Location loc = getSplitLoc(op);
+    auto lookup = LookupOp::create(rewriter, loc, op.getCache(),
                                    op.getBatch(), op.getToken());
-    rewriter.replaceOpWithNewOp<PageLoadOp>(
-        op, op.getType(), op.getCache(), lookup.getPage(), lookup.getSlot(),
-        op.getHead(), op.getElement());
+    // On an assert_write_mode = 1 cache lookups are checked as writes; this
+    // one serves a read (and stays apart from the lookups of writes in cse).
+    if (op.getCache().getType().getAssertWriteMode() == 1)
+      lookup->setAttr(LookupOp::getReadOnlyAttrName(),
+                      rewriter.getUnitAttr());
+    Value value = PageLoadOp::create(rewriter, loc, op.getType(),
+                                     op.getCache(), lookup.getPage(),
+                                     lookup.getSlot(), op.getHead(),
+                                     op.getElement());
+    rewriter.replaceOp(op, value);
     return success();
   }
 };
@@ -43,11 +51,13 @@ struct ExpandStore : OpRewritePattern<StoreOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(StoreOp op,
                                 PatternRewriter &rewriter) const override {
-    auto lookup = LookupOp::create(rewriter, getLookupLoc(op), op.getCache(),
+    Location loc = getSplitLoc(op);
+    auto lookup = LookupOp::create(rewriter, loc, op.getCache(),
                                    op.getBatch(), op.getToken());
-    rewriter.replaceOpWithNewOp<PageStoreOp>(
-        op, op.getValue(), op.getCache(), lookup.getPage(), lookup.getSlot(),
-        op.getHead(), op.getElement());
+    PageStoreOp::create(rewriter, loc, op.getValue(), op.getCache(),
+                        lookup.getPage(), lookup.getSlot(), op.getHead(),
+                        op.getElement());
+    rewriter.eraseOp(op);
     return success();
   }
 };

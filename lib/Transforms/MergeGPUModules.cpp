@@ -36,6 +36,19 @@ static StringAttr getUniqueName(StringAttr name, SymbolTable &source,
 static LogicalResult mergeInto(gpu::GPUModuleOp target,
                                gpu::GPUModuleOp source,
                                DenseMap<StringAttr, StringAttr> &renamed) {
+  // Module attributes (targets, data layout) carry over; conflicting ones
+  // cannot be merged.
+  for (NamedAttribute attr : source->getAttrs()) {
+    if (attr.getName() == SymbolTable::getSymbolAttrName())
+      continue;
+    Attribute existing = target->getAttr(attr.getName());
+    if (existing && existing != attr.getValue())
+      return source.emitError("cannot merge gpu.module @")
+             << source.getName() << " into @" << target.getName()
+             << ": their '" << attr.getName().getValue()
+             << "' attributes differ; give every gpu.module the same one";
+    target->setAttr(attr.getName(), attr.getValue());
+  }
   SymbolTable targetTable(target);
   SymbolTable sourceTable(source);
   for (Operation &op : llvm::make_early_inc_range(*source.getBody())) {

@@ -95,9 +95,9 @@ static FailureOr<std::string> collectPTX(ModuleOp module) {
       ptx += cast<gpu::ObjectAttr>(object).getObject().getValue();
   });
   if (ptx.empty()) {
-    emitError(module.getLoc())
-        << "no GPU kernels to compile: the input has no gpu.module, "
-           "gpu.launch or kvcache kernel op";
+    llvm::errs() << "kvcache-compile: " << inputFilename
+                 << ": error: no GPU kernels to compile: the input has no "
+                    "gpu.module, gpu.launch or kvcache kernel op\n";
     return failure();
   }
   return ptx;

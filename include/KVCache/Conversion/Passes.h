@@ -7,7 +7,9 @@
 #ifndef KVCACHE_CONVERSION_PASSES_H
 #define KVCACHE_CONVERSION_PASSES_H
 
+#include "KVCache/Conversion/KVCacheToGPU/KVCacheToGPU.h"
 #include "KVCache/Conversion/KVCacheToMemRef/KVCacheToMemRef.h"
+#include "KVCache/Conversion/KVCacheToSCF/KVCacheToSCF.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {

@@ -70,4 +70,86 @@ def ConvertKVCacheToMemRef : Pass<"convert-kvcache-to-memref", "ModuleOp"> {
   ];
 }
 
+def ConvertKVCacheToSCF : Pass<"convert-kvcache-to-scf"> {
+  let summary = "Lower kvcache kernel ops to scf loops over access ops (CPU)";
+  let description = [{
+    Lowers `kvcache.store_ragged`, `kvcache.gather_ragged` and
+    `kvcache.copy_pages` to `scf.for` loop nests written with kvcache access
+    ops, for CPU execution (`kvcache-to-cpu` runs it first):
+
+    - `store_ragged` / `gather_ragged`: for each sequence `b` and each of its
+      rows `r`, one `kvcache.lookup` of the token (position
+      `cache_length(b) + r - offsets[b]` for store, `r - offsets[b]` for
+      gather), then the row moves head by head in vectors of up to 16 bytes
+      (`page_load` / `page_store` + `vector.load` / `vector.store`);
+    - `copy_pages`: for each pair, each layer (`kvcache.num_layers`), K and V
+      (K only for MLA), the `[page_size, num_heads, head_size]` block of the
+      source page is copied to the destination page.
+
+    The vector width is the largest power of two of at most 16 bytes that
+    divides head_size (and the strides of the row memref), so every access
+    is aligned to its width. Empty sequences and zero rows do nothing;
+    writes through an `assert_write_mode = 1` cache are checked by
+    `convert-kvcache-to-memref`.
+
+    ```mlir
+    kvcache.store_ragged %k, %new, %row_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x8x128xf16>, memref<?xi32>
+    ```
+    becomes (schematically)
+    ```mlir
+    scf.for %b = %c0 to %batch step %c1 {
+      scf.for %r = %first to %end step %c1 {
+        %page, %slot = kvcache.lookup %k[%b, %token] : ...
+        scf.for %h = %c0 to %c8 step %c1 {
+          scf.for %d = %c0 to %c128 step %c8 {
+            %x = vector.load %new[%r, %h, %d] {alignment = 16 : i64} : memref<?x8x128xf16>, vector<8xf16>
+            kvcache.page_store %x, %k[%page, %slot, %h, %d] : ..., vector<8xf16>
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
+def ConvertKVCacheToGPU : Pass<"convert-kvcache-to-gpu", "ModuleOp"> {
+  let summary = "Lower kvcache kernel ops to gpu.launch kernels";
+  let description = [{
+    Lowers `kvcache.store_ragged`, `kvcache.gather_ragged` and
+    `kvcache.copy_pages` to `gpu.launch` kernels written with kvcache access
+    ops (outline them with `gpu-kernel-outlining`; `kvcache-to-ptx` does, and
+    marks the module `gpu.container_module`):
+
+    - ragged ops: the grid is `min(rows, max-blocks)` blocks (rows = dim 0 of
+      `values`/`out`), each block visiting rows in a grid-stride loop; the
+      sequence of a row is found by a binary search over the offsets on the
+      device (no host reads: CUDA-graph safe), then one lookup per row; the
+      block's threads move consecutive 16-byte chunks of the row (coalesced);
+    - `copy_pages`: one launch for every pair, layer, K and V: block `(x, y)`
+      copies pair `x` (grid-stride) of layer `y`, K then V.
+
+    A launch with no work (no rows, no sequences, no pairs) is skipped. Vector
+    widths follow `convert-kvcache-to-scf` (16 bytes when head_size allows).
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
+           "NVIDIA architecture the kernels are tuned for">,
+    Option<"threadsPerBlock", "threads-per-block", "int64_t",
+           /*default=*/"256",
+           "Threads of a data-movement block (32 to 1024)">,
+    Option<"maxBlocks", "max-blocks", "int64_t", /*default=*/"65535",
+           "Largest grid; more rows or pairs are visited by a grid-stride "
+           "loop">,
+  ];
+}
+
 #endif // KVCACHE_CONVERSION_PASSES_TD

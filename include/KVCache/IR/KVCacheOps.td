@@ -143,13 +143,52 @@ def KVCache_MaxCacheLengthOp
   }];
 }
 
+def KVCache_NumPagesOp : KVCache_Op<"num_pages", [Pure]> {
+  let summary = "Number of physical pages of the cache (an extension)";
+  let description = [{
+    `num_pages`, dim 0 of `blocks`, as an `index`. Not in SPEC section 3:
+    the kernel-op lowerings use it to stay within the access ops. On a layer
+    cache it folds to the collection the cache came from.
+
+    ```mlir
+    %n = kvcache.num_pages %c : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
+    ```
+  }];
+  let arguments = (ins KVCache_AnyPagedType:$cache);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$cache attr-dict `:` qualified(type($cache))";
+  let hasFolder = 1;
+}
+
+def KVCache_NumLayersOp : KVCache_Op<"num_layers", [Pure]> {
+  let summary = "Number of layers of a collection (an extension)";
+  let description = [{
+    `num_layers`, dim 2 of `blocks`, as an `index`. Not in SPEC section 3:
+    `copy_pages` lowerings use it to visit every layer through the access
+    ops.
+
+    ```mlir
+    %l = kvcache.num_layers %c : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
+    ```
+  }];
+  let arguments = (ins KVCache_PagedCollectionType:$collection);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$collection attr-dict `:` qualified(type($collection))";
+}
+
 def KVCache_LookupOp : KVCache_Op<"lookup",
-    [Pure, DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
+    [NoMemoryEffect, ConditionallySpeculatable,
+     DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
   let summary = "Physical page and slot of a token";
   let description = [{
     `page = lookup_table[batch, token floordiv page_size]` (unsigned) and
     `slot = token mod page_size`: where token `token` of sequence `batch`
-    lives. Pure: `cse` and loop-invariant code motion share lookups.
+    lives. Free of side effects: `cse` and loop-invariant code motion share
+    lookups. On an `assert_write_mode = 1` cache a lookup carries the
+    run-time checks of the write it serves, so it is not speculated (not
+    hoisted out of loops that may not run); lookups that serve only reads
+    carry the unit attribute `kvcache.read_only` (set by
+    `kvcache-expand-accesses`) and are not checked in that mode.
 
     ```mlir
     %page, %slot = kvcache.lookup %k[%b, %t] : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>
@@ -160,6 +199,15 @@ def KVCache_LookupOp : KVCache_Op<"lookup",
   let results = (outs Index:$page, Index:$slot);
   let assemblyFormat = [{
     $cache `[` $batch `,` $token `]` attr-dict `:` qualified(type($cache))
+  }];
+  let extraClassDeclaration = [{
+    ::mlir::Speculation::Speculatability getSpeculatability();
+    /// Unit attribute `kvcache-expand-accesses` puts on the lookups of loads
+    /// from an `assert_write_mode = 1` cache: they serve reads, which that
+    /// mode does not check.
+    static ::llvm::StringRef getReadOnlyAttrName() {
+      return "kvcache.read_only";
+    }
   }];
 }
 

@@ -104,19 +104,22 @@ public:
   /// `lookup_table[batch, token / P]` and `token mod P`, as indices.
   std::pair<Value, Value> lookup(Value batch, Value token);
 
-  /// Reads a scalar or vector at a resolved page and slot.
+  /// Reads a scalar or vector at a resolved page and slot (`pageChecked`
+  /// when they come from `lookup` in this emitter, which checked them).
   Value load(Type resultType, Value page, Value slot, Value head,
-             Value element);
+             Value element, bool pageChecked);
 
   /// Writes a scalar or vector at a resolved page and slot.
-  void store(Value value, Value page, Value slot, Value head, Value element);
+  void store(Value value, Value page, Value slot, Value head, Value element,
+             bool pageChecked);
 
   /// `cache_lengths[batch]` as an index.
   Value cacheLength(Value batch);
 
-  /// Checks a resolved element access: page, slot, head and element range.
+  /// Checks a resolved element access: page (unless `lookup` already
+  /// checked it), slot, head and element range.
   void checkElementAccess(Type valueType, Value page, Value slot, Value head,
-                          Value element);
+                          Value element, bool pageChecked);
 
   Value dim(Value memref, int64_t index) {
     return memref::DimOp::create(builder, loc, memref, index);
@@ -141,6 +144,9 @@ std::pair<Value, Value> AccessEmitter::lookup(Value batch, Value token) {
   // which is a shift and a mask for a power-of-two page size and a 32-bit
   // multiply-high sequence otherwise.
   Type i32 = builder.getI32Type();
+  if (checked)
+    checker.checkLess(token, int64_t(1) << 32, "token position",
+                      "2^32 (positions are unsigned 32-bit)");
   Value token32 = arith::IndexCastUIOp::create(builder, loc, i32, token);
   Value column32, slot32;
   if (llvm::isPowerOf2_64(params.pageSize)) {
@@ -180,10 +186,14 @@ static int64_t getAccessWidth(Type type) {
 }
 
 void AccessEmitter::checkElementAccess(Type valueType, Value page, Value slot,
-                                       Value head, Value element) {
+                                       Value head, Value element,
+                                       bool pageChecked) {
   int64_t width = getAccessWidth(valueType);
-  checker.checkLess(page, dim(cache.blocks, 0), "physical page", "num_pages");
-  checker.checkLess(slot, params.pageSize, "slot", "page_size");
+  if (!pageChecked) {
+    checker.checkLess(page, dim(cache.blocks, 0), "physical page",
+                      "num_pages");
+    checker.checkLess(slot, params.pageSize, "slot", "page_size");
+  }
   checker.checkLess(head, params.numHeads, "head index", "num_heads");
   // element + width <= head_size, as element < head_size - width + 1.
   checker.checkLess(element, params.headSize - width + 1,
@@ -205,9 +215,9 @@ static uint64_t getVectorAlignment(const PagedCacheParams &params,
 }
 
 Value AccessEmitter::load(Type resultType, Value page, Value slot, Value head,
-                          Value element) {
+                          Value element, bool pageChecked) {
   if (checked)
-    checkElementAccess(resultType, page, slot, head, element);
+    checkElementAccess(resultType, page, slot, head, element, pageChecked);
   SmallVector<Value> indices = {page, slot, head, element};
   if (auto vectorType = dyn_cast<VectorType>(resultType))
     return vector::LoadOp::create(
@@ -218,9 +228,10 @@ Value AccessEmitter::load(Type resultType, Value page, Value slot, Value head,
 }
 
 void AccessEmitter::store(Value value, Value page, Value slot, Value head,
-                          Value element) {
+                          Value element, bool pageChecked) {
   if (checked)
-    checkElementAccess(value.getType(), page, slot, head, element);
+    checkElementAccess(value.getType(), page, slot, head, element,
+                       pageChecked);
   SmallVector<Value> indices = {page, slot, head, element};
   if (auto vectorType = dyn_cast<VectorType>(value.getType())) {
     vector::StoreOp::create(
@@ -253,8 +264,9 @@ struct AccessPattern : OpConversionPattern<OpTy> {
       : OpConversionPattern<OpTy>(typeConverter, ctx), options(options) {}
 
   /// Reads are checked with `checked=true`; writes also when the cache has
-  /// `assert_write_mode = 1`. Lookups count as writes there, since a store
-  /// is a lookup plus a page_store once accesses are expanded.
+  /// `assert_write_mode = 1`. Lookups count as writes there (a store is a
+  /// lookup plus a page_store once accesses are expanded) unless marked
+  /// `kvcache.read_only`.
   bool isChecked(Type cacheType, bool isWrite) const {
     return options.checked ||
            (isWrite && PagedCacheParams::get(cacheType).assertWriteMode == 1);
@@ -358,13 +370,29 @@ struct MaxLengthLowering : OpConversionPattern<OpTy> {
   }
 };
 
+/// num_pages / num_layers: a dimension of the lowered `blocks`.
+template <typename OpTy, int64_t Dim>
+struct BlocksDimLowering : OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(OpTy op,
+                  typename OpTy::template GenericAdaptor<ArrayRef<ValueRange>>
+                      adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value blocks = adaptor.getOperands().front().front();
+    rewriter.replaceOpWithNewOp<memref::DimOp>(op, blocks, Dim);
+    return success();
+  }
+};
+
 struct LookupLowering : AccessPattern<LookupOp> {
   using AccessPattern::AccessPattern;
   LogicalResult
   matchAndRewrite(LookupOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    bool servesWrite = !op->hasAttr(LookupOp::getReadOnlyAttrName());
     AccessEmitter emitter = this->emitter(rewriter, op, op.getCache().getType(),
-                                          adaptor.getCache(), /*isWrite=*/true);
+                                          adaptor.getCache(), servesWrite);
     auto [page, slot] = emitter.lookup(adaptor.getBatch().front(),
                                        adaptor.getToken().front());
     rewriter.replaceOp(op, {page, slot});
@@ -383,7 +411,8 @@ struct LoadLowering : AccessPattern<LoadOp> {
                                        adaptor.getToken().front());
     rewriter.replaceOp(op, emitter.load(op.getType(), page, slot,
                                         adaptor.getHead().front(),
-                                        adaptor.getElement().front()));
+                                        adaptor.getElement().front(),
+                                        /*pageChecked=*/true));
     return success();
   }
 };
@@ -398,7 +427,8 @@ struct StoreLowering : AccessPattern<StoreOp> {
     auto [page, slot] = emitter.lookup(adaptor.getBatch().front(),
                                        adaptor.getToken().front());
     emitter.store(adaptor.getValue().front(), page, slot,
-                  adaptor.getHead().front(), adaptor.getElement().front());
+                  adaptor.getHead().front(), adaptor.getElement().front(),
+                  /*pageChecked=*/true);
     rewriter.eraseOp(op);
     return success();
   }
@@ -414,7 +444,8 @@ struct PageLoadLowering : AccessPattern<PageLoadOp> {
     rewriter.replaceOp(op, emitter.load(op.getType(), adaptor.getPage().front(),
                                         adaptor.getSlot().front(),
                                         adaptor.getHead().front(),
-                                        adaptor.getElement().front()));
+                                        adaptor.getElement().front(),
+                                        /*pageChecked=*/false));
     return success();
   }
 };
@@ -428,7 +459,7 @@ struct PageStoreLowering : AccessPattern<PageStoreOp> {
                                           adaptor.getCache(), true);
     emitter.store(adaptor.getValue().front(), adaptor.getPage().front(),
                   adaptor.getSlot().front(), adaptor.getHead().front(),
-                  adaptor.getElement().front());
+                  adaptor.getElement().front(), /*pageChecked=*/false);
     rewriter.eraseOp(op);
     return success();
   }
@@ -476,7 +507,9 @@ void mlir::kvcache::populateKVCacheToMemRefConversionPatterns(
                LookupLowering, LoadLowering, StoreLowering, PageLoadLowering,
                PageStoreLowering, TileLowering>(typeConverter, ctx, options);
   patterns.add<MaxLengthLowering<MaxSeqLengthOp, 3>,
-               MaxLengthLowering<MaxCacheLengthOp, 4>>(typeConverter, ctx);
+               MaxLengthLowering<MaxCacheLengthOp, 4>,
+               BlocksDimLowering<NumPagesOp, 0>,
+               BlocksDimLowering<NumLayersOp, 2>>(typeConverter, ctx);
 
   populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(
       patterns, typeConverter);

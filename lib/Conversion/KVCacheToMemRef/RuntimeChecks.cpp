@@ -45,6 +45,8 @@ void RuntimeChecker::checkLess(Value value, Value bound, StringRef what,
   emitFailure(ok,
               (what + " %lld is out of range: " + boundName + " is %lld")
                   .str(),
+              (what + " is out of range (must be below " + boundName + ")")
+                  .str(),
               value, bound);
 }
 
@@ -61,7 +63,8 @@ void RuntimeChecker::checkMultiple(Value value, int64_t divisor,
   Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
   Value ok = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq,
                                    remainder, zero);
-  emitFailure(ok, (what + " %lld is not a multiple of %lld").str(), value,
+  emitFailure(ok, (what + " %lld is not a multiple of %lld").str(),
+              (what + " is not a multiple of " + Twine(divisor)).str(), value,
               divisorValue);
 }
 
@@ -95,7 +98,8 @@ static Value getStringAddress(OpBuilder &builder, Location loc,
   return LLVM::AddressOfOp::create(builder, loc, global);
 }
 
-void RuntimeChecker::emitFailure(Value ok, StringRef message, Value value,
+void RuntimeChecker::emitFailure(Value ok, StringRef hostFormat,
+                                 StringRef deviceText, Value value,
                                  Value bound) {
   std::string where = describeLocation(loc);
   std::string prefix = op->getName().getStringRef().str();
@@ -107,12 +111,9 @@ void RuntimeChecker::emitFailure(Value ok, StringRef message, Value value,
     prefix += " at " + where;
   if (onDevice) {
     // No formatted values on the device: say which check failed.
-    std::string text = message.str();
-    for (size_t at; (at = text.find(" %lld")) != std::string::npos;)
-      text.erase(at, 5);
     cf::AssertOp::create(builder, loc, ok,
                          "kvcache run-time check failed: " + prefix + ": " +
-                             text);
+                             deviceText.str());
     return;
   }
   auto module = op->getParentOfType<ModuleOp>();
@@ -133,7 +134,7 @@ void RuntimeChecker::emitFailure(Value ok, StringRef message, Value value,
   builder.setInsertionPointToStart(&ifOp.getThenRegion().front());
   Value format = getStringAddress(
       builder, loc, module,
-      "kvcache run-time check failed: " + prefix + ": " + message.str() +
+      "kvcache run-time check failed: " + prefix + ": " + hostFormat.str() +
           "\n");
   Value stderrFd = LLVM::ConstantOp::create(builder, loc, i32, 2);
   Value value64 = arith::IndexCastOp::create(builder, loc, i64, value);

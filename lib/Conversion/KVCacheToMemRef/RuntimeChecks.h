@@ -32,9 +32,11 @@ public:
   void checkMultiple(Value value, int64_t divisor, StringRef what);
 
 private:
-  /// Stops the program when `ok` is false, reporting `message` and, in host
-  /// code, the index `value` and `bound` (printed as %lld).
-  void emitFailure(Value ok, StringRef message, Value value, Value bound);
+  /// Stops the program when `ok` is false. Host code prints `hostFormat`
+  /// with the index `value` and `bound` (two %lld); device code, which cannot
+  /// format, reports `deviceText`.
+  void emitFailure(Value ok, StringRef hostFormat, StringRef deviceText,
+                   Value value, Value bound);
 
   OpBuilder &builder;
   Operation *op;

@@ -1,0 +1,40 @@
+//===- KVCacheToGPU.h - kvcache kernel ops to GPU kernels -------*- C++ -*-===//
+//
+// Part of the kvcache-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KVCACHE_CONVERSION_KVCACHETOGPU_KVCACHETOGPU_H
+#define KVCACHE_CONVERSION_KVCACHETOGPU_KVCACHETOGPU_H
+
+#include <cstdint>
+#include <string>
+
+namespace mlir {
+class RewritePatternSet;
+
+namespace kvcache {
+
+/// The hardware choices of the GPU kernels, in one place.
+struct GPUKernelTarget {
+  /// NVIDIA architecture the kernels are tuned for.
+  std::string chip = "sm_90";
+  /// Threads of a data-movement thread block (each moves 16-byte vectors).
+  int64_t threadsPerBlock = 256;
+  /// Largest grid of a data-movement kernel; more rows or pairs are
+  /// visited by a grid-stride loop.
+  int64_t maxBlocks = 65535;
+  /// Bytes one thread moves per access.
+  int64_t vectorBytes = 16;
+};
+
+/// Patterns lowering store_ragged, gather_ragged and copy_pages to
+/// `gpu.launch` kernels written with kvcache access ops (outline them with
+/// gpu-kernel-outlining; kvcache-to-ptx does).
+void populateKVCacheToGPUConversionPatterns(RewritePatternSet &patterns,
+                                            const GPUKernelTarget &target);
+
+} // namespace kvcache
+} // namespace mlir
+
+#endif // KVCACHE_CONVERSION_KVCACHETOGPU_KVCACHETOGPU_H
