@@ -16,6 +16,7 @@
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/NVGPUToNVVM/NVGPUToNVVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
@@ -46,10 +47,11 @@ void mlir::kvcache::buildKVCacheAccessLoweringPipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
 }
 
-/// Host code (memref, linalg on memrefs, vector, arith, scf, cf, func and,
-/// with `withGPU`, gpu.launch_func) down to the LLVM dialect.
+/// Host code (memref, linalg on memrefs, affine, vector, arith, math, scf, cf,
+/// func and, with `withGPU`, gpu.launch_func) down to the LLVM dialect.
 static void addHostToLLVMPasses(OpPassManager &pm, bool withGPU) {
   pm.addPass(createConvertLinalgToLoopsPass());
+  pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
@@ -105,6 +107,7 @@ void mlir::kvcache::buildKVCacheToPTXPipeline(
   device.addPass(createSCFToControlFlowPass());
   device.addPass(memref::createExpandStridedMetadataPass());
   device.addPass(createLowerAffinePass());
+  device.addPass(createConvertNVGPUToNVVMPass());
   device.addPass(createConvertGpuOpsToNVVMOps());
   device.addPass(createCanonicalizerPass());
   device.addPass(createCSEPass());

@@ -84,7 +84,12 @@ def ConvertKVCacheToSCF : Pass<"convert-kvcache-to-scf"> {
       (`page_load` / `page_store` + `vector.load` / `vector.store`);
     - `copy_pages`: for each pair, each layer (`kvcache.num_layers`), K and V
       (K only for MLA), the `[page_size, num_heads, head_size]` block of the
-      source page is copied to the destination page.
+      source page is copied to the destination page;
+    - `attention_ragged`: for each query row (position `p`) and query head
+      `h`, one loop over keys `[0, p]` of KV head `h / G` with an online
+      softmax in f32 (running max, running sum, rescaled accumulator;
+      `scale` folded into q), one lookup per key shared by K and V, whole
+      rows read as vectors. The `workspace` is not needed on the CPU.
 
     The vector width is the largest power of two of at most 16 bytes that
     divides head_size (and the strides of the row memref), so every access
@@ -108,6 +113,7 @@ def ConvertKVCacheToSCF : Pass<"convert-kvcache-to-scf"> {
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect",
@@ -136,7 +142,9 @@ def ConvertKVCacheToGPU : Pass<"convert-kvcache-to-gpu", "ModuleOp"> {
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect",
     "::mlir::memref::MemRefDialect",
+    "::mlir::nvgpu::NVGPUDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect",
   ];
@@ -149,6 +157,12 @@ def ConvertKVCacheToGPU : Pass<"convert-kvcache-to-gpu", "ModuleOp"> {
     Option<"maxBlocks", "max-blocks", "int64_t", /*default=*/"65535",
            "Largest grid; more rows or pairs are visited by a grid-stride "
            "loop">,
+    Option<"attentionThreads", "attention-threads", "int64_t",
+           /*default=*/"128", "Threads of an attention block">,
+    Option<"maxSplits", "max-splits", "int64_t", /*default=*/"16",
+           "Most context splits per query row when a workspace is given">,
+    Option<"keysPerSplit", "keys-per-split", "int64_t", /*default=*/"512",
+           "Keys per split the split count aims at">,
   ];
 }
 

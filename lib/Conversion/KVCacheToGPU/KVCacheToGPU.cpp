@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KVCache/Conversion/KVCacheToGPU/KVCacheToGPU.h"
+#include "AttentionToGPU.h"
 #include "KVCache/Conversion/Passes.h"
 #include "KVCache/IR/KVCacheOps.h"
 #include "../KernelCommon/KernelBuilders.h"
@@ -19,6 +20,8 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -151,7 +154,10 @@ void lowerRaggedCopy(OpTy op, PatternRewriter &rewriter, Value rows,
           if (direction == RowCopyDirection::ToCache)
             token = arith::AddIOp::create(
                 rb, loc, CacheLengthOp::create(rb, loc, cache, batch), token);
-          auto lookup = LookupOp::create(rb, loc, cache, batch, token);
+          Value slot;
+          Value page = createLookup(rb, loc, cache, batch, token,
+                                    direction == RowCopyDirection::ToCache,
+                                    &slot);
           Value headSize = constant(rb, loc, params.headSize);
           Value step = constant(rb, loc, width);
           emitStridedLoop(
@@ -161,9 +167,8 @@ void lowerRaggedCopy(OpTy op, PatternRewriter &rewriter, Value rows,
                 Value head = arith::DivUIOp::create(cb, loc, first, headSize);
                 Value element =
                     arith::RemUIOp::create(cb, loc, first, headSize);
-                emitRowChunkCopy(cb, loc, cache, rows, row, lookup.getPage(),
-                                 lookup.getSlot(), head, element, width,
-                                 direction);
+                emitRowChunkCopy(cb, loc, cache, rows, row, page, slot, head,
+                                 element, width, direction);
               });
         });
       });
@@ -274,6 +279,9 @@ struct ConvertKVCacheToGPUPass
     target.chip = chip;
     target.threadsPerBlock = threadsPerBlock;
     target.maxBlocks = maxBlocks;
+    target.attentionThreads = attentionThreads;
+    target.maxSplits = maxSplits;
+    target.keysPerSplit = keysPerSplit;
     if (!isValidChip(target.chip)) {
       getOperation().emitError("convert-kvcache-to-gpu: unknown chip '")
           << target.chip << "'; expected sm_XX, e.g. sm_80 or sm_90";
@@ -285,14 +293,16 @@ struct ConvertKVCacheToGPUPass
                                "must be in [32, 1024] and max-blocks >= 1");
       return signalPassFailure();
     }
+    if (failed(rejectCachesWithoutLowering(getOperation())))
+      return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     populateKVCacheToGPUConversionPatterns(patterns, target);
     // One walk, no folding: folding would rewrite the kernels' cache operands
     // (cache_length of a layer cache folds to its collection), changing what
     // outlined kernels capture.
     walkAndApplyPatterns(getOperation(), std::move(patterns));
-    WalkResult result = getOperation()->walk([](AttentionRaggedOp op) {
-      op.emitOpError("has no GPU lowering yet");
+    // Ops left over failed to lower and said why.
+    WalkResult result = getOperation()->walk([](AttentionRaggedOp) {
       return WalkResult::interrupt();
     });
     if (result.wasInterrupted())
@@ -308,4 +318,5 @@ void mlir::kvcache::populateKVCacheToGPUConversionPatterns(
     RewritePatternSet &patterns, const GPUKernelTarget &target) {
   patterns.add<StoreRaggedToGPU, GatherRaggedToGPU, CopyPagesToGPU>(
       patterns.getContext(), target);
+  populateAttentionToGPUConversionPatterns(patterns, target);
 }

@@ -6,6 +6,7 @@
 
 #include "KVCache/Conversion/Passes.h"
 #include "KVCache/IR/KVCacheOps.h"
+#include "../KernelCommon/KernelBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -14,7 +15,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/Interfaces/FunctionInterfaces.h"
 
 namespace mlir {
 #define GEN_PASS_DEF_CONVERTKVCACHETOMEMREF
@@ -23,35 +23,6 @@ namespace mlir {
 
 using namespace mlir;
 using namespace mlir::kvcache;
-
-/// Whether `type` is a cache type whose lowering is not implemented yet.
-static bool isUnsupportedCacheType(Type type) {
-  if (!isa<PagedCollectionType, PagedCacheType>(type))
-    return false;
-  return isa<Float8E4M3FNType>(PagedCacheParams::get(type).elementType);
-}
-
-/// Rejects f8E4M3FN caches: their scales are not modeled yet.
-static LogicalResult rejectUnsupportedCaches(ModuleOp module) {
-  WalkResult result = module.walk([](Operation *op) {
-    auto check = [&](TypeRange types) {
-      for (Type type : types)
-        if (isUnsupportedCacheType(type)) {
-          op->emitOpError("uses an f8E4M3FN cache, which no lowering "
-                          "supports until its scales are modeled; use an "
-                          "f16, bf16 or f32 cache");
-          return false;
-        }
-      return true;
-    };
-    bool ok = check(op->getOperandTypes()) && check(op->getResultTypes());
-    if (auto function = dyn_cast<FunctionOpInterface>(op))
-      ok = ok && check(function.getArgumentTypes()) &&
-           check(function.getResultTypes());
-    return ok ? WalkResult::advance() : WalkResult::interrupt();
-  });
-  return failure(result.wasInterrupted());
-}
 
 /// Kernel ops are lowered by their own passes, before this one.
 static LogicalResult rejectKernelOps(ModuleOp module) {
@@ -74,7 +45,7 @@ struct ConvertKVCacheToMemRefPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (failed(rejectUnsupportedCaches(module)) ||
+    if (failed(rejectCachesWithoutLowering(module)) ||
         failed(rejectKernelOps(module)))
       return signalPassFailure();
 

@@ -13,6 +13,7 @@
 #include "../KernelCommon/KernelBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -79,13 +80,15 @@ static void lowerRaggedCopy(OpTy op, PatternRewriter &rewriter, Value rows,
             [&](OpBuilder &rb, Location rl, Value row, ValueRange) {
               Value delta = arith::SubIOp::create(rb, rl, row, first);
               Value token = arith::AddIOp::create(rb, rl, base, delta);
-              auto lookup = LookupOp::create(rb, rl, cache, batch, token);
+              Value slot;
+              Value page = createLookup(
+                  rb, rl, cache, batch, token,
+                  direction == RowCopyDirection::ToCache, &slot);
               emitRowLoops(rb, rl, params, width,
                            [&](OpBuilder &eb, Value head, Value element) {
-                             emitRowChunkCopy(eb, rl, cache, rows, row,
-                                              lookup.getPage(),
-                                              lookup.getSlot(), head, element,
-                                              width, direction);
+                             emitRowChunkCopy(eb, rl, cache, rows, row, page,
+                                              slot, head, element, width,
+                                              direction);
                            });
               scf::YieldOp::create(rb, rl);
             });
@@ -172,6 +175,8 @@ struct CopyPagesToSCF : OpRewritePattern<CopyPagesOp> {
 struct ConvertKVCacheToSCFPass
     : impl::ConvertKVCacheToSCFBase<ConvertKVCacheToSCFPass> {
   void runOnOperation() override {
+    if (failed(rejectCachesWithoutLowering(getOperation())))
+      return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     populateKVCacheToSCFConversionPatterns(patterns);
     // One walk, no folding: folding would rewrite the kernels' cache operands
@@ -179,7 +184,8 @@ struct ConvertKVCacheToSCFPass
     // outlined kernels capture.
     walkAndApplyPatterns(getOperation(), std::move(patterns));
     WalkResult result = getOperation()->walk([](AttentionRaggedOp op) {
-      op.emitOpError("has no CPU lowering yet");
+      op.emitOpError("cannot be lowered: q and out need a unit innermost "
+                     "stride (copy them into contiguous buffers)");
       return WalkResult::interrupt();
     });
     if (result.wasInterrupted())
@@ -193,4 +199,5 @@ void mlir::kvcache::populateKVCacheToSCFConversionPatterns(
     RewritePatternSet &patterns) {
   patterns.add<StoreRaggedToSCF, GatherRaggedToSCF, CopyPagesToSCF>(
       patterns.getContext());
+  populateAttentionToSCFConversionPatterns(patterns);
 }

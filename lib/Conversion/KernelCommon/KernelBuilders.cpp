@@ -11,6 +11,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
@@ -87,6 +88,44 @@ Value mlir::kvcache::emitSequenceSearch(OpBuilder &builder, Location loc,
         scf::YieldOp::create(b, l, ValueRange{low, high});
       });
   return search.getResult(0);
+}
+
+Value mlir::kvcache::createLookup(OpBuilder &builder, Location loc,
+                                  Value cache, Value batch, Value token,
+                                  bool servesWrite, Value *slot) {
+  auto lookup = LookupOp::create(builder, loc, cache, batch, token);
+  if (!servesWrite)
+    lookup->setAttr(LookupOp::getReadOnlyAttrName(), builder.getUnitAttr());
+  *slot = lookup.getSlot();
+  return lookup.getPage();
+}
+
+/// Whether `type` is a cache type no lowering supports yet.
+static bool isCacheWithoutLowering(Type type) {
+  if (!isa<PagedCollectionType, PagedCacheType>(type))
+    return false;
+  return isa<Float8E4M3FNType>(PagedCacheParams::get(type).elementType);
+}
+
+LogicalResult mlir::kvcache::rejectCachesWithoutLowering(Operation *root) {
+  WalkResult result = root->walk([](Operation *op) {
+    auto check = [&](TypeRange types) {
+      for (Type type : types)
+        if (isCacheWithoutLowering(type)) {
+          op->emitOpError("uses an f8E4M3FN cache, which no lowering "
+                          "supports until its scales are modeled; use an "
+                          "f16, bf16 or f32 cache");
+          return false;
+        }
+      return true;
+    };
+    bool ok = check(op->getOperandTypes()) && check(op->getResultTypes());
+    if (auto function = dyn_cast<FunctionOpInterface>(op))
+      ok = ok && check(function.getArgumentTypes()) &&
+           check(function.getResultTypes());
+    return ok ? WalkResult::advance() : WalkResult::interrupt();
+  });
+  return failure(result.wasInterrupted());
 }
 
 Type mlir::kvcache::getChunkType(const PagedCacheParams &params,

@@ -54,6 +54,15 @@ void emitPageChunkCopy(OpBuilder &builder, Location loc, Value cache,
                        Value src, Value dst, Value slot, Value head,
                        Value element, int64_t width);
 
+/// `kvcache.lookup` of `token`; a lookup that only serves reads is marked
+/// `kvcache.read_only`, so an `assert_write_mode = 1` cache does not check it.
+Value createLookup(OpBuilder &builder, Location loc, Value cache, Value batch,
+                   Value token, bool servesWrite, Value *slot);
+
+/// Emits an error on the first op under `root` that uses an f8E4M3FN cache
+/// (no lowering supports them until their scales are modeled).
+LogicalResult rejectCachesWithoutLowering(Operation *root);
+
 /// The vector (or scalar, for width 1) type of `width` cache elements.
 Type getChunkType(const PagedCacheParams &params, int64_t width);
 

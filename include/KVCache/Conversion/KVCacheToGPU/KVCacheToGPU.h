@@ -26,9 +26,16 @@ struct GPUKernelTarget {
   int64_t maxBlocks = 65535;
   /// Bytes one thread moves per access.
   int64_t vectorBytes = 16;
+  /// Threads of an attention block (keys in flight x lanes per key).
+  int64_t attentionThreads = 128;
+  /// Most context splits of one query row (with a workspace).
+  int64_t maxSplits = 16;
+  /// Keys per split the split count aims at.
+  int64_t keysPerSplit = 512;
 };
 
-/// Patterns lowering store_ragged, gather_ragged and copy_pages to
+/// Patterns lowering store_ragged, gather_ragged, copy_pages and
+/// attention_ragged to
 /// `gpu.launch` kernels written with kvcache access ops (outline them with
 /// gpu-kernel-outlining; kvcache-to-ptx does).
 void populateKVCacheToGPUConversionPatterns(RewritePatternSet &patterns,

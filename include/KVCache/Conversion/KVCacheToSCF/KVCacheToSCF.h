@@ -13,8 +13,12 @@ class RewritePatternSet;
 namespace kvcache {
 
 /// Patterns lowering the kernel ops (store_ragged, gather_ragged,
-/// copy_pages) to scf loops over kvcache access ops, for CPU execution.
+/// copy_pages, attention_ragged) to scf loops over kvcache access ops, for
+/// CPU execution.
 void populateKVCacheToSCFConversionPatterns(RewritePatternSet &patterns);
+
+/// The attention_ragged part of the above: an online-softmax loop nest.
+void populateAttentionToSCFConversionPatterns(RewritePatternSet &patterns);
 
 } // namespace kvcache
 } // namespace mlir

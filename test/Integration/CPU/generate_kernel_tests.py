@@ -1,0 +1,1105 @@
+#!/usr/bin/env python3
+# ===- generate_kernel_tests.py - writes the kernel-op CPU execution tests -=== #
+#
+# Part of the kvcache-mlir project.
+#
+# Writes the kernel-*.mlir tests of this directory: CPU execution tests of
+# the kernel ops of SPEC section 4 (store_ragged, gather_ragged, copy_pages,
+# attention_ragged), checked by kernel_reference.py. Each test is one
+# configuration below; the program fills every buffer from an integer formula
+# that the reference recomputes, runs the ops in order, prints every output
+# row and (for the store/gather/copy tests) all of `blocks`.
+#
+#   python3 generate_kernel_tests.py          # rewrites the kernel-*.mlir
+#
+# The generated files are checked in; edit this script, not them.
+#
+# ===----------------------------------------------------------------------=== #
+
+import json
+import math
+import os
+import random
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+RUN_LINES = """\
+// RUN: kvcache-opt %s -kvcache-to-cpu \\
+// RUN: | mlir-runner -e main -entry-point-result=void \\
+// RUN:     -shared-libs=%mlir_c_runner_utils,%mlir_runner_utils \\
+// RUN: | %python %S/kernel_reference.py %s | FileCheck %s
+// RUN: kvcache-opt %s -kvcache-to-cpu=checked=true \\
+// RUN: | mlir-runner -e main -entry-point-result=void \\
+// RUN:     -shared-libs=%mlir_c_runner_utils,%mlir_runner_utils \\
+// RUN: | %python %S/kernel_reference.py %s | FileCheck %s
+"""
+
+# Integer formulas [mul, mod, sub, div, seed] (see kernel_reference.py). The
+# integer ones are exact in each type; UNIT ones are k / 64 with |k| <= 64, in
+# [-1, 1] and exact in f16 and bf16.
+INTEGER_FILL = {"f32": [7919, 4093, 2046], "f16": [7919, 4093, 2046],
+                "bf16": [7919, 509, 254]}
+UNIT = [7919, 127, 63, 64]
+
+
+def integer_formula(dtype, seed):
+    return INTEGER_FILL[dtype] + [1, seed]
+
+
+def unit_formula(seed):
+    return UNIT + [seed]
+
+
+def ceil_div(a, b):
+    return -(-a // b)
+
+
+def f32(x):
+    """x rounded to f32, as the shortest decimal that parses back to it."""
+    return float(repr(np.float32(x)))
+
+
+class Batch:
+    """cache_lengths and a lookup table for sequences (cache_length, new)."""
+
+    def __init__(self, sequences, page_size, spare_pages, seed, columns=None):
+        rng = random.Random(seed)
+        self.sequences = sequences
+        self.cache_lengths = [c for c, _ in sequences]
+        pages_needed = [ceil_div(c + n, page_size) for c, n in sequences]
+        columns = columns or max(1, max(pages_needed))
+        assert columns >= max(pages_needed)
+        used = sum(pages_needed)
+        # pages: the used ones, `spare_pages` never referenced, and the null
+        # page that pads every table row.
+        self.num_pages = used + spare_pages + 1
+        ids = list(range(self.num_pages))
+        rng.shuffle(ids)
+        self.null_page = ids.pop()
+        self.spare = ids[used:]
+        ids = ids[:used]
+        self.table = []
+        for need in pages_needed:
+            row, ids = ids[:need], ids[need:]
+            self.table.append(row + [self.null_page] * (columns - need))
+        self.batch = len(sequences)
+
+    def new_offsets(self, start=0):
+        offsets = [start]
+        for _, n in self.sequences:
+            offsets.append(offsets[-1] + n)
+        return offsets
+
+    def context_offsets(self):
+        offsets = [0]
+        for c, n in self.sequences:
+            offsets.append(offsets[-1] + c + n)
+        return offsets
+
+
+def elt_bits(dtype):
+    return {"f32": 32, "f16": 16, "bf16": 16}[dtype]
+
+
+class Writer:
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.dtype = cfg["dtype"]
+        self.P, self.H, self.D = cfg["page_size"], cfg["num_heads"], cfg["head_size"]
+        self.KV = 1 if cfg.get("mla") else 2
+        self.L = cfg["num_layers"]
+        self.N = cfg["num_pages"]
+        self.lines = []
+        self.globals = []
+        self.records = 1  # done
+
+    def emit(self, text):
+        self.lines.append(text)
+
+    def type_params(self):
+        extra = ""
+        if self.cfg.get("mla"):
+            extra += ", mla = true"
+        if self.cfg.get("assert_write_mode"):
+            extra += ", assert_write_mode = 1"
+        return (f"{self.dtype}, num_heads = {self.H}, head_size = {self.D}, "
+                f"page_size = {self.P}{extra}")
+
+    def qheads(self):
+        return sorted({s["q_heads"] for s in self.cfg["steps"]
+                       if s["op"] == "attention_ragged"})
+
+    def header_types(self):
+        t, KV, P, H, D, L, N = self.dtype, self.KV, self.P, self.H, self.D, self.L, self.N
+        layout = self.cfg.get("layout")
+        out = []
+        if layout:
+            out.append(f"!parent = memref<{layout['parent_shape']}x{t}>")
+            out.append(f"!blocks = memref<?x{KV}x?x{P}x{H}x{D}x{t}, "
+                       f"strided<[?, ?, ?, {H * D}, {D}, 1], offset: ?>>")
+        else:
+            out.append(f"!storage = memref<{N}x{KV}x{L}x{P}x{H}x{D}x{t}>")
+            out.append(f"!blocks = memref<?x{KV}x?x{P}x{H}x{D}x{t}>")
+        out.append(f"!collection = !kvcache.paged_collection<{self.type_params()}>")
+        out.append(f"!cache = !kvcache.paged_cache<{self.type_params()}>")
+        out.append(f"!rows = memref<?x{H}x{D}x{t}>")
+        for hq in self.qheads():
+            out.append(f"!q{hq} = memref<?x{hq}x{D}x{t}>")
+        out.append(f"!flat = memref<?x{t}>")
+        return "\n".join(out)
+
+    def helpers(self):
+        t, D = self.dtype, self.D
+        trunc = ("" if t == "f32" else
+                 f"    %value = arith.truncf %value32 : f32 to {t}\n")
+        value = "%value32" if t == "f32" else "%value"
+        text = f"""
+// buf[i] = (((i + seed) * mul) mod mod - sub) / div, exact in {t}.
+func.func @fill(%buf: !flat, %seed: i64, %mul: i64, %mod: i64, %sub: i64, %div: f32) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %buf, %c0 : !flat
+  scf.for %i = %c0 to %n step %c1 {{
+    %i64 = arith.index_cast %i : index to i64
+    %shifted = arith.addi %i64, %seed : i64
+    %product = arith.muli %shifted, %mul : i64
+    %hash = arith.remui %product, %mod : i64
+    %centered = arith.subi %hash, %sub : i64
+    %wide = arith.sitofp %centered : i64 to f32
+    %value32 = arith.divf %wide, %div : f32
+{trunc}    memref.store {value}, %buf[%i] : !flat
+  }}
+  return
+}}
+
+// Prints "out ( step, r, h ) "; the row follows.
+func.func @begin_out(%step: index, %r: index, %h: index) {{
+  vector.print str "out "
+  %coords = vector.from_elements %step, %r, %h : vector<3xindex>
+  vector.print %coords : vector<3xindex> punctuation <no_punctuation>
+  vector.print str " "
+  return
+}}
+
+// Every row of an output of step `step`.
+func.func @dump_rows(%rows: !rows, %step: index) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %heads = arith.constant {self.H} : index
+  %n = memref.dim %rows, %c0 : !rows
+  scf.for %r = %c0 to %n step %c1 {{
+    scf.for %h = %c0 to %heads step %c1 {{
+      %row = vector.load %rows[%r, %h, %c0] : !rows, vector<{D}x{t}>
+      func.call @begin_out(%step, %r, %h) : (index, index, index) -> ()
+      vector.print %row : vector<{D}x{t}>
+    }}
+  }}
+  return
+}}
+"""
+        for hq in self.qheads():
+            text += f"""
+func.func @dump_q{hq}(%rows: !q{hq}, %step: index) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %heads = arith.constant {hq} : index
+  %n = memref.dim %rows, %c0 : !q{hq}
+  scf.for %r = %c0 to %n step %c1 {{
+    scf.for %h = %c0 to %heads step %c1 {{
+      %row = vector.load %rows[%r, %h, %c0] : !q{hq}, vector<{D}x{t}>
+      func.call @begin_out(%step, %r, %h) : (index, index, index) -> ()
+      vector.print %row : vector<{D}x{t}>
+    }}
+  }}
+  return
+}}
+"""
+        if any(s.get("workspace") for s in self.cfg["steps"]):
+            text += """
+// A workspace full of NaNs: the CPU lowering must not read what it did not
+// write.
+func.func @fill_nan(%buf: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %nan = arith.constant 0x7FC00000 : f32
+  %n = memref.dim %buf, %c0 : memref<?xf32>
+  scf.for %i = %c0 to %n step %c1 {
+    memref.store %nan, %buf[%i] : memref<?xf32>
+  }
+  return
+}
+"""
+        if self.cfg.get("full_dump") and not self.cfg.get("layout"):
+            text += f"""
+// Prints "row ( p, kv, l, s, h ) ROW" for every row of blocks.
+func.func @dump_blocks(%blocks: !blocks) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %kv_dim = arith.constant {self.KV} : index
+  %page_size = arith.constant {self.P} : index
+  %heads = arith.constant {self.H} : index
+  %num_pages = memref.dim %blocks, %c0 : !blocks
+  %num_layers = memref.dim %blocks, %c2 : !blocks
+  scf.for %p = %c0 to %num_pages step %c1 {{
+    scf.for %kv = %c0 to %kv_dim step %c1 {{
+      scf.for %l = %c0 to %num_layers step %c1 {{
+        scf.for %s = %c0 to %page_size step %c1 {{
+          scf.for %h = %c0 to %heads step %c1 {{
+            %row = vector.load %blocks[%p, %kv, %l, %s, %h, %c0] : !blocks, vector<{D}x{t}>
+            vector.print str "row "
+            %coords = vector.from_elements %p, %kv, %l, %s, %h : vector<5xindex>
+            vector.print %coords : vector<5xindex> punctuation <no_punctuation>
+            vector.print str " "
+            vector.print %row : vector<{D}x{t}>
+          }}
+        }}
+      }}
+    }}
+  }}
+  return
+}}
+"""
+        if self.cfg.get("layout"):
+            text += self.layout_helpers()
+        return text
+
+    def layout_helpers(self):
+        t, KV, P, H, D = self.dtype, self.KV, self.P, self.H, self.D
+        mul, mod, sub = self.cfg["fill"]
+        return f"""
+// blocks[p, kv, l, s, h, d] = (flat * {mul}) mod {mod} - {sub}, flat being the
+// index linearised row-major over the shape of blocks.
+func.func @fill_blocks(%blocks: !blocks) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %kv_dim = arith.constant {KV} : index
+  %page_size = arith.constant {P} : index
+  %heads = arith.constant {H} : index
+  %head_size = arith.constant {D} : index
+  %mul = arith.constant {mul} : i64
+  %mod = arith.constant {mod} : i64
+  %sub = arith.constant {sub} : i64
+  %num_pages = memref.dim %blocks, %c0 : !blocks
+  %num_layers = memref.dim %blocks, %c2 : !blocks
+  scf.for %p = %c0 to %num_pages step %c1 {{
+    scf.for %kv = %c0 to %kv_dim step %c1 {{
+      scf.for %l = %c0 to %num_layers step %c1 {{
+        scf.for %s = %c0 to %page_size step %c1 {{
+          scf.for %h = %c0 to %heads step %c1 {{
+            scf.for %d = %c0 to %head_size step %c1 {{
+              %flat = affine.apply affine_map<(p, kv, l, s, h, d)[layers] -> (((((p * {KV} + kv) * layers + l) * {P} + s) * {H} + h) * {D} + d)>(%p, %kv, %l, %s, %h, %d)[%num_layers]
+              %flat_i64 = arith.index_cast %flat : index to i64
+              %product = arith.muli %flat_i64, %mul : i64
+              %hash = arith.remui %product, %mod : i64
+              %centered = arith.subi %hash, %sub : i64
+              %value = arith.sitofp %centered : i64 to {t}
+              memref.store %value, %blocks[%p, %kv, %l, %s, %h, %d] : !blocks
+            }}
+          }}
+        }}
+      }}
+    }}
+  }}
+  return
+}}
+
+// Prints "parent ( i ) CHUNK" for every {D} elements of the buffer.
+func.func @dump_parent(%parent: !flat) {{
+  %c0 = arith.constant 0 : index
+  %chunk = arith.constant {D} : index
+  %n = memref.dim %parent, %c0 : !flat
+  scf.for %i = %c0 to %n step %chunk {{
+    %values = vector.load %parent[%i] : !flat, vector<{D}x{t}>
+    vector.print str "parent "
+    %coords = vector.from_elements %i : vector<1xindex>
+    vector.print %coords : vector<1xindex> punctuation <no_punctuation>
+    vector.print str " "
+    vector.print %values : vector<{D}x{t}>
+  }}
+  return
+}}
+"""
+
+    def dense(self, values):
+        return json.dumps(values).replace("], [", "], [")
+
+    def global_i32(self, name, values):
+        arr = np.array(values, dtype=np.int64)
+        shape = "x".join(str(s) for s in arr.shape)
+        init = self.dense(values) if arr.size else "[]"
+        if arr.ndim == 2 and arr.size == 0:
+            init = ""
+        self.globals.append(
+            f'memref.global "private" constant @{name} : memref<{shape}xi32> = '
+            f'dense<{init}>')
+        return f"memref<{shape}xi32>"
+
+    def alloc_filled(self, name, shape, formula):
+        """Allocates [rows, heads, head_size], fills it; returns the alloc."""
+        t = self.dtype
+        static = "x".join(str(s) for s in shape) + f"x{t}"
+        size = int(np.prod(shape))
+        mul, mod, sub, div, seed = formula
+        self.emit(f"  %{name} = memref.alloc() {{alignment = 64 : i64}} : memref<{static}>")
+        self.emit(f"  %{name}_collapsed = memref.collapse_shape %{name} [[0, 1, 2]] : "
+                  f"memref<{static}> into memref<{size}x{t}>")
+        self.emit(f"  %{name}_flat = memref.cast %{name}_collapsed : memref<{size}x{t}> to !flat")
+        self.emit(f"  %{name}_seed = arith.constant {seed} : i64")
+        self.emit(f"  %{name}_mul = arith.constant {mul} : i64")
+        self.emit(f"  %{name}_mod = arith.constant {mod} : i64")
+        self.emit(f"  %{name}_sub = arith.constant {sub} : i64")
+        self.emit(f"  %{name}_div = arith.constant {float(div)} : f32")
+        self.emit(f"  func.call @fill(%{name}_flat, %{name}_seed, %{name}_mul, %{name}_mod, "
+                  f"%{name}_sub, %{name}_div) : (!flat, i64, i64, i64, i64, f32) -> ()")
+        return f"memref<{static}>"
+
+    def collection(self, name, table_global, table_type):
+        self.emit(f"  %{name}_table_global = memref.get_global @{table_global} : {table_type}")
+        self.emit(f"  %{name}_table = memref.cast %{name}_table_global : {table_type} to memref<?x?xi32>")
+        self.emit(f"  %{name} = kvcache.paged_collection %blocks, %cache_lengths, %{name}_table, "
+                  f"%max_seq_length, %max_cache_length")
+        self.emit(f"      : !blocks, memref<?xi32>, memref<?x?xi32> -> !collection")
+
+    def offsets(self, i, values):
+        gtype = self.global_i32(f"offsets_{i}", values)
+        self.emit(f"  %s{i}_offsets_global = memref.get_global @offsets_{i} : {gtype}")
+        self.emit(f"  %s{i}_offsets = memref.cast %s{i}_offsets_global : {gtype} to memref<?xi32>")
+
+    def step_collection(self, i, step):
+        if "lookup_table" not in step:
+            return "%collection"
+        ttype = self.global_i32(f"lookup_table_{i}", step["lookup_table"])
+        self.collection(f"s{i}_collection", f"lookup_table_{i}", ttype)
+        return f"%s{i}_collection"
+
+    def step(self, i, step):
+        op = step["op"]
+        H, D = self.H, self.D
+        self.emit(f"  // step {i}: {step_summary(step)}")
+        if op in ("store_ragged", "gather_ragged"):
+            self.offsets(i, step["offsets"])
+            coll = self.step_collection(i, step)
+            formula = step["new" if op == "store_ragged" else "out"]
+            static = self.alloc_filled(f"s{i}_buf", (step["rows"], H, D), formula)
+            self.emit(f"  %s{i}_rows = memref.cast %s{i}_buf : {static} to !rows")
+            self.emit(f"  %s{i}_layer = arith.constant {step['layer']} : index")
+            get = "get_key_cache" if step["kv"] == 0 else "get_value_cache"
+            self.emit(f"  %s{i}_cache = kvcache.{get} {coll}[%s{i}_layer] : !collection")
+            self.emit(f"  kvcache.{op} %s{i}_cache, %s{i}_rows, %s{i}_offsets "
+                      f": !cache, !rows, memref<?xi32>")
+            if op == "gather_ragged":
+                self.emit(f"  %s{i}_step = arith.constant {i} : index")
+                self.emit(f"  func.call @dump_rows(%s{i}_rows, %s{i}_step) : (!rows, index) -> ()")
+                self.records += step["rows"] * H
+            self.emit(f"  memref.dealloc %s{i}_buf : {static}")
+        elif op == "copy_pages":
+            pairs = step["pairs"]
+            ptype = self.global_i32(f"pairs_{i}", pairs)
+            coll = self.step_collection(i, step)
+            self.emit(f"  %s{i}_pairs_global = memref.get_global @pairs_{i} : {ptype}")
+            self.emit(f"  %s{i}_pairs = memref.cast %s{i}_pairs_global : {ptype} to memref<?x2xi32>")
+            self.emit(f"  kvcache.copy_pages {coll}, %s{i}_pairs : !collection, memref<?x2xi32>")
+        elif op == "attention_ragged":
+            hq = step["q_heads"]
+            self.offsets(i, step["offsets"])
+            coll = self.step_collection(i, step)
+            qs = self.alloc_filled(f"s{i}_q", (step["rows"], hq, D), step["q"])
+            os_ = self.alloc_filled(f"s{i}_out", (step["rows"], hq, D), step["out"])
+            self.emit(f"  %s{i}_q_rows = memref.cast %s{i}_q : {qs} to !q{hq}")
+            self.emit(f"  %s{i}_out_rows = memref.cast %s{i}_out : {os_} to !q{hq}")
+            self.emit(f"  %s{i}_layer = arith.constant {step['layer']} : index")
+            self.emit(f"  %s{i}_k = kvcache.get_key_cache {coll}[%s{i}_layer] : !collection")
+            self.emit(f"  %s{i}_v = kvcache.get_value_cache {coll}[%s{i}_layer] : !collection")
+            scale = repr(np.float32(step["scale"]))
+            ws = step.get("workspace")
+            if ws:
+                self.emit(f"  %s{i}_ws_alloc = memref.alloc() {{alignment = 64 : i64}} : memref<{ws}xf32>")
+                self.emit(f"  %s{i}_ws = memref.cast %s{i}_ws_alloc : memref<{ws}xf32> to memref<?xf32>")
+                self.emit(f"  func.call @fill_nan(%s{i}_ws) : (memref<?xf32>) -> ()")
+                self.emit(f"  kvcache.attention_ragged %s{i}_q_rows, %s{i}_k, %s{i}_v, %s{i}_offsets, "
+                          f"%s{i}_out_rows, %s{i}_ws {{scale = {scale} : f32}}")
+                self.emit(f"      : !q{hq}, !cache, !cache, memref<?xi32>, !q{hq}, memref<?xf32>")
+            else:
+                self.emit(f"  kvcache.attention_ragged %s{i}_q_rows, %s{i}_k, %s{i}_v, %s{i}_offsets, "
+                          f"%s{i}_out_rows {{scale = {scale} : f32}}")
+                self.emit(f"      : !q{hq}, !cache, !cache, memref<?xi32>, !q{hq}")
+            self.emit(f"  %s{i}_step = arith.constant {i} : index")
+            self.emit(f"  func.call @dump_q{hq}(%s{i}_out_rows, %s{i}_step) : (!q{hq}, index) -> ()")
+            self.records += step["rows"] * hq
+            if ws:
+                self.emit(f"  memref.dealloc %s{i}_ws_alloc : memref<{ws}xf32>")
+            self.emit(f"  memref.dealloc %s{i}_q : {qs}")
+            self.emit(f"  memref.dealloc %s{i}_out : {os_}")
+        else:
+            raise ValueError(op)
+        self.emit("")
+
+    def main(self, name="main"):
+        cfg = self.cfg
+        t, KV, P, H, D, L, N = self.dtype, self.KV, self.P, self.H, self.D, self.L, self.N
+        self.emit(f"func.func @{name}() {{")
+        self.emit(f"  %max_seq_length = arith.constant {cfg['max_seq_length']} : i32")
+        self.emit(f"  %max_cache_length = arith.constant {cfg['max_cache_length']} : i32")
+        layout = cfg.get("layout")
+        if layout:
+            sentinel = layout["sentinel"]
+            size = layout["parent_size"]
+            self.emit(f"  %parent = memref.alloc() {{alignment = 64 : i64}} : !parent")
+            rank = len(layout["parent_shape"].split("x"))
+            dims = ", ".join(str(k) for k in range(rank))
+            self.emit(f"  %parent_collapsed = memref.collapse_shape %parent [[{dims}]] : "
+                      f"!parent into memref<{size}x{t}>")
+            self.emit(f"  %parent_flat = memref.cast %parent_collapsed : memref<{size}x{t}> to !flat")
+            self.emit("  %zero = arith.constant 0 : i64")
+            self.emit("  %one = arith.constant 1 : i64")
+            self.emit(f"  %minus_sentinel = arith.constant {-sentinel} : i64")
+            self.emit("  %unit = arith.constant 1.0 : f32")
+            self.emit("  func.call @fill(%parent_flat, %zero, %zero, %one, %minus_sentinel, %unit) "
+                      ": (!flat, i64, i64, i64, i64, f32) -> ()")
+            self.emit(f"  %view = memref.subview %parent{layout['subview']}")
+            self.emit(f"      : !parent to {layout['view_type']}")
+            self.emit(f"  %blocks = memref.cast %view : {layout['view_type']} to !blocks")
+            self.emit("  func.call @fill_blocks(%blocks) : (!blocks) -> ()")
+        else:
+            mul, mod, sub = cfg["fill"]
+            div = cfg.get("fill_div", 1)
+            size = N * KV * L * P * H * D
+            self.emit(f"  %storage = memref.alloc() {{alignment = 64 : i64}} : !storage")
+            self.emit(f"  %storage_collapsed = memref.collapse_shape %storage [[0, 1, 2, 3, 4, 5]] : "
+                      f"!storage into memref<{size}x{t}>")
+            self.emit(f"  %storage_flat = memref.cast %storage_collapsed : memref<{size}x{t}> to !flat")
+            self.emit("  %fill_seed = arith.constant 0 : i64")
+            self.emit(f"  %fill_mul = arith.constant {mul} : i64")
+            self.emit(f"  %fill_mod = arith.constant {mod} : i64")
+            self.emit(f"  %fill_sub = arith.constant {sub} : i64")
+            self.emit(f"  %fill_div = arith.constant {float(div)} : f32")
+            self.emit("  func.call @fill(%storage_flat, %fill_seed, %fill_mul, %fill_mod, %fill_sub, "
+                      "%fill_div) : (!flat, i64, i64, i64, i64, f32) -> ()")
+            self.emit("  %blocks = memref.cast %storage : !storage to !blocks")
+        ltype = self.global_i32("cache_lengths", cfg["cache_lengths"])
+        ttype = self.global_i32("lookup_table", cfg["lookup_table"])
+        self.emit(f"  %cache_lengths_global = memref.get_global @cache_lengths : {ltype}")
+        self.emit(f"  %cache_lengths = memref.cast %cache_lengths_global : {ltype} to memref<?xi32>")
+        self.collection("collection", "lookup_table", ttype)
+        self.emit("")
+        for i, step in enumerate(cfg["steps"]):
+            self.step(i, step)
+        if cfg.get("full_dump"):
+            if layout:
+                self.emit("  func.call @dump_parent(%parent_flat) : (!flat) -> ()")
+                self.records += layout["parent_size"] // D
+            else:
+                self.emit("  func.call @dump_blocks(%blocks) : (!blocks) -> ()")
+                self.records += N * KV * L * P * H
+        self.emit('  vector.print str "done\\n"')
+        if layout:
+            self.emit("  memref.dealloc %parent : !parent")
+        else:
+            self.emit("  memref.dealloc %storage : !storage")
+        self.emit("  return")
+        self.emit("}")
+
+
+def step_summary(step):
+    op = step["op"]
+    if op in ("store_ragged", "gather_ragged"):
+        what = "K" if step["kv"] == 0 else "V"
+        table = ", another lookup table" if "lookup_table" in step else ""
+        return (f"{op} {what} of layer {step['layer']}, {step['rows']} rows, "
+                f"offsets {step['offsets']}{table}")
+    if op == "copy_pages":
+        return f"copy_pages {step['pairs']}"
+    ws = f", workspace of {step['workspace']}" if step.get("workspace") else ""
+    return (f"attention_ragged layer {step['layer']}, q_heads {step['q_heads']}, "
+            f"{step['rows']} rows, offsets {step['offsets']}, scale "
+            f"{repr(np.float32(step['scale']))}{ws}")
+
+
+REFERENCE_KEYS = ("dtype", "num_pages", "kv_dim", "num_layers", "page_size", "num_heads",
+                  "head_size", "cache_lengths", "lookup_table", "max_seq_length",
+                  "max_cache_length", "fill", "fill_div", "layout", "full_dump", "steps")
+
+
+def render(cfg, description, extra_run="", extra_checks="", extra_text="",
+           main_name="main", run_lines=RUN_LINES):
+    w = Writer(cfg)
+    cfg["kv_dim"] = w.KV
+    w.main(main_name)
+    body = "\n".join(w.lines)
+    reference = {k: cfg[k] for k in REFERENCE_KEYS if k in cfg}
+    if "layout" in reference:
+        reference["layout"] = {k: v for k, v in cfg["layout"].items()
+                               if k in ("parent_size", "offset", "strides", "sentinel")}
+    text = "// Generated by generate_kernel_tests.py; edit that script, not this file.\n"
+    text += run_lines + extra_run + "\n"
+    text += "".join(f"// {line}".rstrip() + "\n" for line in description.strip().split("\n"))
+    text += "\n// CHECK-NOT: MISMATCH\n"
+    text += f"// CHECK: OK {w.records} records\n"
+    text += extra_checks
+    text += "\n// REFERENCE: " + json.dumps(reference) + "\n\n"
+    text += w.header_types() + "\n\n"
+    text += "\n".join(w.globals) + "\n"
+    text += w.helpers() + "\n"
+    text += extra_text
+    text += body + "\n"
+    return text
+
+
+# ----------------------------------------------------------------------------
+# store_ragged / gather_ragged / copy_pages
+
+
+def ragged_config(dtype, page_size, num_heads, head_size, num_layers, sequences,
+                  seed, spare_pages=3, mla=False, columns=None):
+    batch = Batch(sequences, page_size, spare_pages, seed, columns)
+    cfg = {
+        "dtype": dtype, "page_size": page_size, "num_heads": num_heads,
+        "head_size": head_size, "num_layers": num_layers, "mla": mla,
+        "num_pages": batch.num_pages, "cache_lengths": batch.cache_lengths,
+        "lookup_table": batch.table,
+        "max_seq_length": max(n for _, n in sequences),
+        "max_cache_length": max(c + n for c, n in sequences),
+        "fill": INTEGER_FILL[dtype], "full_dump": True, "steps": [],
+    }
+    return cfg, batch
+
+
+def store(cfg, kv, layer, offsets, rows, seed):
+    cfg["steps"].append({"op": "store_ragged", "kv": kv, "layer": layer, "offsets": offsets,
+                         "rows": rows, "new": integer_formula(cfg["dtype"], seed)})
+
+
+def gather(cfg, kv, layer, offsets, seed, table=None):
+    step = {"op": "gather_ragged", "kv": kv, "layer": layer, "offsets": offsets,
+            "rows": offsets[-1], "out": integer_formula(cfg["dtype"], seed)}
+    if table is not None:
+        step["lookup_table"] = table
+    cfg["steps"].append(step)
+
+
+def copy(cfg, pairs):
+    cfg["steps"].append({"op": "copy_pages", "pairs": pairs})
+
+
+def standard_ragged_steps(cfg, batch, layers_kv):
+    """Stores the new rows of every (kv, layer) in layers_kv, gathers the
+    contexts back, copies pages, gathers through a table that uses the
+    copies, and does the zero-row cases."""
+    offsets = batch.new_offsets()
+    total = offsets[-1]
+    seed = 11
+    for kv, layer in layers_kv:
+        store(cfg, kv, layer, offsets, total, seed)
+        seed += 1000
+    ctx = batch.context_offsets()
+    for kv, layer in layers_kv:
+        gather(cfg, kv, layer, ctx, seed)
+        seed += 1000
+    # Copy-on-write: the pages of the first nonempty sequence to spare pages,
+    # and a table that points that sequence at the copies.
+    b = next(i for i, (c, n) in enumerate(batch.sequences) if c + n)
+    need = ceil_div(sum(batch.sequences[b]), cfg["page_size"])
+    sources = batch.table[b][:need]
+    destinations = batch.spare[:need]
+    assert len(destinations) == need, "not enough spare pages"
+    pairs = [[s, d] for s, d in zip(sources, destinations)]
+    copy(cfg, pairs)
+    table = [list(row) for row in batch.table]
+    table[b][:need] = destinations
+    kv, layer = layers_kv[-1]
+    gather(cfg, kv, layer, ctx, seed, table)
+    seed += 1000
+    return seed
+
+
+def ragged_tests():
+    tests = {}
+
+    # page_size 1, f32, head_size 12 (48-byte rows), 2 layers.
+    cfg, batch = ragged_config("f32", 1, 2, 12, 2, [(3, 2), (0, 0), (2, 3), (4, 1)],
+                               seed=1, spare_pages=5)
+    seed = standard_ragged_steps(cfg, batch, [(0, 0), (1, 0), (0, 1), (1, 1)])
+    # Rows outside [offsets[0], offsets[batch]) of `new` are not stored: a
+    # buffer with one leading and two trailing unused rows.
+    offsets = [1, 2, 2, 3, 3]
+    store(cfg, 1, 1, offsets, 5, seed)
+    gather(cfg, 1, 1, [0, 4, 4, 9, 10], seed + 1)
+    # (and partial contexts gathered back.)
+    # Zero rows in total: an empty buffer, and rows that no sequence owns.
+    store(cfg, 0, 1, [0, 0, 0, 0, 0], 0, seed + 2)
+    store(cfg, 0, 0, [2, 2, 2, 2, 2], 3, seed + 3)
+    gather(cfg, 0, 0, [0, 0, 0, 0, 0], seed + 4)
+    tests["kernel-ragged-page-size-1-f32.mlir"] = (cfg, """
+store_ragged, gather_ragged and copy_pages on an f32 cache with one token
+per page (every token ends a page) and head_size 12, 2 layers, checked
+against the numpy model of kernel_reference.py: the new rows of K and V of
+both layers are stored, the whole contexts gathered back, pages copied
+(copy-on-write of sequence 0) and gathered through a table pointing at the
+copies; a store whose offsets skip leading and trailing rows of `new`; zero
+rows in total (an empty buffer; offsets all equal); an empty sequence
+(offsets equal). Every gathered row (the rows of `out` no sequence owns keep
+their contents) and then all of blocks are printed and compared.
+""")
+
+    # page_size 5, f16, head_size 96, 3 layers; sequence 0 ends on a page
+    # boundary (7 + 3 = 10), sequence 2 has no new rows.
+    cfg, batch = ragged_config("f16", 5, 2, 96, 3, [(7, 3), (0, 4), (10, 0), (3, 9)],
+                               seed=2, spare_pages=3)
+    standard_ragged_steps(cfg, batch, [(0, 2), (1, 2), (0, 0), (1, 1)])
+    tests["kernel-ragged-page-size-5-f16.mlir"] = (cfg, """
+store_ragged, gather_ragged and copy_pages on an f16 cache with 5 tokens per
+page, 2 heads of 96, 3 layers (K and V of layer 2, K of 0, V of 1 written),
+against kernel_reference.py. Sequence 0 (7 cached + 3 new) ends exactly on a
+page boundary, sequence 1 is empty before the step, sequence 2 has no new
+rows (offsets equal). Gathers of every context, a copy_pages of sequence 0's
+pages, a gather through a table pointing at the copies, then all of blocks.
+""")
+
+    # page_size 16, bf16, head_size 5 (10-byte rows: scalar accesses).
+    cfg, batch = ragged_config("bf16", 16, 3, 5, 2, [(13, 3), (16, 17), (0, 1), (0, 0)],
+                               seed=3, spare_pages=3)
+    standard_ragged_steps(cfg, batch, [(0, 0), (1, 0), (0, 1), (1, 1)])
+    tests["kernel-ragged-page-size-16-bf16.mlir"] = (cfg, """
+store_ragged, gather_ragged and copy_pages on a bf16 cache with 16 tokens per
+page, 3 heads of 5 elements (rows not a multiple of 16 bytes), 2 layers,
+against kernel_reference.py. Sequence 0 (13 + 3) ends exactly on a page
+boundary, sequence 1 (16 + 17) starts a new page and spills into a third,
+sequence 2 is empty with one new row, sequence 3 is empty with none. Then
+copy_pages, a gather through the copies and all of blocks.
+""")
+
+    # page_size 16, f16, head_size 3, 4 heads.
+    cfg, batch = ragged_config("f16", 16, 4, 3, 2, [(5, 11), (31, 2), (0, 0), (40, 16)],
+                               seed=4, spare_pages=3)
+    standard_ragged_steps(cfg, batch, [(1, 1), (0, 1), (1, 0)])
+    tests["kernel-ragged-head-size-3-f16.mlir"] = (cfg, """
+store_ragged, gather_ragged and copy_pages on an f16 cache with 4 heads of 3
+elements, 16 tokens per page, 2 layers, against kernel_reference.py.
+Sequences 0 (5 + 11) and 3 (40 + 16) end exactly on page boundaries,
+sequence 2 is empty with no new rows. Then copy_pages of two pages, a gather
+through the copies and all of blocks.
+""")
+
+    # page_size 16, f16, head_size 128: the vector path.
+    cfg, batch = ragged_config("f16", 16, 2, 128, 2, [(17, 15), (0, 3), (5, 0), (30, 20)],
+                               seed=5, spare_pages=3)
+    standard_ragged_steps(cfg, batch, [(0, 0), (1, 0), (0, 1), (1, 1)])
+    tests["kernel-ragged-page-size-16-f16.mlir"] = (cfg, """
+store_ragged, gather_ragged and copy_pages on an f16 cache with 2 heads of
+128 and 16 tokens per page (rows move as whole vectors), 2 layers, against
+kernel_reference.py. Sequence 0 (17 + 15) ends exactly on a page boundary,
+sequence 2 has no new rows. Then copy_pages of two pages, a gather through
+the copies and all of blocks.
+""")
+
+    # page_size 128, f32, head_size 128, one head.
+    cfg, batch = ragged_config("f32", 128, 1, 128, 2, [(120, 8), (0, 130), (128, 0)],
+                               seed=6, spare_pages=1)
+    standard_ragged_steps(cfg, batch, [(0, 1), (1, 1), (1, 0)])
+    tests["kernel-ragged-page-size-128-f32.mlir"] = (cfg, """
+store_ragged, gather_ragged and copy_pages on an f32 cache with 128 tokens per
+page, one head of 128, 2 layers, against kernel_reference.py. Sequence 0
+(120 + 8) ends exactly on a page boundary, sequence 1 (0 + 130) spills two
+rows into its second page, sequence 2 has a full page and no new rows. Then
+a copy_pages of sequence 0's page, a gather through the copy and all of
+blocks.
+""")
+
+    # MLA: K only, bf16, head_size 576, page_size 4.
+    cfg, batch = ragged_config("bf16", 4, 1, 576, 2, [(2, 2), (5, 2), (0, 0)],
+                               seed=7, spare_pages=2, mla=True)
+    offsets = batch.new_offsets()
+    store(cfg, 0, 0, offsets, offsets[-1], 21)
+    store(cfg, 0, 1, offsets, offsets[-1], 22)
+    ctx = batch.context_offsets()
+    gather(cfg, 0, 1, ctx, 23)
+    pairs = [[batch.table[1][0], batch.spare[0]], [batch.table[1][1], batch.spare[1]]]
+    copy(cfg, pairs)
+    table = [list(row) for row in batch.table]
+    table[1][:2] = batch.spare[:2]
+    gather(cfg, 0, 0, ctx, 24, table)
+    gather(cfg, 0, 1, ctx, 25, table)
+    tests["kernel-ragged-mla-bf16.mlir"] = (cfg, """
+store_ragged, gather_ragged and copy_pages on an MLA collection (kv_dim 1, K
+only) of bf16 with one head of 576 and 4 tokens per page, 2 layers, against
+kernel_reference.py: copy_pages copies the K pages of every layer and
+nothing else. Sequence 0 (2 + 2) ends exactly on a page boundary, sequence 2
+is empty with no new rows. All of blocks is dumped at the end.
+""")
+
+    # A strided view of a bigger buffer (dynamic outer strides and offset):
+    # layers 1..2 of 3, pages 1..6 of 7.
+    P, H, D, L, N = 5, 2, 8, 2, None
+    cfg, batch = ragged_config("f16", 5, 2, 8, 2, [(4, 6), (0, 2), (9, 0)], seed=8,
+                               spare_pages=2)
+    N = batch.num_pages
+    parent_shape = (N + 1, 2, L + 1, P, H, D)
+    s2 = P * H * D
+    s1 = (L + 1) * s2
+    s0 = 2 * s1
+    offset = s0 + s2
+    cfg["layout"] = {
+        "parent_size": int(np.prod(parent_shape)), "offset": offset,
+        "strides": [s0, s1, s2], "sentinel": 2047,
+        "parent_shape": "x".join(str(x) for x in parent_shape),
+        "subview": f"[1, 0, 1, 0, 0, 0] [{N}, 2, {L}, {P}, {H}, {D}] [1, 1, 1, 1, 1, 1]",
+        "view_type": (f"memref<{N}x2x{L}x{P}x{H}x{D}xf16, strided<[{s0}, {s1}, {s2}, "
+                      f"{H * D}, {D}, 1], offset: {offset}>>"),
+    }
+    standard_ragged_steps(cfg, batch, [(0, 0), (1, 0), (0, 1), (1, 1)])
+    tests["kernel-ragged-strided-f16.mlir"] = (cfg, """
+store_ragged, gather_ragged and copy_pages on an f16 cache whose blocks is a
+memref.subview of a bigger buffer (pages 1.. of one more, layers 1..2 of 3:
+outer strides and offset dynamic in the blocks type), 5 tokens per page, 2
+heads of 8, against kernel_reference.py. Sequence 0 (4 + 6) ends exactly on
+a page boundary. After the stores, gathers and a copy_pages, the whole
+parent buffer is dumped: the rest of it keeps the sentinel 2047.
+""")
+    return tests
+
+
+# ----------------------------------------------------------------------------
+# attention_ragged
+
+
+def attention_config(dtype, page_size, num_heads, head_size, num_layers, sequences, seed,
+                     spare_pages=0):
+    batch = Batch(sequences, page_size, spare_pages, seed)
+    cfg = {
+        "dtype": dtype, "page_size": page_size, "num_heads": num_heads,
+        "head_size": head_size, "num_layers": num_layers,
+        "num_pages": batch.num_pages, "cache_lengths": batch.cache_lengths,
+        "lookup_table": batch.table,
+        "max_seq_length": max(n for _, n in sequences),
+        "max_cache_length": max(c + n for c, n in sequences),
+        "fill": UNIT[:3], "fill_div": UNIT[3], "steps": [],
+    }
+    return cfg, batch
+
+
+def attention_steps(cfg, batch, group, scale, layers, workspace=None, seed=100):
+    """For each layer: store the new K and V rows, then attention (and again
+    with a workspace)."""
+    offsets = batch.new_offsets()
+    rows = offsets[-1]
+    q_heads = group * cfg["num_heads"]
+    for layer in layers:
+        for kv in (0, 1):
+            cfg["steps"].append({"op": "store_ragged", "kv": kv, "layer": layer,
+                                 "offsets": offsets, "rows": rows,
+                                 "new": unit_formula(seed)})
+            seed += 1000
+        variants = [None] + ([workspace] if workspace else [])
+        for ws in variants:
+            step = {"op": "attention_ragged", "layer": layer, "offsets": offsets,
+                    "rows": rows, "q_heads": q_heads, "scale": f32(scale),
+                    "q": unit_formula(seed), "out": unit_formula(seed + 500)}
+            if ws:
+                step["workspace"] = ws
+            cfg["steps"].append(step)
+        seed += 1000
+
+
+def attention_tests():
+    tests = {}
+
+    cfg, batch = attention_config("f32", 1, 2, 8, 2, [(0, 1), (0, 4), (5, 1), (6, 3), (4, 0)],
+                                  seed=11)
+    attention_steps(cfg, batch, 1, 1 / math.sqrt(8), [1, 0], workspace=64)
+    tests["kernel-attention-page-size-1-f32.mlir"] = (cfg, """
+attention_ragged on an f32 cache with one token per page, 2 KV heads of 8,
+no GQA (q_heads 2), 2 layers, against the float64 numpy reference of
+kernel_reference.py (relative error 1e-3). Per layer the step's new K and V
+rows are stored with store_ragged first, then attention runs without and
+with a workspace. Sequences (cache_length, new rows): (0, 1) an empty
+context, (0, 4) a prefill, (5, 1) a decode, (6, 3) a chunked prefill (causal
+limit within the step), (4, 0) no rows.
+""")
+
+    cfg, batch = attention_config("f16", 3, 2, 64, 1, [(0, 1), (11, 1), (9, 3), (0, 7), (2, 0)],
+                                  seed=12)
+    attention_steps(cfg, batch, 2, 1 / math.sqrt(64), [0], workspace=256)
+    tests["kernel-attention-page-size-3-f16.mlir"] = (cfg, """
+attention_ragged on an f16 cache with 3 tokens per page, 2 KV heads of 64,
+GQA group 2 (q_heads 4), against the float64 numpy reference of
+kernel_reference.py (absolute error 2e-3, values in [-1, 1]). The new K/V
+rows are stored with store_ragged first. Sequences (cache_length, new rows):
+(0, 1), (11, 1) decode, (9, 3) ending on a page boundary, (0, 7) prefill,
+(2, 0) no rows. Without and with a workspace.
+""")
+
+    cfg, batch = attention_config("f32", 16, 2, 128, 2, [(310, 1), (0, 1), (33, 5), (300, 2)],
+                                  seed=13)
+    attention_steps(cfg, batch, 4, 0.5, [1], workspace=8192)
+    tests["kernel-attention-page-size-16-f32.mlir"] = (cfg, """
+attention_ragged on an f32 cache with 16 tokens per page, 2 KV heads of 128,
+GQA group 4 (q_heads 8), scale 0.5 (peaked softmax), against the float64
+numpy reference of kernel_reference.py (relative error 1e-3). Long contexts:
+(310, 1) decode over 311 keys, (300, 2); also (0, 1) and (33, 5). Without
+and with a workspace.
+""")
+
+    cfg, batch = attention_config("f16", 128, 1, 4, 1, [(350, 1), (0, 1), (127, 1), (200, 6),
+                                                        (0, 9)], seed=14)
+    attention_steps(cfg, batch, 8, 2.0, [0], workspace=1024)
+    tests["kernel-attention-page-size-128-f16.mlir"] = (cfg, """
+attention_ragged on an f16 cache with 128 tokens per page, one KV head of 4,
+GQA group 8 (q_heads 8), scale 2, against the float64 numpy reference of
+kernel_reference.py (absolute error 2e-3). Sequences (cache_length, new
+rows): (350, 1) a long decode over three pages, (0, 1), (127, 1) ending on a
+page boundary, (200, 6), (0, 9). Without and with a workspace.
+""")
+
+    cfg, batch = attention_config("bf16", 16, 2, 64, 2, [(40, 1), (0, 3), (16, 16), (70, 2)],
+                                  seed=15)
+    attention_steps(cfg, batch, 1, 1 / math.sqrt(64), [0, 1])
+    tests["kernel-attention-page-size-16-bf16.mlir"] = (cfg, """
+attention_ragged on a bf16 cache with 16 tokens per page, 2 KV heads of 64,
+no GQA, 2 layers, against the float64 numpy reference of kernel_reference.py
+(absolute error 1.6e-2). Sequences (cache_length, new rows): (40, 1),
+(0, 3), (16, 16) ending on a page boundary, (70, 2).
+""")
+
+    cfg, batch = attention_config("f16", 16, 4, 128, 1, [(0, 1), (15, 1), (16, 1), (47, 1),
+                                                         (320, 1)], seed=16)
+    attention_steps(cfg, batch, 2, 1 / math.sqrt(128), [0], workspace=4096)
+    tests["kernel-attention-decode-f16.mlir"] = (cfg, """
+attention_ragged decode (one row per sequence) on an f16 cache with 16
+tokens per page, 4 KV heads of 128, GQA group 2 (q_heads 8), against the
+float64 numpy reference of kernel_reference.py (absolute error 2e-3).
+Contexts of 1, 16 (the new token ends a page), 17, 48 and 321 keys. Without
+and with a workspace.
+""")
+    return tests
+
+
+# ----------------------------------------------------------------------------
+# assert_write_mode = 1
+
+RUNNER = "mlir-runner %t.mlir -e {entry} -entry-point-result=void \\\n" \
+    "// RUN:     -shared-libs=%mlir_c_runner_utils,%mlir_runner_utils"
+
+WRITES_RUN = """\
+// RUN: kvcache-opt %s -kvcache-to-cpu -o %t.mlir
+// RUN: """ + RUNNER.format(entry="main") + """ \\
+// RUN: | %python %S/kernel_reference.py %s | FileCheck %s
+// RUN: not --crash """ + RUNNER.format(entry="bad_page") + """ 2>&1 \\
+// RUN: | FileCheck %s --check-prefix=BAD-PAGE
+// RUN: not --crash """ + RUNNER.format(entry="past_columns") + """ 2>&1 \\
+// RUN: | FileCheck %s --check-prefix=COLUMNS
+// RUN: not --crash """ + RUNNER.format(entry="bad_copy_destination") + """ 2>&1 \\
+// RUN: | FileCheck %s --check-prefix=COPY-DST
+"""
+
+READS_RUN = """\
+// RUN: kvcache-opt %s -kvcache-to-cpu -o %t.mlir
+// RUN: """ + RUNNER.format(entry="bad_copy_source") + """ 2>&1 \\
+// RUN: | FileCheck %s --check-prefix=COPY-SRC-UNCHECKED
+// RUN: kvcache-opt %s -kvcache-to-cpu=checked=true -o %t.mlir
+// RUN: """ + RUNNER.format(entry="main") + """ \\
+// RUN: | %python %S/kernel_reference.py %s | FileCheck %s
+// RUN: not --crash """ + RUNNER.format(entry="bad_copy_source") + """ 2>&1 \\
+// RUN: | FileCheck %s --check-prefix=COPY-SRC
+// RUN: not --crash """ + RUNNER.format(entry="bad_gather") + """ 2>&1 \\
+// RUN: | FileCheck %s --check-prefix=GATHER
+"""
+
+COMMON_TEXT = """
+// The bad programs: @main's cache_lengths with another lookup table (and
+// pairs) over uninitialised blocks of NUM_PAGES pages.
+memref.global "private" constant @bad_table : memref<3xCOLSxi32> = dense<BAD_TABLE>
+memref.global "private" constant @short_table : memref<3x1xi32> = dense<[[0], [1], [2]]>
+memref.global "private" constant @bad_offsets : memref<4xi32> = dense<[0, 2, 3, 4]>
+memref.global "private" constant @bad_destination : memref<2x2xi32> = dense<[[0, 1], [2, NUM_PAGES]]>
+memref.global "private" constant @bad_source : memref<2x2xi32> = dense<[[0, 1], [NUM_PAGES, 2]]>
+memref.global "private" constant @gather_offsets : memref<4xi32> = dense<GATHER_OFFSETS>
+
+func.func @bad_collection(%storage: !storage, %table_global: memref<3x?xi32>) -> !collection {
+  %max_seq_length = arith.constant 2 : i32
+  %max_cache_length = arith.constant 8 : i32
+  %blocks = memref.cast %storage : !storage to !blocks
+  %lengths_global = memref.get_global @cache_lengths : memref<3xi32>
+  %cache_lengths = memref.cast %lengths_global : memref<3xi32> to memref<?xi32>
+  %table = memref.cast %table_global : memref<3x?xi32> to memref<?x?xi32>
+  %collection = kvcache.paged_collection %blocks, %cache_lengths, %table, %max_seq_length, %max_cache_length
+      : !blocks, memref<?xi32>, memref<?x?xi32> -> !collection
+  return %collection : !collection
+}
+"""
+
+WRITE_TEXT = """
+// Sequence 2's new row (token 4, logical page 1) is in page BAD_PAGE of NUM_PAGES.
+func.func @bad_page() {
+  %storage = memref.alloc() {alignment = 64 : i64} : !storage
+  %table_global = memref.get_global @bad_table : memref<3xCOLSxi32>
+  %table = memref.cast %table_global : memref<3xCOLSxi32> to memref<3x?xi32>
+  %collection = func.call @bad_collection(%storage, %table) : (!storage, memref<3x?xi32>) -> !collection
+  %c1 = arith.constant 1 : index
+  %new = memref.alloc() {alignment = 64 : i64} : memref<4xHEADSxHEAD_SIZExf16>
+  %rows = memref.cast %new : memref<4xHEADSxHEAD_SIZExf16> to !rows
+  %offsets_global = memref.get_global @bad_offsets : memref<4xi32>
+  %offsets = memref.cast %offsets_global : memref<4xi32> to memref<?xi32>
+  %cache = kvcache.get_value_cache %collection[%c1] : !collection
+  // BAD-PAGE: kvcache run-time check failed: {{.*}} at {{.*}}FILE:[[@LINE+1]]:3: physical page (lookup_table entry) BAD_PAGE is out of range: num_pages is NUM_PAGES
+  kvcache.store_ragged %cache, %rows, %offsets : !cache, !rows, memref<?xi32>
+  vector.print str "bad_page completed\\n"
+  return
+}
+// BAD-PAGE-NOT: completed
+
+// A table of one column: sequence 0's tokens 4.. (page_size PAGE_SIZE) have none.
+func.func @past_columns() {
+  %storage = memref.alloc() {alignment = 64 : i64} : !storage
+  %table_global = memref.get_global @short_table : memref<3x1xi32>
+  %table = memref.cast %table_global : memref<3x1xi32> to memref<3x?xi32>
+  %collection = func.call @bad_collection(%storage, %table) : (!storage, memref<3x?xi32>) -> !collection
+  %c1 = arith.constant 1 : index
+  %new = memref.alloc() {alignment = 64 : i64} : memref<4xHEADSxHEAD_SIZExf16>
+  %rows = memref.cast %new : memref<4xHEADSxHEAD_SIZExf16> to !rows
+  %offsets_global = memref.get_global @bad_offsets : memref<4xi32>
+  %offsets = memref.cast %offsets_global : memref<4xi32> to memref<?xi32>
+  %cache = kvcache.get_key_cache %collection[%c1] : !collection
+  // COLUMNS: kvcache run-time check failed: {{.*}} at {{.*}}FILE:[[@LINE+1]]:3: logical page (token / page_size) 1 is out of range: the number of lookup_table columns is 1
+  kvcache.store_ragged %cache, %rows, %offsets : !cache, !rows, memref<?xi32>
+  vector.print str "past_columns completed\\n"
+  return
+}
+// COLUMNS-NOT: completed
+
+func.func @bad_copy_destination() {
+  %storage = memref.alloc() {alignment = 64 : i64} : !storage
+  %table_global = memref.get_global @short_table : memref<3x1xi32>
+  %table = memref.cast %table_global : memref<3x1xi32> to memref<3x?xi32>
+  %collection = func.call @bad_collection(%storage, %table) : (!storage, memref<3x?xi32>) -> !collection
+  %pairs_global = memref.get_global @bad_destination : memref<2x2xi32>
+  %pairs = memref.cast %pairs_global : memref<2x2xi32> to memref<?x2xi32>
+  // COPY-DST: kvcache run-time check failed: {{.*}} at {{.*}}FILE:[[@LINE+1]]:3: physical page NUM_PAGES is out of range: num_pages is NUM_PAGES
+  kvcache.copy_pages %collection, %pairs : !collection, memref<?x2xi32>
+  vector.print str "bad_copy_destination completed\\n"
+  return
+}
+// COPY-DST-NOT: completed
+
+"""
+
+READ_TEXT = """
+// The storage has one page more than blocks, so that the unchecked read
+// stays inside the allocation.
+func.func @bad_copy_source() {
+  %bigger = memref.alloc() {alignment = 64 : i64} : memref<NUM_PAGES_PLUS_1xKV_DIMxLAYERSxPAGE_SIZExHEADSxHEAD_SIZExf16>
+  %pages = memref.subview %bigger[0, 0, 0, 0, 0, 0] [NUM_PAGES, KV_DIM, LAYERS, PAGE_SIZE, HEADS, HEAD_SIZE] [1, 1, 1, 1, 1, 1]
+      : memref<NUM_PAGES_PLUS_1xKV_DIMxLAYERSxPAGE_SIZExHEADSxHEAD_SIZExf16> to !storage
+  %table_global = memref.get_global @short_table : memref<3x1xi32>
+  %table = memref.cast %table_global : memref<3x1xi32> to memref<3x?xi32>
+  %collection = func.call @bad_collection(%pages, %table) : (!storage, memref<3x?xi32>) -> !collection
+  %pairs_global = memref.get_global @bad_source : memref<2x2xi32>
+  %pairs = memref.cast %pairs_global : memref<2x2xi32> to memref<?x2xi32>
+  // COPY-SRC: kvcache run-time check failed: {{.*}} at {{.*}}FILE:[[@LINE+1]]:3: physical page NUM_PAGES is out of range: num_pages is NUM_PAGES
+  kvcache.copy_pages %collection, %pairs : !collection, memref<?x2xi32>
+  vector.print str "bad_copy_source completed\\n"
+  memref.dealloc %bigger : memref<NUM_PAGES_PLUS_1xKV_DIMxLAYERSxPAGE_SIZExHEADSxHEAD_SIZExf16>
+  return
+}
+// COPY-SRC-NOT: completed
+// COPY-SRC-UNCHECKED: bad_copy_source completed
+
+func.func @bad_gather() {
+  %storage = memref.alloc() {alignment = 64 : i64} : !storage
+  %table_global = memref.get_global @bad_table : memref<3xCOLSxi32>
+  %table = memref.cast %table_global : memref<3xCOLSxi32> to memref<3x?xi32>
+  %collection = func.call @bad_collection(%storage, %table) : (!storage, memref<3x?xi32>) -> !collection
+  %c0 = arith.constant 0 : index
+  %out = memref.alloc() {alignment = 64 : i64} : memref<4xHEADSxHEAD_SIZExf16>
+  %rows = memref.cast %out : memref<4xHEADSxHEAD_SIZExf16> to !rows
+  %offsets_global = memref.get_global @gather_offsets : memref<4xi32>
+  %offsets = memref.cast %offsets_global : memref<4xi32> to memref<?xi32>
+  %cache = kvcache.get_key_cache %collection[%c0] : !collection
+  // GATHER: kvcache run-time check failed: {{.*}} at {{.*}}FILE:[[@LINE+1]]:3: physical page (lookup_table entry) BAD_PAGE is out of range: num_pages is NUM_PAGES
+  kvcache.gather_ragged %cache, %rows, %offsets : !cache, !rows, memref<?xi32>
+  vector.print str "bad_gather completed\\n"
+  memref.dealloc %out : memref<4xHEADSxHEAD_SIZExf16>
+  return
+}
+// GATHER-NOT: completed
+
+"""
+
+
+
+
+def bad_text(batch, text, name):
+    num_pages = batch.num_pages
+    cols = len(batch.table[0])
+    # A bad entry in the second column of sequence 2 (cache_length 4): the
+    # bad programs' offsets [0, 2, 3, 4] give it row 3, token 4, logical
+    # page 1; bad_gather gathers sequence 2's five tokens.
+    bad_page = num_pages + 5
+    table = [list(row) for row in batch.table]
+    table[2][1] = bad_page
+    for key, value in (("NUM_PAGES_PLUS_1", num_pages + 1), ("NUM_PAGES", num_pages),
+                       ("BAD_PAGE", bad_page), ("BAD_TABLE", json.dumps(table)),
+                       ("COLS", cols), ("HEADS", 2), ("HEAD_SIZE", 8), ("PAGE_SIZE", 4),
+                       ("KV_DIM", 2), ("LAYERS", 2), ("GATHER_OFFSETS", "[0, 0, 0, 5]"),
+                       ("FILE", name)):
+        text = text.replace(key, str(value))
+    return text
+
+
+def assert_config(seed):
+    # f16, page_size 4, 2 heads of 8, 2 layers; sequences (cache_length, new)
+    # with sequence 2 at cache_length 4, as the bad programs assume.
+    cfg, batch = ragged_config("f16", 4, 2, 8, 2, [(3, 2), (0, 1), (4, 0)], seed=seed,
+                               spare_pages=2)
+    cfg["assert_write_mode"] = 1
+    standard_ragged_steps(cfg, batch, [(0, 0), (1, 0), (0, 1), (1, 1)])
+    return cfg, batch
+
+
+def assert_tests():
+    tests = {}
+    name = "kernel-assert-write-mode.mlir"
+    cfg, batch = assert_config(9)
+    tests[name] = (cfg, """
+An assert_write_mode = 1 cache (f16, 4 tokens per page, 2 heads of 8, 2
+layers): @main runs store_ragged, gather_ragged and copy_pages with valid
+metadata, checks clean, and matches kernel_reference.py (gathered rows and
+all of blocks). The bad programs stop with the message (abort, so
+not --crash): a store_ragged through a lookup-table entry past num_pages or
+past the lookup-table columns, a copy_pages to a page past num_pages.
+kernel-checked-reads.mlir has the reads.
+""", WRITES_RUN, bad_text(batch, COMMON_TEXT + WRITE_TEXT, name))
+    name = "kernel-checked-reads.mlir"
+    cfg, batch = assert_config(10)
+    tests[name] = (cfg, """
+Reads of the kernel ops through bad metadata, on an assert_write_mode = 1
+cache as in kernel-assert-write-mode.mlir: assert_write_mode checks writes
+only, so a copy_pages from a page past num_pages runs (the storage has one
+more page); -kvcache-to-cpu=checked=true stops it with the message, and a
+gather_ragged through a lookup-table entry past num_pages. @main (valid
+store_ragged, gather_ragged, copy_pages) runs clean with checked=true and
+matches kernel_reference.py.
+""", READS_RUN, bad_text(batch, COMMON_TEXT + READ_TEXT, name))
+    return tests
+
+
+def main():
+    tests = {}
+    tests.update(ragged_tests())
+    tests.update(attention_tests())
+    for name, (cfg, description) in tests.items():
+        with open(os.path.join(HERE, name), "w") as f:
+            f.write(render(cfg, description))
+        print("wrote", name)
+    for name, (cfg, description, run, text) in assert_tests().items():
+        with open(os.path.join(HERE, name), "w") as f:
+            f.write(render(cfg, description, extra_text=text, run_lines=run))
+        print("wrote", name)
+
+
+if __name__ == "__main__":
+    main()
