@@ -26,7 +26,13 @@ echo "executed (page, slot, then head 1 of each appended token):"
   "$out/cache_roundtrip_cpu.llvm.mlir"
 
 echo
-echo "== 3. examples/read_keys_gpu.mlir: kvcache-compile to PTX (sm_90)"
+echo "== 3. examples/decode_step.mlir: kvcache-compile to PTX (sm_90), one kernel per kernel op"
+"$bin/kvcache-compile" "$examples/decode_step.mlir" -o "$out/decode_step.ptx"
+echo "PTX: $out/decode_step.ptx ($(wc -l <"$out/decode_step.ptx") lines); kernels:"
+grep -E "^\.visible \.entry" "$out/decode_step.ptx"
+
+echo
+echo "== 4. examples/read_keys_gpu.mlir: a user kernel written with access ops, to PTX"
 "$bin/kvcache-compile" "$examples/read_keys_gpu.mlir" -o "$out/read_keys_gpu.ptx"
 echo "PTX: $out/read_keys_gpu.ptx ($(wc -l <"$out/read_keys_gpu.ptx") lines); kernels and global accesses:"
 grep -E "^\.visible \.entry|ld\.global|st\.global" "$out/read_keys_gpu.ptx"

@@ -9,7 +9,8 @@
 #                               nothing is built, the PTX is loaded with cupy,
 #                               run on random paged caches and compared with a
 #                               numpy model of SPEC section 1, then times the
-#                               kernel-op kernels against a device copy;
+#                               kernel-op and attention kernels against a
+#                               device copy;
 #                               results in $OUT.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -26,6 +27,8 @@ if [ -x "$compiler" ]; then
   "$compiler" "$here/kernels.mlir" --chip sm_80 -o "$build/kernels.sm_80.ptx"
   "$compiler" "$here/kernel_ops.mlir" -o "$build/kernel_ops.ptx"
   "$compiler" "$here/kernel_ops.mlir" --chip sm_80 -o "$build/kernel_ops.sm_80.ptx"
+  "$compiler" "$here/attention.mlir" -o "$build/attention.ptx"
+  "$compiler" "$here/attention.mlir" --chip sm_80 -o "$build/attention.sm_80.ptx"
 elif [ ! -f "$ptx" ]; then
   echo "error: no $ptx and no kvcache-compile to build it: run this script on the" \
     "build machine first (or carry bench/gpu/build)" >&2
@@ -38,7 +41,7 @@ if [ -x "$ptxas" ]; then
     suffix=""
     [ "$chip" = sm_80 ] && suffix=".sm_80"
     : >"$out/ptxas.$chip.txt"
-    for name in kernels kernel_ops; do
+    for name in kernels kernel_ops attention; do
       file="$build/$name$suffix.ptx"
       [ -f "$file" ] || continue
       "$ptxas" -arch=$chip -v "$file" -o "$build/$name.$chip.cubin" 2>>"$out/ptxas.$chip.txt"
@@ -62,6 +65,8 @@ if [ -n "$python" ]; then
   "$python" "$here/check_kernels.py" "$ptx" "$out" | tee "$out/check_kernels.txt"
   echo "-- timing the kernel-op kernels against a device-to-device copy"
   "$python" "$here/bench_kernel_ops.py" "$build/kernel_ops.ptx" "$out" | tee "$out/bench_kernel_ops.txt"
+  echo "-- attention: checked against numpy, then timed against a device copy"
+  "$python" "$here/bench_attention.py" "$build/attention.ptx" "$out" | tee "$out/bench_attention.txt"
 else
   echo "no GPU: kernels compiled and assembled only, not run" | tee "$out/check_kernels.txt"
 fi

@@ -151,6 +151,24 @@ class Writer:
         out.append(f"!flat = memref<?x{t}>")
         return "\n".join(out)
 
+    def print_row(self, memref, indices, mtype, indent):
+        """Prints a head row (head_size elements) and a newline: as one
+        vector, or, past 64 elements, as a loop over chunks of at most 64
+        (a line of several `( ... )` groups; short programs to JIT)."""
+        t, D = self.dtype, self.D
+        if D <= 64:
+            return (f"{indent}%row = vector.load {memref}[{indices}, %c0] : {mtype}, vector<{D}x{t}>\n"
+                    f"{indent}vector.print %row : vector<{D}x{t}>")
+        chunk = max(c for c in range(1, 65) if D % c == 0)
+        return (f"{indent}%chunk_size = arith.constant {chunk} : index\n"
+                f"{indent}%row_size = arith.constant {D} : index\n"
+                f"{indent}scf.for %d = %c0 to %row_size step %chunk_size {{\n"
+                f"{indent}  %chunk = vector.load {memref}[{indices}, %d] : {mtype}, vector<{chunk}x{t}>\n"
+                f"{indent}  vector.print %chunk : vector<{chunk}x{t}> punctuation <no_punctuation>\n"
+                f"{indent}  vector.print str \" \"\n"
+                f"{indent}}}\n"
+                f"{indent}vector.print str \"\\n\"")
+
     def helpers(self):
         t, D = self.dtype, self.D
         trunc = ("" if t == "f32" else
@@ -192,9 +210,8 @@ func.func @dump_rows(%rows: !rows, %step: index) {{
   %n = memref.dim %rows, %c0 : !rows
   scf.for %r = %c0 to %n step %c1 {{
     scf.for %h = %c0 to %heads step %c1 {{
-      %row = vector.load %rows[%r, %h, %c0] : !rows, vector<{D}x{t}>
       func.call @begin_out(%step, %r, %h) : (index, index, index) -> ()
-      vector.print %row : vector<{D}x{t}>
+{self.print_row("%rows", "%r, %h", "!rows", "      ")}
     }}
   }}
   return
@@ -209,9 +226,8 @@ func.func @dump_q{hq}(%rows: !q{hq}, %step: index) {{
   %n = memref.dim %rows, %c0 : !q{hq}
   scf.for %r = %c0 to %n step %c1 {{
     scf.for %h = %c0 to %heads step %c1 {{
-      %row = vector.load %rows[%r, %h, %c0] : !q{hq}, vector<{D}x{t}>
       func.call @begin_out(%step, %r, %h) : (index, index, index) -> ()
-      vector.print %row : vector<{D}x{t}>
+{self.print_row("%rows", "%r, %h", f"!q{hq}", "      ")}
     }}
   }}
   return
@@ -249,12 +265,11 @@ func.func @dump_blocks(%blocks: !blocks) {{
       scf.for %l = %c0 to %num_layers step %c1 {{
         scf.for %s = %c0 to %page_size step %c1 {{
           scf.for %h = %c0 to %heads step %c1 {{
-            %row = vector.load %blocks[%p, %kv, %l, %s, %h, %c0] : !blocks, vector<{D}x{t}>
             vector.print str "row "
             %coords = vector.from_elements %p, %kv, %l, %s, %h : vector<5xindex>
             vector.print %coords : vector<5xindex> punctuation <no_punctuation>
             vector.print str " "
-            vector.print %row : vector<{D}x{t}>
+{self.print_row("%blocks", "%p, %kv, %l, %s, %h", "!blocks", "            ")}
           }}
         }}
       }}

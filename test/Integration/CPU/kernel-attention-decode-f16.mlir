@@ -70,9 +70,15 @@ func.func @dump_rows(%rows: !rows, %step: index) {
   %n = memref.dim %rows, %c0 : !rows
   scf.for %r = %c0 to %n step %c1 {
     scf.for %h = %c0 to %heads step %c1 {
-      %row = vector.load %rows[%r, %h, %c0] : !rows, vector<128xf16>
       func.call @begin_out(%step, %r, %h) : (index, index, index) -> ()
-      vector.print %row : vector<128xf16>
+      %chunk_size = arith.constant 64 : index
+      %row_size = arith.constant 128 : index
+      scf.for %d = %c0 to %row_size step %chunk_size {
+        %chunk = vector.load %rows[%r, %h, %d] : !rows, vector<64xf16>
+        vector.print %chunk : vector<64xf16> punctuation <no_punctuation>
+        vector.print str " "
+      }
+      vector.print str "\n"
     }
   }
   return
@@ -85,9 +91,15 @@ func.func @dump_q8(%rows: !q8, %step: index) {
   %n = memref.dim %rows, %c0 : !q8
   scf.for %r = %c0 to %n step %c1 {
     scf.for %h = %c0 to %heads step %c1 {
-      %row = vector.load %rows[%r, %h, %c0] : !q8, vector<128xf16>
       func.call @begin_out(%step, %r, %h) : (index, index, index) -> ()
-      vector.print %row : vector<128xf16>
+      %chunk_size = arith.constant 64 : index
+      %row_size = arith.constant 128 : index
+      scf.for %d = %c0 to %row_size step %chunk_size {
+        %chunk = vector.load %rows[%r, %h, %d] : !q8, vector<64xf16>
+        vector.print %chunk : vector<64xf16> punctuation <no_punctuation>
+        vector.print str " "
+      }
+      vector.print str "\n"
     }
   }
   return

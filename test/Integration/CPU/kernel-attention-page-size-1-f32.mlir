@@ -75,8 +75,8 @@ func.func @dump_rows(%rows: !rows, %step: index) {
   %n = memref.dim %rows, %c0 : !rows
   scf.for %r = %c0 to %n step %c1 {
     scf.for %h = %c0 to %heads step %c1 {
-      %row = vector.load %rows[%r, %h, %c0] : !rows, vector<8xf32>
       func.call @begin_out(%step, %r, %h) : (index, index, index) -> ()
+      %row = vector.load %rows[%r, %h, %c0] : !rows, vector<8xf32>
       vector.print %row : vector<8xf32>
     }
   }
@@ -90,8 +90,8 @@ func.func @dump_q2(%rows: !q2, %step: index) {
   %n = memref.dim %rows, %c0 : !q2
   scf.for %r = %c0 to %n step %c1 {
     scf.for %h = %c0 to %heads step %c1 {
-      %row = vector.load %rows[%r, %h, %c0] : !q2, vector<8xf32>
       func.call @begin_out(%step, %r, %h) : (index, index, index) -> ()
+      %row = vector.load %rows[%r, %h, %c0] : !q2, vector<8xf32>
       vector.print %row : vector<8xf32>
     }
   }

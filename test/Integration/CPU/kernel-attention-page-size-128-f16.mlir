@@ -70,8 +70,8 @@ func.func @dump_rows(%rows: !rows, %step: index) {
   %n = memref.dim %rows, %c0 : !rows
   scf.for %r = %c0 to %n step %c1 {
     scf.for %h = %c0 to %heads step %c1 {
-      %row = vector.load %rows[%r, %h, %c0] : !rows, vector<4xf16>
       func.call @begin_out(%step, %r, %h) : (index, index, index) -> ()
+      %row = vector.load %rows[%r, %h, %c0] : !rows, vector<4xf16>
       vector.print %row : vector<4xf16>
     }
   }
@@ -85,8 +85,8 @@ func.func @dump_q8(%rows: !q8, %step: index) {
   %n = memref.dim %rows, %c0 : !q8
   scf.for %r = %c0 to %n step %c1 {
     scf.for %h = %c0 to %heads step %c1 {
-      %row = vector.load %rows[%r, %h, %c0] : !q8, vector<4xf16>
       func.call @begin_out(%step, %r, %h) : (index, index, index) -> ()
+      %row = vector.load %rows[%r, %h, %c0] : !q8, vector<4xf16>
       vector.print %row : vector<4xf16>
     }
   }

@@ -84,8 +84,8 @@ func.func @dump_rows(%rows: !rows, %step: index) {
   %n = memref.dim %rows, %c0 : !rows
   scf.for %r = %c0 to %n step %c1 {
     scf.for %h = %c0 to %heads step %c1 {
-      %row = vector.load %rows[%r, %h, %c0] : !rows, vector<8xf16>
       func.call @begin_out(%step, %r, %h) : (index, index, index) -> ()
+      %row = vector.load %rows[%r, %h, %c0] : !rows, vector<8xf16>
       vector.print %row : vector<8xf16>
     }
   }
@@ -107,11 +107,11 @@ func.func @dump_blocks(%blocks: !blocks) {
       scf.for %l = %c0 to %num_layers step %c1 {
         scf.for %s = %c0 to %page_size step %c1 {
           scf.for %h = %c0 to %heads step %c1 {
-            %row = vector.load %blocks[%p, %kv, %l, %s, %h, %c0] : !blocks, vector<8xf16>
             vector.print str "row "
             %coords = vector.from_elements %p, %kv, %l, %s, %h : vector<5xindex>
             vector.print %coords : vector<5xindex> punctuation <no_punctuation>
             vector.print str " "
+            %row = vector.load %blocks[%p, %kv, %l, %s, %h, %c0] : !blocks, vector<8xf16>
             vector.print %row : vector<8xf16>
           }
         }

@@ -77,9 +77,15 @@ func.func @dump_rows(%rows: !rows, %step: index) {
   %n = memref.dim %rows, %c0 : !rows
   scf.for %r = %c0 to %n step %c1 {
     scf.for %h = %c0 to %heads step %c1 {
-      %row = vector.load %rows[%r, %h, %c0] : !rows, vector<96xf16>
       func.call @begin_out(%step, %r, %h) : (index, index, index) -> ()
-      vector.print %row : vector<96xf16>
+      %chunk_size = arith.constant 48 : index
+      %row_size = arith.constant 96 : index
+      scf.for %d = %c0 to %row_size step %chunk_size {
+        %chunk = vector.load %rows[%r, %h, %d] : !rows, vector<48xf16>
+        vector.print %chunk : vector<48xf16> punctuation <no_punctuation>
+        vector.print str " "
+      }
+      vector.print str "\n"
     }
   }
   return
@@ -100,12 +106,18 @@ func.func @dump_blocks(%blocks: !blocks) {
       scf.for %l = %c0 to %num_layers step %c1 {
         scf.for %s = %c0 to %page_size step %c1 {
           scf.for %h = %c0 to %heads step %c1 {
-            %row = vector.load %blocks[%p, %kv, %l, %s, %h, %c0] : !blocks, vector<96xf16>
             vector.print str "row "
             %coords = vector.from_elements %p, %kv, %l, %s, %h : vector<5xindex>
             vector.print %coords : vector<5xindex> punctuation <no_punctuation>
             vector.print str " "
-            vector.print %row : vector<96xf16>
+            %chunk_size = arith.constant 48 : index
+            %row_size = arith.constant 96 : index
+            scf.for %d = %c0 to %row_size step %chunk_size {
+              %chunk = vector.load %blocks[%p, %kv, %l, %s, %h, %d] : !blocks, vector<48xf16>
+              vector.print %chunk : vector<48xf16> punctuation <no_punctuation>
+              vector.print str " "
+            }
+            vector.print str "\n"
           }
         }
       }

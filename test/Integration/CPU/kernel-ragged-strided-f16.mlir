@@ -77,8 +77,8 @@ func.func @dump_rows(%rows: !rows, %step: index) {
   %n = memref.dim %rows, %c0 : !rows
   scf.for %r = %c0 to %n step %c1 {
     scf.for %h = %c0 to %heads step %c1 {
-      %row = vector.load %rows[%r, %h, %c0] : !rows, vector<8xf16>
       func.call @begin_out(%step, %r, %h) : (index, index, index) -> ()
+      %row = vector.load %rows[%r, %h, %c0] : !rows, vector<8xf16>
       vector.print %row : vector<8xf16>
     }
   }

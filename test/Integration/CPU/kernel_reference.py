@@ -36,6 +36,7 @@
 #   the op must not write are checked too.
 #
 # Records the program prints (one per line, any order):
+# (a ROW may be printed as several `( ... )` groups, concatenated)
 #   out ( step, r, h ) ROW      row r, head h of the output of step `step`
 #                               (gather_ragged or attention_ragged) after it
 #                               ran; every row of every output must be printed
@@ -249,6 +250,9 @@ class Checker:
         self.records += 1
 
         def take(count):
+            if count == 2 and len(groups) > 2:
+                # A row printed in chunks.
+                return [groups[0], [x for g in groups[1:] for x in as_vector(g)]]
             if len(groups) != count:
                 raise Failure(f"'{line[:200]}': expected {count} groups")
             return groups
