@@ -145,7 +145,7 @@ class KernelModel:
             out = formula_buffer(self.row_shape(step), step["out"], self.dtype)
             for b in range(self.batch):
                 for r in range(offsets[b], offsets[b + 1]):
-                    page, slot = cache.address(b, r - offsets[b])
+                    page, slot = cache.address(b, max(r - offsets[b] - 1, 0))
                     out[r] = cache.blocks[page, kv, layer, slot]
             self.outputs[index] = ("gather_ragged", out)
         elif op == "copy_pages":
