@@ -1,0 +1,32 @@
+/*===- Dialects.h - kvcache C API ---------------------------------*- C -*-===*\
+|*                                                                            *|
+|* Part of the kvcache-mlir project.                                          *|
+|*                                                                            *|
+|* The kvcache dialect for MLIR's C API:                                      *|
+|*                                                                            *|
+|*   MlirDialectHandle h = mlirGetDialectHandle__kvcache__();                 *|
+|*   mlirDialectHandleRegisterDialect(h, context);                            *|
+|*   mlirDialectHandleLoadDialect(h, context);                                *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef KVCACHE_C_DIALECTS_H
+#define KVCACHE_C_DIALECTS_H
+
+#include "mlir-c/IR.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+MLIR_DECLARE_CAPI_DIALECT_REGISTRATION(KVCache, kvcache);
+
+/// Registers every kvcache pass and pipeline with the global registry, so
+/// mlirParsePassPipeline finds them (e.g. "builtin.module(kvcache-to-cpu)").
+MLIR_CAPI_EXPORTED void kvcacheRegisterAllPasses(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KVCACHE_C_DIALECTS_H */

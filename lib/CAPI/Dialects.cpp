@@ -1,0 +1,15 @@
+//===- Dialects.cpp - kvcache C API -----------------------------*- C++ -*-===//
+//
+// Part of the kvcache-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KVCache-c/Dialects.h"
+#include "KVCache/IR/KVCacheDialect.h"
+#include "KVCache/InitAll.h"
+#include "mlir/CAPI/Registration.h"
+
+MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(KVCache, kvcache,
+                                      mlir::kvcache::KVCacheDialect)
+
+void kvcacheRegisterAllPasses(void) { mlir::kvcache::registerAllPasses(); }
