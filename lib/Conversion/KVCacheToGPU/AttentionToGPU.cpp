@@ -217,7 +217,7 @@ struct AttentionToGPU : OpRewritePattern<AttentionRaggedOp> {
     if (failed(maybePlan))
       return failure();
     AttentionPlan plan = *maybePlan;
-    Location loc = op.getLoc();
+    Location loc = getKernelLoc(op);
     KernelBuilder host{rewriter, loc};
     Value q = op.getQ(), offsets = op.getRowOffsets();
     Value keys = op.getKeyCache(), workspace = op.getWorkspace();
@@ -254,7 +254,7 @@ struct AttentionToGPU : OpRewritePattern<AttentionRaggedOp> {
   void emitAttentionKernel(OpBuilder &builder, AttentionRaggedOp op,
                            const AttentionPlan &plan, Value grid,
                            Value splits) const {
-    Location loc = op.getLoc();
+    Location loc = getKernelLoc(op);
     MLIRContext *ctx = builder.getContext();
     KernelBuilder k{builder, loc};
     Value q = op.getQ(), out = op.getOut(), offsets = op.getRowOffsets();
@@ -514,7 +514,7 @@ struct AttentionToGPU : OpRewritePattern<AttentionRaggedOp> {
   void emitMergeKernel(OpBuilder &builder, AttentionRaggedOp op,
                        const AttentionPlan &plan, Value grid,
                        Value splits) const {
-    Location loc = op.getLoc();
+    Location loc = getKernelLoc(op);
     KernelBuilder k{builder, loc};
     Value out = op.getOut(), offsets = op.getRowOffsets();
     Value workspace = op.getWorkspace();

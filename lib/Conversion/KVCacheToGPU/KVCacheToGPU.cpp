@@ -55,7 +55,7 @@ void emitGuardedLaunch(OpBuilder &builder, Operation *op, Value run,
                        ValueRange abiOperands,
                        function_ref<void(OpBuilder &, const KernelLaunch &)>
                            body) {
-  Location loc = op->getLoc();
+  Location loc = getKernelLoc(op);
   auto ifOp = scf::IfOp::create(builder, loc, run, /*withElse=*/false);
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToStart(&ifOp.getThenRegion().front());
@@ -118,7 +118,7 @@ template <typename OpTy>
 void lowerRaggedCopy(OpTy op, PatternRewriter &rewriter, Value rows,
                      Value offsets, RowCopyDirection direction,
                      const GPUKernelTarget &target) {
-  Location loc = op.getLoc();
+  Location loc = getKernelLoc(op);
   Value cache = op.getCache();
   auto params = PagedCacheParams::get(cache.getType());
   int64_t width = getRowVectorWidth(
@@ -207,7 +207,7 @@ struct CopyPagesToGPU : OpRewritePattern<CopyPagesOp> {
       : OpRewritePattern(ctx), target(target) {}
   LogicalResult matchAndRewrite(CopyPagesOp op,
                                 PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
+    Location loc = getKernelLoc(op);
     Value collection = op.getCollection();
     auto params = PagedCacheParams::get(collection.getType());
     int64_t width = getRowVectorWidth(params, nullptr, target.vectorBytes);

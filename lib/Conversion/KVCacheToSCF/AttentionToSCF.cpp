@@ -38,7 +38,7 @@ struct AttentionToSCF : OpRewritePattern<AttentionRaggedOp> {
                                 PatternRewriter &rewriter) const override {
     if (!hasUnitInnerStride(op.getQ()) || !hasUnitInnerStride(op.getOut()))
       return rewriter.notifyMatchFailure(op, "q/out need a unit inner stride");
-    Location loc = op.getLoc();
+    Location loc = getKernelLoc(op);
     Value q = op.getQ(), out = op.getOut(), offsets = op.getRowOffsets();
     Value keys = op.getKeyCache(), values = op.getValueCache();
     auto params = PagedCacheParams::get(keys.getType());

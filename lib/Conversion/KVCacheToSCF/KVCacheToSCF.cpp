@@ -58,7 +58,7 @@ static void emitRowLoops(OpBuilder &builder, Location loc,
 template <typename OpTy>
 static void lowerRaggedCopy(OpTy op, PatternRewriter &rewriter, Value rows,
                             Value offsets, RowCopyDirection direction) {
-  Location loc = op.getLoc();
+  Location loc = getKernelLoc(op);
   Value cache = op.getCache();
   auto params = PagedCacheParams::get(cache.getType());
   int64_t width =
@@ -125,7 +125,7 @@ struct CopyPagesToSCF : OpRewritePattern<CopyPagesOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(CopyPagesOp op,
                                 PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
+    Location loc = getKernelLoc(op);
     Value collection = op.getCollection();
     auto params = PagedCacheParams::get(collection.getType());
     int64_t width = getRowVectorWidth(params, /*rows=*/nullptr);

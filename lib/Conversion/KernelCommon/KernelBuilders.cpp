@@ -17,6 +17,10 @@
 using namespace mlir;
 using namespace mlir::kvcache;
 
+Location mlir::kvcache::getKernelLoc(Operation *op) {
+  return NameLoc::get(op->getName().getIdentifier(), op->getLoc());
+}
+
 int64_t mlir::kvcache::getRowVectorWidth(const PagedCacheParams &params,
                                          MemRefType rows, int64_t maxBytes) {
   int64_t elementBytes =

@@ -17,6 +17,11 @@
 
 namespace mlir::kvcache {
 
+/// The location of the ops a kernel op lowers to: named after the kernel op,
+/// so run-time check messages name the op the user wrote
+/// ("kvcache.store_ragged (kvcache.lookup) at ...").
+Location getKernelLoc(Operation *op);
+
 /// Elements per vector access when moving token rows of a cache with
 /// `params` to or from `rows` (null for cache-to-cache copies): the largest
 /// power of two with at most `maxBytes` bytes that divides head_size and,

@@ -696,8 +696,8 @@ copy_pages, a gather through the copies and all of blocks.
 store_ragged, gather_ragged and copy_pages on an f16 cache with 4 heads of 3
 elements, 16 tokens per page, 2 layers, against kernel_reference.py.
 Sequences 0 (5 + 11) and 3 (40 + 16) end exactly on page boundaries,
-sequence 2 is empty with no new rows. Then copy_pages of two pages, a gather
-through the copies and all of blocks.
+sequence 2 is empty with no new rows. Then a copy_pages of sequence 0's
+page, a gather through the copy and all of blocks.
 """)
 
     # page_size 16, f16, head_size 128: the vector path.
@@ -797,9 +797,11 @@ def attention_config(dtype, page_size, num_heads, head_size, num_layers, sequenc
     return cfg, batch
 
 
-def attention_steps(cfg, batch, group, scale, layers, workspace=None, seed=100):
+def attention_steps(cfg, batch, group, scale, layers, workspace=None, seed=100,
+                    padded=False):
     """For each layer: store the new K and V rows, then attention (and again
-    with a workspace)."""
+    with a workspace; and, if padded, with q/out rows offset by one and two
+    more rows that no sequence owns, which attention must leave alone)."""
     offsets = batch.new_offsets()
     rows = offsets[-1]
     q_heads = group * cfg["num_heads"]
@@ -817,6 +819,11 @@ def attention_steps(cfg, batch, group, scale, layers, workspace=None, seed=100):
             if ws:
                 step["workspace"] = ws
             cfg["steps"].append(step)
+        if padded:
+            cfg["steps"].append({"op": "attention_ragged", "layer": layer,
+                                 "offsets": [o + 1 for o in offsets], "rows": rows + 2,
+                                 "q_heads": q_heads, "scale": f32(scale),
+                                 "q": unit_formula(seed + 250), "out": unit_formula(seed + 750)})
         seed += 1000
 
 
@@ -825,13 +832,14 @@ def attention_tests():
 
     cfg, batch = attention_config("f32", 1, 2, 8, 2, [(0, 1), (0, 4), (5, 1), (6, 3), (4, 0)],
                                   seed=11)
-    attention_steps(cfg, batch, 1, 1 / math.sqrt(8), [1, 0], workspace=64)
+    attention_steps(cfg, batch, 1, 1 / math.sqrt(8), [1, 0], workspace=64, padded=True)
     tests["kernel-attention-page-size-1-f32.mlir"] = (cfg, """
 attention_ragged on an f32 cache with one token per page, 2 KV heads of 8,
 no GQA (q_heads 2), 2 layers, against the float64 numpy reference of
 kernel_reference.py (relative error 1e-3). Per layer the step's new K and V
 rows are stored with store_ragged first, then attention runs without and
-with a workspace. Sequences (cache_length, new rows): (0, 1) an empty
+with a workspace, and on q/out buffers with a leading and a trailing row
+that no sequence owns (their contents must stay). Sequences (cache_length, new rows): (0, 1) an empty
 context, (0, 4) a prefill, (5, 1) a decode, (6, 3) a chunked prefill (causal
 limit within the step), (4, 0) no rows.
 """)
@@ -872,11 +880,11 @@ page boundary, (200, 6), (0, 9). Without and with a workspace.
 
     cfg, batch = attention_config("bf16", 16, 2, 64, 2, [(40, 1), (0, 3), (16, 16), (70, 2)],
                                   seed=15)
-    attention_steps(cfg, batch, 1, 1 / math.sqrt(64), [0, 1])
+    attention_steps(cfg, batch, 1, 0.5, [0, 1])
     tests["kernel-attention-page-size-16-bf16.mlir"] = (cfg, """
 attention_ragged on a bf16 cache with 16 tokens per page, 2 KV heads of 64,
-no GQA, 2 layers, against the float64 numpy reference of kernel_reference.py
-(absolute error 1.6e-2). Sequences (cache_length, new rows): (40, 1),
+no GQA, 2 layers, scale 0.5, against the float64 numpy reference of
+kernel_reference.py (absolute error 1.6e-2). Sequences (cache_length, new rows): (40, 1),
 (0, 3), (16, 16) ending on a page boundary, (70, 2).
 """)
 

@@ -12,14 +12,15 @@
 // no GQA (q_heads 2), 2 layers, against the float64 numpy reference of
 // kernel_reference.py (relative error 1e-3). Per layer the step's new K and V
 // rows are stored with store_ragged first, then attention runs without and
-// with a workspace. Sequences (cache_length, new rows): (0, 1) an empty
+// with a workspace, and on q/out buffers with a leading and a trailing row
+// that no sequence owns (their contents must stay). Sequences (cache_length, new rows): (0, 1) an empty
 // context, (0, 4) a prefill, (5, 1) a decode, (6, 3) a chunked prefill (causal
 // limit within the step), (4, 0) no rows.
 
 // CHECK-NOT: MISMATCH
-// CHECK: OK 73 records
+// CHECK: OK 117 records
 
-// REFERENCE: {"dtype": "f32", "num_pages": 25, "kv_dim": 2, "num_layers": 2, "page_size": 1, "num_heads": 2, "head_size": 8, "cache_lengths": [0, 0, 5, 6, 4], "lookup_table": [[13, 14, 14, 14, 14, 14, 14, 14, 14], [23, 21, 3, 19, 14, 14, 14, 14, 14], [8, 0, 11, 4, 7, 1, 14, 14, 14], [2, 12, 9, 10, 15, 20, 5, 6, 18], [16, 22, 24, 17, 14, 14, 14, 14, 14]], "max_seq_length": 4, "max_cache_length": 9, "fill": [7919, 127, 63], "fill_div": 64, "steps": [{"op": "store_ragged", "kv": 0, "layer": 1, "offsets": [0, 1, 5, 6, 9, 9], "rows": 9, "new": [7919, 127, 63, 64, 100]}, {"op": "store_ragged", "kv": 1, "layer": 1, "offsets": [0, 1, 5, 6, 9, 9], "rows": 9, "new": [7919, 127, 63, 64, 1100]}, {"op": "attention_ragged", "layer": 1, "offsets": [0, 1, 5, 6, 9, 9], "rows": 9, "q_heads": 2, "scale": 0.35355338, "q": [7919, 127, 63, 64, 2100], "out": [7919, 127, 63, 64, 2600]}, {"op": "attention_ragged", "layer": 1, "offsets": [0, 1, 5, 6, 9, 9], "rows": 9, "q_heads": 2, "scale": 0.35355338, "q": [7919, 127, 63, 64, 2100], "out": [7919, 127, 63, 64, 2600], "workspace": 64}, {"op": "store_ragged", "kv": 0, "layer": 0, "offsets": [0, 1, 5, 6, 9, 9], "rows": 9, "new": [7919, 127, 63, 64, 3100]}, {"op": "store_ragged", "kv": 1, "layer": 0, "offsets": [0, 1, 5, 6, 9, 9], "rows": 9, "new": [7919, 127, 63, 64, 4100]}, {"op": "attention_ragged", "layer": 0, "offsets": [0, 1, 5, 6, 9, 9], "rows": 9, "q_heads": 2, "scale": 0.35355338, "q": [7919, 127, 63, 64, 5100], "out": [7919, 127, 63, 64, 5600]}, {"op": "attention_ragged", "layer": 0, "offsets": [0, 1, 5, 6, 9, 9], "rows": 9, "q_heads": 2, "scale": 0.35355338, "q": [7919, 127, 63, 64, 5100], "out": [7919, 127, 63, 64, 5600], "workspace": 64}]}
+// REFERENCE: {"dtype": "f32", "num_pages": 25, "kv_dim": 2, "num_layers": 2, "page_size": 1, "num_heads": 2, "head_size": 8, "cache_lengths": [0, 0, 5, 6, 4], "lookup_table": [[13, 14, 14, 14, 14, 14, 14, 14, 14], [23, 21, 3, 19, 14, 14, 14, 14, 14], [8, 0, 11, 4, 7, 1, 14, 14, 14], [2, 12, 9, 10, 15, 20, 5, 6, 18], [16, 22, 24, 17, 14, 14, 14, 14, 14]], "max_seq_length": 4, "max_cache_length": 9, "fill": [7919, 127, 63], "fill_div": 64, "steps": [{"op": "store_ragged", "kv": 0, "layer": 1, "offsets": [0, 1, 5, 6, 9, 9], "rows": 9, "new": [7919, 127, 63, 64, 100]}, {"op": "store_ragged", "kv": 1, "layer": 1, "offsets": [0, 1, 5, 6, 9, 9], "rows": 9, "new": [7919, 127, 63, 64, 1100]}, {"op": "attention_ragged", "layer": 1, "offsets": [0, 1, 5, 6, 9, 9], "rows": 9, "q_heads": 2, "scale": 0.35355338, "q": [7919, 127, 63, 64, 2100], "out": [7919, 127, 63, 64, 2600]}, {"op": "attention_ragged", "layer": 1, "offsets": [0, 1, 5, 6, 9, 9], "rows": 9, "q_heads": 2, "scale": 0.35355338, "q": [7919, 127, 63, 64, 2100], "out": [7919, 127, 63, 64, 2600], "workspace": 64}, {"op": "attention_ragged", "layer": 1, "offsets": [1, 2, 6, 7, 10, 10], "rows": 11, "q_heads": 2, "scale": 0.35355338, "q": [7919, 127, 63, 64, 2350], "out": [7919, 127, 63, 64, 2850]}, {"op": "store_ragged", "kv": 0, "layer": 0, "offsets": [0, 1, 5, 6, 9, 9], "rows": 9, "new": [7919, 127, 63, 64, 3100]}, {"op": "store_ragged", "kv": 1, "layer": 0, "offsets": [0, 1, 5, 6, 9, 9], "rows": 9, "new": [7919, 127, 63, 64, 4100]}, {"op": "attention_ragged", "layer": 0, "offsets": [0, 1, 5, 6, 9, 9], "rows": 9, "q_heads": 2, "scale": 0.35355338, "q": [7919, 127, 63, 64, 5100], "out": [7919, 127, 63, 64, 5600]}, {"op": "attention_ragged", "layer": 0, "offsets": [0, 1, 5, 6, 9, 9], "rows": 9, "q_heads": 2, "scale": 0.35355338, "q": [7919, 127, 63, 64, 5100], "out": [7919, 127, 63, 64, 5600], "workspace": 64}, {"op": "attention_ragged", "layer": 0, "offsets": [1, 2, 6, 7, 10, 10], "rows": 11, "q_heads": 2, "scale": 0.35355338, "q": [7919, 127, 63, 64, 5350], "out": [7919, 127, 63, 64, 5850]}]}
 
 !storage = memref<25x2x2x1x2x8xf32>
 !blocks = memref<?x2x?x1x2x8xf32>
@@ -35,10 +36,12 @@ memref.global "private" constant @offsets_0 : memref<6xi32> = dense<[0, 1, 5, 6,
 memref.global "private" constant @offsets_1 : memref<6xi32> = dense<[0, 1, 5, 6, 9, 9]>
 memref.global "private" constant @offsets_2 : memref<6xi32> = dense<[0, 1, 5, 6, 9, 9]>
 memref.global "private" constant @offsets_3 : memref<6xi32> = dense<[0, 1, 5, 6, 9, 9]>
-memref.global "private" constant @offsets_4 : memref<6xi32> = dense<[0, 1, 5, 6, 9, 9]>
+memref.global "private" constant @offsets_4 : memref<6xi32> = dense<[1, 2, 6, 7, 10, 10]>
 memref.global "private" constant @offsets_5 : memref<6xi32> = dense<[0, 1, 5, 6, 9, 9]>
 memref.global "private" constant @offsets_6 : memref<6xi32> = dense<[0, 1, 5, 6, 9, 9]>
 memref.global "private" constant @offsets_7 : memref<6xi32> = dense<[0, 1, 5, 6, 9, 9]>
+memref.global "private" constant @offsets_8 : memref<6xi32> = dense<[0, 1, 5, 6, 9, 9]>
+memref.global "private" constant @offsets_9 : memref<6xi32> = dense<[1, 2, 6, 7, 10, 10]>
 
 // buf[i] = (((i + seed) * mul) mod mod - sub) / div, exact in f32.
 func.func @fill(%buf: !flat, %seed: i64, %mul: i64, %mod: i64, %sub: i64, %div: f32) {
@@ -237,31 +240,46 @@ func.func @main() {
   memref.dealloc %s3_q : memref<9x2x8xf32>
   memref.dealloc %s3_out : memref<9x2x8xf32>
 
-  // step 4: store_ragged K of layer 0, 9 rows, offsets [0, 1, 5, 6, 9, 9]
+  // step 4: attention_ragged layer 1, q_heads 2, 11 rows, offsets [1, 2, 6, 7, 10, 10], scale 0.35355338
   %s4_offsets_global = memref.get_global @offsets_4 : memref<6xi32>
   %s4_offsets = memref.cast %s4_offsets_global : memref<6xi32> to memref<?xi32>
-  %s4_buf = memref.alloc() {alignment = 64 : i64} : memref<9x2x8xf32>
-  %s4_buf_collapsed = memref.collapse_shape %s4_buf [[0, 1, 2]] : memref<9x2x8xf32> into memref<144xf32>
-  %s4_buf_flat = memref.cast %s4_buf_collapsed : memref<144xf32> to !flat
-  %s4_buf_seed = arith.constant 3100 : i64
-  %s4_buf_mul = arith.constant 7919 : i64
-  %s4_buf_mod = arith.constant 127 : i64
-  %s4_buf_sub = arith.constant 63 : i64
-  %s4_buf_div = arith.constant 64.0 : f32
-  func.call @fill(%s4_buf_flat, %s4_buf_seed, %s4_buf_mul, %s4_buf_mod, %s4_buf_sub, %s4_buf_div) : (!flat, i64, i64, i64, i64, f32) -> ()
-  %s4_rows = memref.cast %s4_buf : memref<9x2x8xf32> to !rows
-  %s4_layer = arith.constant 0 : index
-  %s4_cache = kvcache.get_key_cache %collection[%s4_layer] : !collection
-  kvcache.store_ragged %s4_cache, %s4_rows, %s4_offsets : !cache, !rows, memref<?xi32>
-  memref.dealloc %s4_buf : memref<9x2x8xf32>
+  %s4_q = memref.alloc() {alignment = 64 : i64} : memref<11x2x8xf32>
+  %s4_q_collapsed = memref.collapse_shape %s4_q [[0, 1, 2]] : memref<11x2x8xf32> into memref<176xf32>
+  %s4_q_flat = memref.cast %s4_q_collapsed : memref<176xf32> to !flat
+  %s4_q_seed = arith.constant 2350 : i64
+  %s4_q_mul = arith.constant 7919 : i64
+  %s4_q_mod = arith.constant 127 : i64
+  %s4_q_sub = arith.constant 63 : i64
+  %s4_q_div = arith.constant 64.0 : f32
+  func.call @fill(%s4_q_flat, %s4_q_seed, %s4_q_mul, %s4_q_mod, %s4_q_sub, %s4_q_div) : (!flat, i64, i64, i64, i64, f32) -> ()
+  %s4_out = memref.alloc() {alignment = 64 : i64} : memref<11x2x8xf32>
+  %s4_out_collapsed = memref.collapse_shape %s4_out [[0, 1, 2]] : memref<11x2x8xf32> into memref<176xf32>
+  %s4_out_flat = memref.cast %s4_out_collapsed : memref<176xf32> to !flat
+  %s4_out_seed = arith.constant 2850 : i64
+  %s4_out_mul = arith.constant 7919 : i64
+  %s4_out_mod = arith.constant 127 : i64
+  %s4_out_sub = arith.constant 63 : i64
+  %s4_out_div = arith.constant 64.0 : f32
+  func.call @fill(%s4_out_flat, %s4_out_seed, %s4_out_mul, %s4_out_mod, %s4_out_sub, %s4_out_div) : (!flat, i64, i64, i64, i64, f32) -> ()
+  %s4_q_rows = memref.cast %s4_q : memref<11x2x8xf32> to !q2
+  %s4_out_rows = memref.cast %s4_out : memref<11x2x8xf32> to !q2
+  %s4_layer = arith.constant 1 : index
+  %s4_k = kvcache.get_key_cache %collection[%s4_layer] : !collection
+  %s4_v = kvcache.get_value_cache %collection[%s4_layer] : !collection
+  kvcache.attention_ragged %s4_q_rows, %s4_k, %s4_v, %s4_offsets, %s4_out_rows {scale = 0.35355338 : f32}
+      : !q2, !cache, !cache, memref<?xi32>, !q2
+  %s4_step = arith.constant 4 : index
+  func.call @dump_q2(%s4_out_rows, %s4_step) : (!q2, index) -> ()
+  memref.dealloc %s4_q : memref<11x2x8xf32>
+  memref.dealloc %s4_out : memref<11x2x8xf32>
 
-  // step 5: store_ragged V of layer 0, 9 rows, offsets [0, 1, 5, 6, 9, 9]
+  // step 5: store_ragged K of layer 0, 9 rows, offsets [0, 1, 5, 6, 9, 9]
   %s5_offsets_global = memref.get_global @offsets_5 : memref<6xi32>
   %s5_offsets = memref.cast %s5_offsets_global : memref<6xi32> to memref<?xi32>
   %s5_buf = memref.alloc() {alignment = 64 : i64} : memref<9x2x8xf32>
   %s5_buf_collapsed = memref.collapse_shape %s5_buf [[0, 1, 2]] : memref<9x2x8xf32> into memref<144xf32>
   %s5_buf_flat = memref.cast %s5_buf_collapsed : memref<144xf32> to !flat
-  %s5_buf_seed = arith.constant 4100 : i64
+  %s5_buf_seed = arith.constant 3100 : i64
   %s5_buf_mul = arith.constant 7919 : i64
   %s5_buf_mod = arith.constant 127 : i64
   %s5_buf_sub = arith.constant 63 : i64
@@ -269,44 +287,29 @@ func.func @main() {
   func.call @fill(%s5_buf_flat, %s5_buf_seed, %s5_buf_mul, %s5_buf_mod, %s5_buf_sub, %s5_buf_div) : (!flat, i64, i64, i64, i64, f32) -> ()
   %s5_rows = memref.cast %s5_buf : memref<9x2x8xf32> to !rows
   %s5_layer = arith.constant 0 : index
-  %s5_cache = kvcache.get_value_cache %collection[%s5_layer] : !collection
+  %s5_cache = kvcache.get_key_cache %collection[%s5_layer] : !collection
   kvcache.store_ragged %s5_cache, %s5_rows, %s5_offsets : !cache, !rows, memref<?xi32>
   memref.dealloc %s5_buf : memref<9x2x8xf32>
 
-  // step 6: attention_ragged layer 0, q_heads 2, 9 rows, offsets [0, 1, 5, 6, 9, 9], scale 0.35355338
+  // step 6: store_ragged V of layer 0, 9 rows, offsets [0, 1, 5, 6, 9, 9]
   %s6_offsets_global = memref.get_global @offsets_6 : memref<6xi32>
   %s6_offsets = memref.cast %s6_offsets_global : memref<6xi32> to memref<?xi32>
-  %s6_q = memref.alloc() {alignment = 64 : i64} : memref<9x2x8xf32>
-  %s6_q_collapsed = memref.collapse_shape %s6_q [[0, 1, 2]] : memref<9x2x8xf32> into memref<144xf32>
-  %s6_q_flat = memref.cast %s6_q_collapsed : memref<144xf32> to !flat
-  %s6_q_seed = arith.constant 5100 : i64
-  %s6_q_mul = arith.constant 7919 : i64
-  %s6_q_mod = arith.constant 127 : i64
-  %s6_q_sub = arith.constant 63 : i64
-  %s6_q_div = arith.constant 64.0 : f32
-  func.call @fill(%s6_q_flat, %s6_q_seed, %s6_q_mul, %s6_q_mod, %s6_q_sub, %s6_q_div) : (!flat, i64, i64, i64, i64, f32) -> ()
-  %s6_out = memref.alloc() {alignment = 64 : i64} : memref<9x2x8xf32>
-  %s6_out_collapsed = memref.collapse_shape %s6_out [[0, 1, 2]] : memref<9x2x8xf32> into memref<144xf32>
-  %s6_out_flat = memref.cast %s6_out_collapsed : memref<144xf32> to !flat
-  %s6_out_seed = arith.constant 5600 : i64
-  %s6_out_mul = arith.constant 7919 : i64
-  %s6_out_mod = arith.constant 127 : i64
-  %s6_out_sub = arith.constant 63 : i64
-  %s6_out_div = arith.constant 64.0 : f32
-  func.call @fill(%s6_out_flat, %s6_out_seed, %s6_out_mul, %s6_out_mod, %s6_out_sub, %s6_out_div) : (!flat, i64, i64, i64, i64, f32) -> ()
-  %s6_q_rows = memref.cast %s6_q : memref<9x2x8xf32> to !q2
-  %s6_out_rows = memref.cast %s6_out : memref<9x2x8xf32> to !q2
+  %s6_buf = memref.alloc() {alignment = 64 : i64} : memref<9x2x8xf32>
+  %s6_buf_collapsed = memref.collapse_shape %s6_buf [[0, 1, 2]] : memref<9x2x8xf32> into memref<144xf32>
+  %s6_buf_flat = memref.cast %s6_buf_collapsed : memref<144xf32> to !flat
+  %s6_buf_seed = arith.constant 4100 : i64
+  %s6_buf_mul = arith.constant 7919 : i64
+  %s6_buf_mod = arith.constant 127 : i64
+  %s6_buf_sub = arith.constant 63 : i64
+  %s6_buf_div = arith.constant 64.0 : f32
+  func.call @fill(%s6_buf_flat, %s6_buf_seed, %s6_buf_mul, %s6_buf_mod, %s6_buf_sub, %s6_buf_div) : (!flat, i64, i64, i64, i64, f32) -> ()
+  %s6_rows = memref.cast %s6_buf : memref<9x2x8xf32> to !rows
   %s6_layer = arith.constant 0 : index
-  %s6_k = kvcache.get_key_cache %collection[%s6_layer] : !collection
-  %s6_v = kvcache.get_value_cache %collection[%s6_layer] : !collection
-  kvcache.attention_ragged %s6_q_rows, %s6_k, %s6_v, %s6_offsets, %s6_out_rows {scale = 0.35355338 : f32}
-      : !q2, !cache, !cache, memref<?xi32>, !q2
-  %s6_step = arith.constant 6 : index
-  func.call @dump_q2(%s6_out_rows, %s6_step) : (!q2, index) -> ()
-  memref.dealloc %s6_q : memref<9x2x8xf32>
-  memref.dealloc %s6_out : memref<9x2x8xf32>
+  %s6_cache = kvcache.get_value_cache %collection[%s6_layer] : !collection
+  kvcache.store_ragged %s6_cache, %s6_rows, %s6_offsets : !cache, !rows, memref<?xi32>
+  memref.dealloc %s6_buf : memref<9x2x8xf32>
 
-  // step 7: attention_ragged layer 0, q_heads 2, 9 rows, offsets [0, 1, 5, 6, 9, 9], scale 0.35355338, workspace of 64
+  // step 7: attention_ragged layer 0, q_heads 2, 9 rows, offsets [0, 1, 5, 6, 9, 9], scale 0.35355338
   %s7_offsets_global = memref.get_global @offsets_7 : memref<6xi32>
   %s7_offsets = memref.cast %s7_offsets_global : memref<6xi32> to memref<?xi32>
   %s7_q = memref.alloc() {alignment = 64 : i64} : memref<9x2x8xf32>
@@ -332,16 +335,82 @@ func.func @main() {
   %s7_layer = arith.constant 0 : index
   %s7_k = kvcache.get_key_cache %collection[%s7_layer] : !collection
   %s7_v = kvcache.get_value_cache %collection[%s7_layer] : !collection
-  %s7_ws_alloc = memref.alloc() {alignment = 64 : i64} : memref<64xf32>
-  %s7_ws = memref.cast %s7_ws_alloc : memref<64xf32> to memref<?xf32>
-  func.call @fill_nan(%s7_ws) : (memref<?xf32>) -> ()
-  kvcache.attention_ragged %s7_q_rows, %s7_k, %s7_v, %s7_offsets, %s7_out_rows, %s7_ws {scale = 0.35355338 : f32}
-      : !q2, !cache, !cache, memref<?xi32>, !q2, memref<?xf32>
+  kvcache.attention_ragged %s7_q_rows, %s7_k, %s7_v, %s7_offsets, %s7_out_rows {scale = 0.35355338 : f32}
+      : !q2, !cache, !cache, memref<?xi32>, !q2
   %s7_step = arith.constant 7 : index
   func.call @dump_q2(%s7_out_rows, %s7_step) : (!q2, index) -> ()
-  memref.dealloc %s7_ws_alloc : memref<64xf32>
   memref.dealloc %s7_q : memref<9x2x8xf32>
   memref.dealloc %s7_out : memref<9x2x8xf32>
+
+  // step 8: attention_ragged layer 0, q_heads 2, 9 rows, offsets [0, 1, 5, 6, 9, 9], scale 0.35355338, workspace of 64
+  %s8_offsets_global = memref.get_global @offsets_8 : memref<6xi32>
+  %s8_offsets = memref.cast %s8_offsets_global : memref<6xi32> to memref<?xi32>
+  %s8_q = memref.alloc() {alignment = 64 : i64} : memref<9x2x8xf32>
+  %s8_q_collapsed = memref.collapse_shape %s8_q [[0, 1, 2]] : memref<9x2x8xf32> into memref<144xf32>
+  %s8_q_flat = memref.cast %s8_q_collapsed : memref<144xf32> to !flat
+  %s8_q_seed = arith.constant 5100 : i64
+  %s8_q_mul = arith.constant 7919 : i64
+  %s8_q_mod = arith.constant 127 : i64
+  %s8_q_sub = arith.constant 63 : i64
+  %s8_q_div = arith.constant 64.0 : f32
+  func.call @fill(%s8_q_flat, %s8_q_seed, %s8_q_mul, %s8_q_mod, %s8_q_sub, %s8_q_div) : (!flat, i64, i64, i64, i64, f32) -> ()
+  %s8_out = memref.alloc() {alignment = 64 : i64} : memref<9x2x8xf32>
+  %s8_out_collapsed = memref.collapse_shape %s8_out [[0, 1, 2]] : memref<9x2x8xf32> into memref<144xf32>
+  %s8_out_flat = memref.cast %s8_out_collapsed : memref<144xf32> to !flat
+  %s8_out_seed = arith.constant 5600 : i64
+  %s8_out_mul = arith.constant 7919 : i64
+  %s8_out_mod = arith.constant 127 : i64
+  %s8_out_sub = arith.constant 63 : i64
+  %s8_out_div = arith.constant 64.0 : f32
+  func.call @fill(%s8_out_flat, %s8_out_seed, %s8_out_mul, %s8_out_mod, %s8_out_sub, %s8_out_div) : (!flat, i64, i64, i64, i64, f32) -> ()
+  %s8_q_rows = memref.cast %s8_q : memref<9x2x8xf32> to !q2
+  %s8_out_rows = memref.cast %s8_out : memref<9x2x8xf32> to !q2
+  %s8_layer = arith.constant 0 : index
+  %s8_k = kvcache.get_key_cache %collection[%s8_layer] : !collection
+  %s8_v = kvcache.get_value_cache %collection[%s8_layer] : !collection
+  %s8_ws_alloc = memref.alloc() {alignment = 64 : i64} : memref<64xf32>
+  %s8_ws = memref.cast %s8_ws_alloc : memref<64xf32> to memref<?xf32>
+  func.call @fill_nan(%s8_ws) : (memref<?xf32>) -> ()
+  kvcache.attention_ragged %s8_q_rows, %s8_k, %s8_v, %s8_offsets, %s8_out_rows, %s8_ws {scale = 0.35355338 : f32}
+      : !q2, !cache, !cache, memref<?xi32>, !q2, memref<?xf32>
+  %s8_step = arith.constant 8 : index
+  func.call @dump_q2(%s8_out_rows, %s8_step) : (!q2, index) -> ()
+  memref.dealloc %s8_ws_alloc : memref<64xf32>
+  memref.dealloc %s8_q : memref<9x2x8xf32>
+  memref.dealloc %s8_out : memref<9x2x8xf32>
+
+  // step 9: attention_ragged layer 0, q_heads 2, 11 rows, offsets [1, 2, 6, 7, 10, 10], scale 0.35355338
+  %s9_offsets_global = memref.get_global @offsets_9 : memref<6xi32>
+  %s9_offsets = memref.cast %s9_offsets_global : memref<6xi32> to memref<?xi32>
+  %s9_q = memref.alloc() {alignment = 64 : i64} : memref<11x2x8xf32>
+  %s9_q_collapsed = memref.collapse_shape %s9_q [[0, 1, 2]] : memref<11x2x8xf32> into memref<176xf32>
+  %s9_q_flat = memref.cast %s9_q_collapsed : memref<176xf32> to !flat
+  %s9_q_seed = arith.constant 5350 : i64
+  %s9_q_mul = arith.constant 7919 : i64
+  %s9_q_mod = arith.constant 127 : i64
+  %s9_q_sub = arith.constant 63 : i64
+  %s9_q_div = arith.constant 64.0 : f32
+  func.call @fill(%s9_q_flat, %s9_q_seed, %s9_q_mul, %s9_q_mod, %s9_q_sub, %s9_q_div) : (!flat, i64, i64, i64, i64, f32) -> ()
+  %s9_out = memref.alloc() {alignment = 64 : i64} : memref<11x2x8xf32>
+  %s9_out_collapsed = memref.collapse_shape %s9_out [[0, 1, 2]] : memref<11x2x8xf32> into memref<176xf32>
+  %s9_out_flat = memref.cast %s9_out_collapsed : memref<176xf32> to !flat
+  %s9_out_seed = arith.constant 5850 : i64
+  %s9_out_mul = arith.constant 7919 : i64
+  %s9_out_mod = arith.constant 127 : i64
+  %s9_out_sub = arith.constant 63 : i64
+  %s9_out_div = arith.constant 64.0 : f32
+  func.call @fill(%s9_out_flat, %s9_out_seed, %s9_out_mul, %s9_out_mod, %s9_out_sub, %s9_out_div) : (!flat, i64, i64, i64, i64, f32) -> ()
+  %s9_q_rows = memref.cast %s9_q : memref<11x2x8xf32> to !q2
+  %s9_out_rows = memref.cast %s9_out : memref<11x2x8xf32> to !q2
+  %s9_layer = arith.constant 0 : index
+  %s9_k = kvcache.get_key_cache %collection[%s9_layer] : !collection
+  %s9_v = kvcache.get_value_cache %collection[%s9_layer] : !collection
+  kvcache.attention_ragged %s9_q_rows, %s9_k, %s9_v, %s9_offsets, %s9_out_rows {scale = 0.35355338 : f32}
+      : !q2, !cache, !cache, memref<?xi32>, !q2
+  %s9_step = arith.constant 9 : index
+  func.call @dump_q2(%s9_out_rows, %s9_step) : (!q2, index) -> ()
+  memref.dealloc %s9_q : memref<11x2x8xf32>
+  memref.dealloc %s9_out : memref<11x2x8xf32>
 
   vector.print str "done\n"
   memref.dealloc %storage : !storage

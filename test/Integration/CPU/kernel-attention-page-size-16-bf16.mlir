@@ -9,14 +9,14 @@
 // RUN: | %python %S/kernel_reference.py %s | FileCheck %s
 
 // attention_ragged on a bf16 cache with 16 tokens per page, 2 KV heads of 64,
-// no GQA, 2 layers, against the float64 numpy reference of kernel_reference.py
-// (absolute error 1.6e-2). Sequences (cache_length, new rows): (40, 1),
+// no GQA, 2 layers, scale 0.5, against the float64 numpy reference of
+// kernel_reference.py (absolute error 1.6e-2). Sequences (cache_length, new rows): (40, 1),
 // (0, 3), (16, 16) ending on a page boundary, (70, 2).
 
 // CHECK-NOT: MISMATCH
 // CHECK: OK 89 records
 
-// REFERENCE: {"dtype": "bf16", "num_pages": 12, "kv_dim": 2, "num_layers": 2, "page_size": 16, "num_heads": 2, "head_size": 64, "cache_lengths": [40, 0, 16, 70], "lookup_table": [[4, 11, 7, 3, 3], [6, 3, 3, 3, 3], [5, 9, 3, 3, 3], [1, 2, 10, 8, 0]], "max_seq_length": 16, "max_cache_length": 72, "fill": [7919, 127, 63], "fill_div": 64, "steps": [{"op": "store_ragged", "kv": 0, "layer": 0, "offsets": [0, 1, 4, 20, 22], "rows": 22, "new": [7919, 127, 63, 64, 100]}, {"op": "store_ragged", "kv": 1, "layer": 0, "offsets": [0, 1, 4, 20, 22], "rows": 22, "new": [7919, 127, 63, 64, 1100]}, {"op": "attention_ragged", "layer": 0, "offsets": [0, 1, 4, 20, 22], "rows": 22, "q_heads": 2, "scale": 0.125, "q": [7919, 127, 63, 64, 2100], "out": [7919, 127, 63, 64, 2600]}, {"op": "store_ragged", "kv": 0, "layer": 1, "offsets": [0, 1, 4, 20, 22], "rows": 22, "new": [7919, 127, 63, 64, 3100]}, {"op": "store_ragged", "kv": 1, "layer": 1, "offsets": [0, 1, 4, 20, 22], "rows": 22, "new": [7919, 127, 63, 64, 4100]}, {"op": "attention_ragged", "layer": 1, "offsets": [0, 1, 4, 20, 22], "rows": 22, "q_heads": 2, "scale": 0.125, "q": [7919, 127, 63, 64, 5100], "out": [7919, 127, 63, 64, 5600]}]}
+// REFERENCE: {"dtype": "bf16", "num_pages": 12, "kv_dim": 2, "num_layers": 2, "page_size": 16, "num_heads": 2, "head_size": 64, "cache_lengths": [40, 0, 16, 70], "lookup_table": [[4, 11, 7, 3, 3], [6, 3, 3, 3, 3], [5, 9, 3, 3, 3], [1, 2, 10, 8, 0]], "max_seq_length": 16, "max_cache_length": 72, "fill": [7919, 127, 63], "fill_div": 64, "steps": [{"op": "store_ragged", "kv": 0, "layer": 0, "offsets": [0, 1, 4, 20, 22], "rows": 22, "new": [7919, 127, 63, 64, 100]}, {"op": "store_ragged", "kv": 1, "layer": 0, "offsets": [0, 1, 4, 20, 22], "rows": 22, "new": [7919, 127, 63, 64, 1100]}, {"op": "attention_ragged", "layer": 0, "offsets": [0, 1, 4, 20, 22], "rows": 22, "q_heads": 2, "scale": 0.5, "q": [7919, 127, 63, 64, 2100], "out": [7919, 127, 63, 64, 2600]}, {"op": "store_ragged", "kv": 0, "layer": 1, "offsets": [0, 1, 4, 20, 22], "rows": 22, "new": [7919, 127, 63, 64, 3100]}, {"op": "store_ragged", "kv": 1, "layer": 1, "offsets": [0, 1, 4, 20, 22], "rows": 22, "new": [7919, 127, 63, 64, 4100]}, {"op": "attention_ragged", "layer": 1, "offsets": [0, 1, 4, 20, 22], "rows": 22, "q_heads": 2, "scale": 0.5, "q": [7919, 127, 63, 64, 5100], "out": [7919, 127, 63, 64, 5600]}]}
 
 !storage = memref<12x2x2x16x2x64xbf16>
 !blocks = memref<?x2x?x16x2x64xbf16>
@@ -150,7 +150,7 @@ func.func @main() {
   kvcache.store_ragged %s1_cache, %s1_rows, %s1_offsets : !cache, !rows, memref<?xi32>
   memref.dealloc %s1_buf : memref<22x2x64xbf16>
 
-  // step 2: attention_ragged layer 0, q_heads 2, 22 rows, offsets [0, 1, 4, 20, 22], scale 0.125
+  // step 2: attention_ragged layer 0, q_heads 2, 22 rows, offsets [0, 1, 4, 20, 22], scale 0.5
   %s2_offsets_global = memref.get_global @offsets_2 : memref<5xi32>
   %s2_offsets = memref.cast %s2_offsets_global : memref<5xi32> to memref<?xi32>
   %s2_q = memref.alloc() {alignment = 64 : i64} : memref<22x2x64xbf16>
@@ -176,7 +176,7 @@ func.func @main() {
   %s2_layer = arith.constant 0 : index
   %s2_k = kvcache.get_key_cache %collection[%s2_layer] : !collection
   %s2_v = kvcache.get_value_cache %collection[%s2_layer] : !collection
-  kvcache.attention_ragged %s2_q_rows, %s2_k, %s2_v, %s2_offsets, %s2_out_rows {scale = 0.125 : f32}
+  kvcache.attention_ragged %s2_q_rows, %s2_k, %s2_v, %s2_offsets, %s2_out_rows {scale = 0.5 : f32}
       : !q2, !cache, !cache, memref<?xi32>, !q2
   %s2_step = arith.constant 2 : index
   func.call @dump_q2(%s2_out_rows, %s2_step) : (!q2, index) -> ()
@@ -219,7 +219,7 @@ func.func @main() {
   kvcache.store_ragged %s4_cache, %s4_rows, %s4_offsets : !cache, !rows, memref<?xi32>
   memref.dealloc %s4_buf : memref<22x2x64xbf16>
 
-  // step 5: attention_ragged layer 1, q_heads 2, 22 rows, offsets [0, 1, 4, 20, 22], scale 0.125
+  // step 5: attention_ragged layer 1, q_heads 2, 22 rows, offsets [0, 1, 4, 20, 22], scale 0.5
   %s5_offsets_global = memref.get_global @offsets_5 : memref<5xi32>
   %s5_offsets = memref.cast %s5_offsets_global : memref<5xi32> to memref<?xi32>
   %s5_q = memref.alloc() {alignment = 64 : i64} : memref<22x2x64xbf16>
@@ -245,7 +245,7 @@ func.func @main() {
   %s5_layer = arith.constant 1 : index
   %s5_k = kvcache.get_key_cache %collection[%s5_layer] : !collection
   %s5_v = kvcache.get_value_cache %collection[%s5_layer] : !collection
-  kvcache.attention_ragged %s5_q_rows, %s5_k, %s5_v, %s5_offsets, %s5_out_rows {scale = 0.125 : f32}
+  kvcache.attention_ragged %s5_q_rows, %s5_k, %s5_v, %s5_offsets, %s5_out_rows {scale = 0.5 : f32}
       : !q2, !cache, !cache, memref<?xi32>, !q2
   %s5_step = arith.constant 5 : index
   func.call @dump_q2(%s5_out_rows, %s5_step) : (!q2, index) -> ()

@@ -11,8 +11,8 @@
 // store_ragged, gather_ragged and copy_pages on an f16 cache with 4 heads of 3
 // elements, 16 tokens per page, 2 layers, against kernel_reference.py.
 // Sequences 0 (5 + 11) and 3 (40 + 16) end exactly on page boundaries,
-// sequence 2 is empty with no new rows. Then copy_pages of two pages, a gather
-// through the copies and all of blocks.
+// sequence 2 is empty with no new rows. Then a copy_pages of sequence 0's
+// page, a gather through the copy and all of blocks.
 
 // CHECK-NOT: MISMATCH
 // CHECK: OK 4753 records

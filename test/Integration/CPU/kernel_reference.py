@@ -63,6 +63,7 @@ import sys
 
 import numpy as np
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from reference import (EXACT_INTEGER_LIMIT, Failure, PagedCacheModel,  # noqa: E402
                        as_ints, as_vector, load_config, parse_groups)
@@ -145,7 +146,7 @@ class KernelModel:
             out = formula_buffer(self.row_shape(step), step["out"], self.dtype)
             for b in range(self.batch):
                 for r in range(offsets[b], offsets[b + 1]):
-                    page, slot = cache.address(b, max(r - offsets[b] - 1, 0))
+                    page, slot = cache.address(b, r - offsets[b])
                     out[r] = cache.blocks[page, kv, layer, slot]
             self.outputs[index] = ("gather_ragged", out)
         elif op == "copy_pages":
