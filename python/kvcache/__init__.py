@@ -1,8 +1,52 @@
 """kvcache-mlir from Python.
 
-So far: `kvcache.abi`, which packs the launch arguments of kernels that take
-`!kvcache.paged_cache` / `!kvcache.paged_collection` values (SPEC section 6),
-for cupy's RawKernel or the CUDA driver API.
+    import kvcache
+    from kvcache import builders, reference
+
+    config = kvcache.CacheConfig("f16", num_heads=8, head_size=128,
+                                 page_size=16, q_heads=32)
+    ir = builders.decode_step(config)            # kvcache IR, no hand-written MLIR
+    kvcache.verify(ir)
+    cpu = kvcache.CPUModule(ir)                  # kvcache-to-cpu + LLVM JIT
+    ptx = kvcache.compile_ptx(ir, chip="sm_90")  # kvcache-to-ptx
+
+Modules:
+    builders   IR text of the kernel ops and of a decode step, from a CacheConfig
+    reference  numpy model of SPEC sections 1 and 4 (independent of the compiler)
+    compiler   parse / verify / print / run_pipeline / compile_ptx (extension)
+    cpu        CPUModule: in-process CPU execution on numpy arrays (extension)
+    abi        launch-argument packer of the compiled kernels (SPEC section 6)
+    errors     CompileError: MLIR diagnostics with their locations
+
+The compiler and CPU parts need the extension `_kvcache`, built into
+build/python/kvcache by the normal build (use PYTHONPATH=build/python); the
+others are plain Python + numpy and also work from the source tree.
 """
 
-from . import abi  # noqa: F401
+import importlib.util
+
+from . import abi, builders, reference  # noqa: F401
+from .config import CacheConfig  # noqa: F401
+from .errors import CompileError, Diagnostic  # noqa: F401
+
+__all__ = ["CacheConfig", "CompileError", "Diagnostic", "abi", "builders",
+           "reference"]
+_EXTENSION_NAMES = ("Module", "compile_ptx", "kernel_names", "lower_to_cpu",
+                    "parse", "run_pipeline", "verify", "CPUModule", "compiler",
+                    "cpu")
+
+if importlib.util.find_spec(f"{__name__}._kvcache") is not None:
+    from . import compiler, cpu  # noqa: F401
+    from .compiler import (Module, compile_ptx, kernel_names,  # noqa: F401
+                           lower_to_cpu, parse, run_pipeline, verify)
+    from .cpu import CPUModule  # noqa: F401
+    __all__ += _EXTENSION_NAMES
+else:
+    def __getattr__(name):
+        if name in _EXTENSION_NAMES:
+            raise ImportError(
+                f"kvcache.{name} needs the compiler extension kvcache._kvcache, "
+                f"which is not next to {__file__}: build the "
+                "kvcache-python-package target and put build/python on "
+                "PYTHONPATH")
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

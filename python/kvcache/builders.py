@@ -1,0 +1,264 @@
+"""IR builders: the `kvcache` IR of common functions, from a CacheConfig.
+
+Each builder returns the text of one `func.func`; a function alone is a valid
+module, and `module(...)` joins several into one. Every function takes the
+cache as the five operands of `kvcache.paged_collection` (SPEC section 1),
+
+    %blocks:           memref<?xKVxLxPxHxDxelt, strided<[?, ?, ?, H*D, D, 1], offset: ?>>
+                       (L is `?` when config.num_layers is None; any page,
+                       kv and layer strides, so numpy views work)
+    %cache_lengths:    memref<?xi32>
+    %lookup_table:     memref<?x?xi32>
+    %max_seq_length:   i32
+    %max_cache_length: i32
+
+then `%layer: index` (except copy_pages) and the kernel op's other operands
+(destination-passing: nothing is returned). So from Python,
+
+    config = CacheConfig("f16", num_heads=8, head_size=128, page_size=16,
+                         q_heads=32)
+    ir = builders.decode_step(config)
+    cpu = kvcache.CPUModule(ir)
+    cpu.decode_step(*cache.arguments(), layer, q, k, v, row_offsets, out)
+
+Nothing here needs the compiler extension.
+"""
+
+from .config import CacheConfig
+
+__all__ = ["CacheConfig", "attention_ragged", "blocks_type", "cache_type",
+           "collection_type", "copy_pages", "decode_step", "gather_ragged",
+           "kernels", "module", "rows_type", "store_ragged"]
+
+OFFSETS_TYPE = "memref<?xi32>"
+PAIRS_TYPE = "memref<?x2xi32>"
+WORKSPACE_TYPE = "memref<?xf32>"
+
+
+def collection_type(config):
+    return f"!kvcache.paged_collection<{config.type_parameters()}>"
+
+
+def cache_type(config):
+    return f"!kvcache.paged_cache<{config.type_parameters()}>"
+
+
+def blocks_type(config):
+    layers = "?" if config.num_layers is None else config.num_layers
+    H, D = config.num_heads, config.head_size
+    return (f"memref<?x{config.kv_dim}x{layers}x{config.page_size}x{H}x{D}x"
+            f"{config.dtype}, strided<[?, ?, ?, {H * D}, {D}, 1], offset: ?>>")
+
+
+def rows_type(config, heads=None):
+    """`memref<?xHxDxelt>`: ragged rows of `heads` heads (default KV heads)."""
+    heads = config.num_heads if heads is None else heads
+    return f"memref<?x{heads}x{config.head_size}x{config.dtype}>"
+
+
+def _scale_literal(config, scale):
+    value = config.default_scale if scale is None else float(scale)
+    return f"{value!r}"
+
+
+class _Function:
+    """Accumulates the arguments and body of one func.func."""
+
+    def __init__(self, config, name):
+        if not name.replace("_", "").isalnum() or name[0].isdigit():
+            raise ValueError(f"function name must be an identifier, got {name!r}")
+        self.config = config
+        self.name = name
+        self.arguments = []
+        self.body = []
+        self.layer_caches = set()
+
+    def argument(self, name, type_):
+        self.arguments.append(f"%{name}: {type_}")
+        return f"%{name}"
+
+    def op(self, text):
+        self.body.append(text)
+
+    def collection(self, with_layer=True):
+        """The five collection arguments, the paged_collection op, and
+        `%layer` when the function reads one layer."""
+        blocks = blocks_type(self.config)
+        for name, type_ in (("blocks", blocks), ("cache_lengths", "memref<?xi32>"),
+                            ("lookup_table", "memref<?x?xi32>"),
+                            ("max_seq_length", "i32"), ("max_cache_length", "i32")):
+            self.argument(name, type_)
+        self.op(f"%collection = kvcache.paged_collection %blocks, %cache_lengths, "
+                f"%lookup_table, %max_seq_length, %max_cache_length : {blocks}, "
+                f"memref<?xi32>, memref<?x?xi32> -> {collection_type(self.config)}")
+        if with_layer:
+            self.argument("layer", "index")
+        return "%collection"
+
+    def layer_cache(self, kv):
+        """`%key_cache` or `%value_cache` of `%layer`."""
+        if kv not in ("key", "value"):
+            raise ValueError(f"kv must be 'key' or 'value', got {kv!r}")
+        if kv == "value" and self.config.mla:
+            raise ValueError("an mla cache has no value cache (kv_dim 1)")
+        result = f"%{kv}_cache"
+        if kv not in self.layer_caches:
+            self.layer_caches.add(kv)
+            self.op(f"{result} = kvcache.get_{kv}_cache %collection[%layer] : "
+                    f"{collection_type(self.config)}")
+        return result
+
+    def text(self):
+        lines = [f"func.func @{self.name}({', '.join(self.arguments)}) {{"]
+        lines += [f"  {line}" for line in self.body]
+        lines += ["  return", "}"]
+        return "\n".join(lines) + "\n"
+
+
+def _store(fn, kv, values):
+    config = fn.config
+    fn.op(f"kvcache.store_ragged {fn.layer_cache(kv)}, {values}, %row_offsets : "
+          f"{cache_type(config)}, {rows_type(config)}, {OFFSETS_TYPE}")
+
+
+def _attention(fn, scale, workspace):
+    config = fn.config
+    if config.mla:
+        raise ValueError("attention_ragged does not take mla caches (SPEC "
+                         "section 4): store_ragged/gather_ragged serve them")
+    key, value = fn.layer_cache("key"), fn.layer_cache("value")
+    q_type = rows_type(config, config.query_heads)
+    operands = f"%q, {key}, {value}, %row_offsets, %out"
+    types = (f"{q_type}, {cache_type(config)}, {cache_type(config)}, "
+             f"{OFFSETS_TYPE}, {q_type}")
+    if workspace:
+        operands += ", %workspace"
+        types += f", {WORKSPACE_TYPE}"
+    fn.op(f"kvcache.attention_ragged {operands} {{scale = "
+          f"{_scale_literal(config, scale)} : f32}} : {types}")
+
+
+def store_ragged(config, name="store_ragged", kv="key"):
+    """`(collection..., %layer, %new: [T, H, D], %row_offsets: [batch+1])`:
+    appends the rows of each sequence after its cached tokens."""
+    fn = _Function(config, name)
+    fn.collection()
+    fn.argument("new", rows_type(config))
+    fn.argument("row_offsets", OFFSETS_TYPE)
+    _store(fn, kv, "%new")
+    return fn.text()
+
+
+def gather_ragged(config, name="gather_ragged", kv="key"):
+    """`(collection..., %layer, %out: [T, H, D], %ctx_offsets: [batch+1])`:
+    out rows `ctx_offsets[b]..` receive sequence b's tokens 0, 1, ..."""
+    fn = _Function(config, name)
+    fn.collection()
+    fn.argument("out", rows_type(config))
+    fn.argument("ctx_offsets", OFFSETS_TYPE)
+    fn.op(f"kvcache.gather_ragged {fn.layer_cache(kv)}, %out, %ctx_offsets : "
+          f"{cache_type(config)}, {rows_type(config)}, {OFFSETS_TYPE}")
+    return fn.text()
+
+
+def copy_pages(config, name="copy_pages"):
+    """`(collection..., %pairs: [n, 2])`: copies page src to dst, every
+    layer, K and V."""
+    fn = _Function(config, name)
+    fn.collection(with_layer=False)
+    fn.argument("pairs", PAIRS_TYPE)
+    fn.op(f"kvcache.copy_pages %collection, %pairs : {collection_type(config)}, "
+          f"{PAIRS_TYPE}")
+    return fn.text()
+
+
+def attention_ragged(config, name="attention_ragged", scale=None,
+                     workspace=False):
+    """`(collection..., %layer, %q: [T, Hq, D], %row_offsets, %out: [T, Hq, D]
+    [, %workspace: f32])`: causal attention of each query row over its
+    sequence (scale default 1/sqrt(head_size))."""
+    fn = _Function(config, name)
+    fn.collection()
+    q_type = rows_type(config, config.query_heads)
+    fn.argument("q", q_type)
+    fn.argument("row_offsets", OFFSETS_TYPE)
+    fn.argument("out", q_type)
+    if workspace:
+        fn.argument("workspace", WORKSPACE_TYPE)
+    _attention(fn, scale, workspace)
+    return fn.text()
+
+
+def decode_step(config, name="decode_step", scale=None, workspace=False):
+    """One layer of one decode (or prefill) step.
+
+    Standard caches: `(collection..., %layer, %q: [T, Hq, D], %new_keys,
+    %new_values: [T, H, D], %row_offsets, %out: [T, Hq, D] [, %workspace])`:
+    store the step's K and V rows, then attend.
+
+    mla caches (no attention op for them): `(collection..., %layer,
+    %new_keys: [T, H, D], %row_offsets, %context: [C, H, D], %ctx_offsets)`:
+    store the step's latent rows, then gather each sequence's whole context
+    (what an MLA attention kernel reads).
+    """
+    fn = _Function(config, name)
+    fn.collection()
+    if config.mla:
+        fn.argument("new_keys", rows_type(config))
+        fn.argument("row_offsets", OFFSETS_TYPE)
+        fn.argument("context", rows_type(config))
+        fn.argument("ctx_offsets", OFFSETS_TYPE)
+        _store(fn, "key", "%new_keys")
+        fn.op(f"kvcache.gather_ragged %key_cache, %context, %ctx_offsets : "
+              f"{cache_type(config)}, {rows_type(config)}, {OFFSETS_TYPE}")
+        return fn.text()
+    q_type = rows_type(config, config.query_heads)
+    fn.argument("q", q_type)
+    fn.argument("new_keys", rows_type(config))
+    fn.argument("new_values", rows_type(config))
+    fn.argument("row_offsets", OFFSETS_TYPE)
+    fn.argument("out", q_type)
+    if workspace:
+        fn.argument("workspace", WORKSPACE_TYPE)
+    _store(fn, "key", "%new_keys")
+    _store(fn, "value", "%new_values")
+    _attention(fn, scale, workspace)
+    return fn.text()
+
+
+def module(*functions):
+    """One module holding the given functions (texts from the builders)."""
+    return "\n".join(functions)
+
+
+def kernels(config, scale=None):
+    """A module with a function per kernel op that `config` allows:
+    store_ragged (key, and value unless mla), gather_ragged, copy_pages and,
+    unless mla, attention_ragged without and with a workspace. The function
+    names are the keys of the result of `kernel_names(config)`."""
+    functions = [store_ragged(config, "store_keys", "key"),
+                 gather_ragged(config, "gather_keys", "key"),
+                 copy_pages(config, "copy_pages")]
+    if not config.mla:
+        functions += [store_ragged(config, "store_values", "value"),
+                      gather_ragged(config, "gather_values", "value"),
+                      attention_ragged(config, "attention", scale),
+                      attention_ragged(config, "attention_split", scale,
+                                       workspace=True)]
+    return module(*functions)
+
+
+def kernel_names(config):
+    """{function of `kernels(config)`: the GPU kernels kvcache-to-ptx makes
+    of it} (SPEC docs/KernelABI.md: `<function>_<op>`)."""
+    names = {"store_keys": ["store_keys_store_ragged"],
+             "gather_keys": ["gather_keys_gather_ragged"],
+             "copy_pages": ["copy_pages_copy_pages"]}
+    if not config.mla:
+        names.update({
+            "store_values": ["store_values_store_ragged"],
+            "gather_values": ["gather_values_gather_ragged"],
+            "attention": ["attention_attention_ragged"],
+            "attention_split": ["attention_split_attention_ragged",
+                                "attention_split_attention_merge"]})
+    return names

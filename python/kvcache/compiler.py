@@ -1,0 +1,94 @@
+"""Parse, verify, print, run pass pipelines and compile to PTX, in-process.
+
+`ir` arguments are MLIR text or a `Module`. Failures raise
+`kvcache.CompileError` with MLIR's diagnostics and their locations.
+
+    module = kvcache.parse(text, filename="step.mlir")
+    print(module)                                  # the verified IR
+    lowered = kvcache.run_pipeline(text, "kvcache-expand-accesses,cse")
+    ptx = kvcache.compile_ptx(text, chip="sm_90")
+"""
+
+import re
+
+from . import _kvcache
+from .errors import CompileError  # noqa: F401  (raised by the extension)
+
+__all__ = ["Module", "compile_ptx", "kernel_names", "lower_to_cpu", "parse",
+           "run_pipeline", "verify"]
+
+Module = _kvcache.Module
+Module.__doc__ = """A parsed and verified `builtin.module`.
+
+    str(module), module.to_string(generic=False, debug_info=False)
+    module.verify()                       raises CompileError
+    module.clone()
+    module.run_pipeline("canonicalize,cse")   in place
+    module.functions()                    [(name, "func.func"|"llvm.func",
+                                            [argument types], [result types])]
+"""
+
+_CHIP = re.compile(r"sm_[0-9]+[a-z]?$")
+
+
+def parse(ir, filename="<string>"):
+    """A verified Module from MLIR text (`filename` names it in locations);
+    a Module is returned as is."""
+    if isinstance(ir, Module):
+        return ir
+    if not isinstance(ir, str):
+        raise TypeError(f"expected MLIR text or a kvcache.Module, got "
+                        f"{type(ir).__name__}")
+    return Module.parse(ir, filename)
+
+
+def verify(ir, filename="<string>"):
+    """Raises CompileError unless `ir` parses and verifies."""
+    parse(ir, filename).verify()
+
+
+def _copy(ir, filename):
+    return parse(ir, filename).clone() if isinstance(ir, Module) else parse(ir, filename)
+
+
+def run_pipeline(ir, pipeline, filename="<string>"):
+    """Runs a textual pass pipeline, as `kvcache-opt --pass-pipeline` takes it
+    (`builtin.module(...)` may be left out: "canonicalize,cse",
+    "kvcache-to-cpu{checked=true}"). Text in, text out; a Module in, a new
+    Module out (the input is left unchanged)."""
+    module = _copy(ir, filename)
+    module.run_pipeline(pipeline)
+    return module if isinstance(ir, Module) else str(module)
+
+
+def compile_ptx(ir, chip="sm_90", opt_level=3, checked=False,
+                filename="<string>"):
+    """The PTX of every kernel of `ir` (kernel ops and gpu.modules), through
+    the kvcache-to-ptx pipeline, as one string: what `kvcache-compile` writes.
+    No CUDA toolkit is needed."""
+    if not isinstance(chip, str) or not _CHIP.match(chip):
+        raise ValueError(f"chip must look like 'sm_90', got {chip!r}")
+    if opt_level not in (0, 1, 2, 3):
+        raise ValueError(f"opt_level must be 0-3, got {opt_level!r}")
+    module = _copy(ir, filename)
+    module.lower_to_ptx(chip, opt_level, bool(checked))
+    ptx = module.collect_ptx()
+    if not ptx:
+        raise CompileError(
+            f"{filename}: error: no GPU kernels to compile: the input has no "
+            "gpu.module, gpu.launch or kvcache kernel op",
+            [("error", filename, "no GPU kernels to compile", [])])
+    return ptx
+
+
+def lower_to_cpu(ir, checked=False, filename="<string>"):
+    """A new Module in the LLVM dialect (the kvcache-to-cpu pipeline)."""
+    module = _copy(ir, filename)
+    module.run_pipeline(f"kvcache-to-cpu{{checked={str(bool(checked)).lower()}}}")
+    return module
+
+
+def kernel_names(ptx):
+    """Names of the `.visible .entry` kernels of a PTX string."""
+    return re.findall(r"\.visible\s+\.entry\s+([A-Za-z_$][\w$]*)", ptx)
+

@@ -1,0 +1,237 @@
+"""Run kvcache IR on the CPU, in-process, on numpy arrays.
+
+`CPUModule(ir)` lowers the IR with the `kvcache-to-cpu` pipeline and compiles
+it with MLIR's ExecutionEngine (LLVM's JIT). Its functions are then called
+like Python functions; memref arguments take numpy arrays, and the memref
+descriptors point into the arrays (nothing is copied: outputs are written in
+place):
+
+    cpu = kvcache.CPUModule(builders.store_ragged(config))
+    cpu.store_ragged(*cache.arguments(), layer, new_rows, row_offsets)
+
+Argument types, by the function's MLIR signature:
+    memref<...>                 a numpy array of that rank, element type
+                                (bf16: uint16 bits) and static sizes; an
+                                identity layout needs a C-contiguous array, a
+                                `strided<...>` one any strides it allows; at
+                                least 16-byte aligned (SPEC section 1)
+    !kvcache.paged_collection   a reference.PagedCache or the tuple
+                                (blocks, cache_lengths, lookup_table,
+                                 max_seq_length, max_cache_length)
+    !kvcache.paged_cache        a reference.CacheView (cache.key_cache(l)) or
+                                the tuple (..., kv, layer)
+    index, iN                   an int;  f32, f64: a float
+A function may return nothing or one index/integer/f32/f64 scalar.
+"""
+
+import functools
+import os
+import re
+
+import numpy as np
+
+from . import _kvcache, abi
+from .compiler import lower_to_cpu, parse
+
+__all__ = ["CPUModule", "RUNNER_UTILS"]
+
+# MLIR's runtime helpers (vector.print, memref printing), when installed.
+RUNNER_UTILS = [path for path in (
+    "/usr/lib/llvm-22/lib/libmlir_c_runner_utils.so",
+    "/usr/lib/llvm-22/lib/libmlir_runner_utils.so") if os.path.exists(path)]
+
+# MLIR element type -> numpy dtypes accepted for it.
+_ELEMENT_DTYPES = {
+    "f32": ["float32"], "f64": ["float64"], "f16": ["float16"],
+    "bf16": ["uint16", "int16"], "f8E4M3FN": ["uint8", "int8"],
+    "i1": ["bool", "uint8", "int8"], "i8": ["int8", "uint8"],
+    "i16": ["int16", "uint16"], "i32": ["int32", "uint32"],
+    "i64": ["int64", "uint64"], "index": ["int64", "uint64"],
+}
+_INTEGER_TYPES = {"index", "i1", "i8", "i16", "i32", "i64"}
+_FLOAT_TYPES = {"f32", "f64"}
+_ALIGNMENT = 16
+
+
+class _MemRefType:
+    """Shape, element type and layout of a `memref<...>` type string."""
+
+    def __init__(self, text):
+        match = re.fullmatch(r"memref<(.*)>", text.strip())
+        if not match:
+            raise ValueError(f"not a memref type: {text}")
+        body = match.group(1)
+        shape, _, layout = body.partition(",")
+        *dims, self.element = shape.strip().split("x")
+        self.text = text
+        self.shape = [None if d == "?" else int(d) for d in dims]
+        self.strides, self.offset, self.identity = None, 0, True
+        layout = layout.strip()
+        if layout:
+            strided = re.match(r"strided<\[([^\]]*)\](?:,\s*offset:\s*([?\d-]+))?>",
+                               layout)
+            if not strided:
+                raise ValueError(f"{text}: only identity and strided<...> "
+                                 "layouts in the default memory space are "
+                                 "supported from Python")
+            self.identity = False
+            self.strides = [None if s.strip() == "?" else int(s)
+                            for s in strided.group(1).split(",") if s.strip()]
+            offset = strided.group(2)
+            self.offset = None if offset == "?" else int(offset or 0)
+
+    def check(self, array, what):
+        if not isinstance(array, np.ndarray):
+            raise TypeError(f"{what}: expected a numpy array for {self.text}, "
+                            f"got {type(array).__name__}")
+        if array.ndim != len(self.shape):
+            raise ValueError(f"{what}: {self.text} needs a {len(self.shape)}-D "
+                             f"array, got shape {array.shape}")
+        if array.dtype.name not in _ELEMENT_DTYPES.get(self.element, []):
+            raise TypeError(f"{what}: {self.text} needs "
+                            f"{' or '.join(_ELEMENT_DTYPES.get(self.element, ['?']))} "
+                            f"elements, got {array.dtype}")
+        for axis, (size, expected) in enumerate(zip(array.shape, self.shape)):
+            if expected is not None and size != expected:
+                raise ValueError(f"{what}: dimension {axis} of {self.text} is "
+                                 f"{expected}, the array has shape {array.shape}")
+        strides = _element_strides(array, what)
+        if array.size == 0:
+            return strides
+        if self.identity and not array.flags.c_contiguous:
+            raise ValueError(f"{what}: {self.text} has the identity layout: "
+                             "pass a C-contiguous array (np.ascontiguousarray)")
+        if self.strides is not None:
+            for axis, (stride, expected) in enumerate(zip(strides, self.strides)):
+                if expected is not None and stride != expected and array.shape[axis] > 1:
+                    raise ValueError(f"{what}: stride {axis} of {self.text} is "
+                                     f"{expected} elements, the array's is {stride}")
+        if self.offset not in (None, 0):
+            raise ValueError(f"{what}: {self.text} has a static offset: pass "
+                             "its base array instead")
+        if array.ctypes.data % _ALIGNMENT:
+            raise ValueError(f"{what}: the array is not {_ALIGNMENT}-byte "
+                             "aligned (SPEC section 1); pass a copy")
+        return strides
+
+
+def _element_strides(array, what):
+    strides = []
+    for stride in array.strides:
+        if stride % array.itemsize:
+            raise ValueError(f"{what}: array strides must be whole elements")
+        strides.append(stride // array.itemsize)
+    return strides
+
+
+def _kvcache_type_parameters(text):
+    """{"dtype": ..., "num_heads": ..., "mla": ..., ...} of a kvcache type."""
+    match = re.fullmatch(r"!kvcache\.paged_(?:cache|collection)<([^,>]+)(.*)>",
+                         text.strip())
+    params = {"dtype": match.group(1).strip(), "mla": False}
+    for key, value in re.findall(r"(\w+)\s*=\s*(\w+)", match.group(2)):
+        params[key] = value == "true" if value in ("true", "false") else int(value)
+    return params
+
+
+def _check_blocks(blocks, type_text, what):
+    params = _kvcache_type_parameters(type_text)
+    if not isinstance(blocks, np.ndarray) or blocks.ndim != 6:
+        raise ValueError(f"{what}: blocks must be a 6-D numpy array")
+    kv_dim = 1 if params["mla"] else 2
+    expected = (kv_dim, params["page_size"], params["num_heads"],
+                params["head_size"])
+    actual = (blocks.shape[1],) + blocks.shape[3:]
+    if actual != expected:
+        raise ValueError(f"{what}: {type_text} needs blocks of shape "
+                         f"[pages, {kv_dim}, layers, {expected[1]}, "
+                         f"{expected[2]}, {expected[3]}], got {blocks.shape}")
+    if blocks.dtype.name not in _ELEMENT_DTYPES[params["dtype"]]:
+        raise TypeError(f"{what}: {type_text} needs "
+                        f"{_ELEMENT_DTYPES[params['dtype']][0]} blocks, got "
+                        f"{blocks.dtype}")
+    if blocks.size and blocks.ctypes.data % _ALIGNMENT:
+        raise ValueError(f"{what}: blocks is not {_ALIGNMENT}-byte aligned")
+
+
+def _flatten(type_text, value, what):
+    """The LLVM-level values of one argument (SPEC section 6 for the kvcache
+    types, MLIR's memref descriptor expansion for memrefs)."""
+    if type_text.startswith("memref<"):
+        strides = _MemRefType(type_text).check(value, what)
+        pointer = value.ctypes.data
+        return [pointer, pointer, 0, *value.shape, *strides]
+    if type_text.startswith("!kvcache.paged_collection"):
+        fields = value.arguments() if hasattr(value, "arguments") else tuple(value)
+        if len(fields) != 5:
+            raise TypeError(f"{what}: {type_text} takes a reference.PagedCache "
+                            "or (blocks, cache_lengths, lookup_table, "
+                            "max_seq_length, max_cache_length)")
+        _check_blocks(fields[0], type_text, what)
+        return abi.paged_collection_params(*fields)
+    if type_text.startswith("!kvcache.paged_cache"):
+        fields = value.parameters() if hasattr(value, "parameters") else tuple(value)
+        if len(fields) != 7:
+            raise TypeError(f"{what}: {type_text} takes a reference.CacheView "
+                            "or (blocks, cache_lengths, lookup_table, "
+                            "max_seq_length, max_cache_length, kv, layer)")
+        _check_blocks(fields[0], type_text, what)
+        return abi.paged_cache_params(*fields)
+    if type_text in _INTEGER_TYPES:
+        if not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{what}: {type_text} takes an int, got "
+                            f"{type(value).__name__}")
+        return [int(value)]
+    if type_text in _FLOAT_TYPES:
+        return [float(value)]
+    raise TypeError(f"{what}: arguments of type {type_text} cannot be passed "
+                    "from Python")
+
+
+class CPUModule:
+    """Functions of kvcache IR compiled for this CPU.
+
+    ir:          MLIR text or a kvcache.Module (func.func functions)
+    checked:     run-time checks of every access (kvcache-to-cpu{checked});
+                 a failed check prints to stderr and aborts the process
+    opt_level:   LLVM optimization level of the JIT (0-3)
+    shared_libs: libraries to load (default: MLIR's runner utils)
+
+    `module.<name>(*args)` or `module.call(name, *args)` calls function
+    `name`; `module.lowered` is the LLVM-dialect module that was compiled.
+    """
+
+    def __init__(self, ir, checked=False, opt_level=2, shared_libs=None,
+                 filename="<string>"):
+        if opt_level not in (0, 1, 2, 3):
+            raise ValueError(f"opt_level must be 0-3, got {opt_level!r}")
+        source = parse(ir, filename)
+        self.signatures = {name: (arguments, results)
+                           for name, kind, arguments, results in source.functions()
+                           if kind == "func.func"}
+        self.lowered = lower_to_cpu(source, checked)
+        libs = RUNNER_UTILS if shared_libs is None else list(shared_libs)
+        self._engine = _kvcache.JitModule(self.lowered, opt_level, libs)
+
+    def call(self, name, *args):
+        """Calls function `name`: one Python value per MLIR argument."""
+        if name not in self.signatures:
+            raise KeyError(f"no func.func @{name} in the module (functions: "
+                           f"{', '.join(sorted(self.signatures))})")
+        arguments, _ = self.signatures[name]
+        if len(args) != len(arguments):
+            raise TypeError(f"@{name} takes {len(arguments)} arguments "
+                            f"({', '.join(arguments)}), got {len(args)}")
+        flat = []
+        for position, (type_text, value) in enumerate(zip(arguments, args)):
+            flat += _flatten(type_text, value, f"argument {position} of @{name}")
+        return self._engine.invoke(name, flat)
+
+    def __getattr__(self, name):
+        signatures = self.__dict__.get("signatures", {})
+        if name in signatures:
+            return functools.partial(self.call, name)
+        raise AttributeError(name)
+
+    def __dir__(self):
+        return list(super().__dir__()) + list(self.signatures)

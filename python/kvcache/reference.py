@@ -1,0 +1,283 @@
+"""A numpy model of the paged KV cache: SPEC sections 1 (layout, lookups) and
+4 (store_ragged, gather_ragged, copy_pages, attention_ragged).
+
+Written from the SPEC alone, with no compiler code, so that compiled kernels
+can be checked against it. The kernel functions never change their inputs:
+they return new arrays.
+
+    cache = reference.random_cache(config, cache_lengths=[5, 0], new_lengths=[1, 3])
+    expected = reference.store_ragged(cache.key_cache(layer=0), new, row_offsets)
+    # expected is the new `blocks`; cache.blocks is unchanged
+
+Element types: f32 and f16 are numpy's float32 and float16; bf16 is stored as
+uint16 bits (numpy has no bfloat16): `to_float32` and `from_float32` convert.
+"""
+
+import numpy as np
+
+from .config import ELEMENT_TYPES
+
+__all__ = ["CacheView", "PagedCache", "attention_ragged", "copy_pages",
+           "decode_step", "from_float32", "gather_ragged", "random_cache",
+           "random_rows", "row_offsets", "storage_dtype", "store_ragged", "to_float32"]
+
+
+def storage_dtype(dtype):
+    """The numpy dtype that stores elements of `dtype` ("f16", "bf16", ...)."""
+    if dtype not in ELEMENT_TYPES:
+        raise ValueError(f"unknown element type {dtype!r}")
+    return np.dtype(ELEMENT_TYPES[dtype])
+
+
+def to_float32(values, dtype):
+    """Elements stored as `dtype` to float32 (exact)."""
+    values = np.asarray(values)
+    if dtype == "bf16":
+        return (values.astype(np.uint32) << np.uint32(16)).view(np.float32)
+    if dtype in ("f32", "f16"):
+        return values.astype(np.float32)
+    raise ValueError(f"no conversion for {dtype!r}")
+
+
+def from_float32(values, dtype):
+    """float32 values rounded (to nearest even) to `dtype`'s storage."""
+    values = np.asarray(values, dtype=np.float32)
+    if dtype == "bf16":
+        bits = values.view(np.uint32).astype(np.int64)
+        rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+        nan = np.isnan(values)
+        return np.where(nan, 0x7FC0, rounded & 0xFFFF).astype(np.uint16)
+    if dtype in ("f32", "f16"):
+        return values.astype(storage_dtype(dtype))
+    raise ValueError(f"no conversion for {dtype!r}")
+
+
+class PagedCache:
+    """The five values of a `!kvcache.paged_collection` (SPEC section 1):
+
+    blocks           [num_pages, kv_dim, num_layers, page_size, num_heads, head_size]
+    cache_lengths    [batch] int32: tokens of sequence b already cached
+    lookup_table     [batch, max_pages] int32: physical page of logical page j
+    max_seq_length   the step's largest number of new tokens
+    max_cache_length the step's largest cache_length + new tokens
+
+    `dtype` names the element type ("f32", "f16", "bf16"); `blocks` holds
+    its storage (uint16 bits for bf16).
+    """
+
+    def __init__(self, blocks, cache_lengths, lookup_table, max_seq_length,
+                 max_cache_length, dtype):
+        self.blocks = blocks
+        self.cache_lengths = np.asarray(cache_lengths, dtype=np.int32)
+        self.lookup_table = np.asarray(lookup_table, dtype=np.int32)
+        self.max_seq_length = int(max_seq_length)
+        self.max_cache_length = int(max_cache_length)
+        self.dtype = dtype
+        if blocks.ndim != 6:
+            raise ValueError(f"blocks must be 6-D, got shape {blocks.shape}")
+        if blocks.dtype != storage_dtype(dtype):
+            raise ValueError(f"blocks of {dtype} must be stored as "
+                             f"{storage_dtype(dtype)}, got {blocks.dtype}")
+
+    @property
+    def shape(self):
+        return self.blocks.shape
+
+    num_pages = property(lambda self: self.blocks.shape[0])
+    kv_dim = property(lambda self: self.blocks.shape[1])
+    num_layers = property(lambda self: self.blocks.shape[2])
+    page_size = property(lambda self: self.blocks.shape[3])
+    num_heads = property(lambda self: self.blocks.shape[4])
+    head_size = property(lambda self: self.blocks.shape[5])
+    batch = property(lambda self: self.cache_lengths.shape[0])
+
+    def arguments(self):
+        """(blocks, cache_lengths, lookup_table, max_seq_length,
+        max_cache_length): the operands of `kvcache.paged_collection`, the
+        first five arguments of every builder function."""
+        return (self.blocks, self.cache_lengths, self.lookup_table,
+                self.max_seq_length, self.max_cache_length)
+
+    def copy(self, blocks=None):
+        """A deep copy, or one with `blocks` replaced."""
+        return PagedCache(self.blocks.copy() if blocks is None else blocks,
+                          self.cache_lengths.copy(), self.lookup_table.copy(),
+                          self.max_seq_length, self.max_cache_length, self.dtype)
+
+    def key_cache(self, layer):
+        """Layer `layer`'s K cache (`kvcache.get_key_cache`)."""
+        return CacheView(self, 0, layer)
+
+    def value_cache(self, layer):
+        """Layer `layer`'s V cache (`kvcache.get_value_cache`)."""
+        if self.kv_dim != 2:
+            raise ValueError("an mla cache has no value cache")
+        return CacheView(self, 1, layer)
+
+    def lookup(self, b, t):
+        """`kvcache.lookup`: (page, slot) of token t of sequence b."""
+        return int(self.lookup_table[b, t // self.page_size]), t % self.page_size
+
+
+class CacheView:
+    """One layer's K or V: a `!kvcache.paged_cache` value."""
+
+    def __init__(self, cache, kv, layer):
+        if not 0 <= kv < cache.kv_dim:
+            raise ValueError(f"kv={kv} out of range for kv_dim {cache.kv_dim}")
+        if not 0 <= layer < cache.num_layers:
+            raise ValueError(f"layer={layer} out of range for "
+                             f"{cache.num_layers} layers")
+        self.cache, self.kv, self.layer = cache, kv, layer
+
+    def row(self, b, t, blocks=None):
+        """The [num_heads, head_size] elements of token t of sequence b."""
+        page, slot = self.cache.lookup(b, t)
+        blocks = self.cache.blocks if blocks is None else blocks
+        return blocks[page, self.kv, self.layer, slot]
+
+    def load(self, b, h, t, d, width=1):
+        """`kvcache.load %cache[b, h, t, d]`: `width` elements from d."""
+        return self.row(b, t)[h, d:d + width]
+
+    def tokens(self, b, count):
+        """Tokens 0..count-1 of sequence b as float32 [count, H, D]."""
+        rows = [self.row(b, t) for t in range(count)]
+        shape = (0, self.cache.num_heads, self.cache.head_size)
+        rows = np.stack(rows) if rows else np.zeros(shape, self.cache.blocks.dtype)
+        return to_float32(rows, self.cache.dtype)
+
+    def parameters(self):
+        """(blocks, cache_lengths, lookup_table, max_seq_length,
+        max_cache_length, kv, layer): what kvcache.abi packs."""
+        c = self.cache
+        return (c.blocks, c.cache_lengths, c.lookup_table, c.max_seq_length,
+                c.max_cache_length, self.kv, self.layer)
+
+
+def _ragged(offsets, batch):
+    offsets = np.asarray(offsets).astype(np.int64)
+    if offsets.shape[0] < batch + 1:
+        raise ValueError(f"offsets need batch + 1 = {batch + 1} entries, got "
+                         f"{offsets.shape[0]}")
+    return [(b, int(offsets[b]), int(offsets[b + 1])) for b in range(batch)]
+
+
+def store_ragged(view, new, row_offsets):
+    """`kvcache.store_ragged`: the new `blocks`, where row r of sequence b
+    (r in [row_offsets[b], row_offsets[b+1])) is written at token
+    cache_length(b) + r - row_offsets[b]."""
+    blocks = view.cache.blocks.copy()
+    for b, begin, end in _ragged(row_offsets, view.cache.batch):
+        for r in range(begin, end):
+            t = int(view.cache.cache_lengths[b]) + r - begin
+            view.row(b, t, blocks)[...] = new[r]
+    return blocks
+
+
+def gather_ragged(view, ctx_offsets, out):
+    """`kvcache.gather_ragged`: a copy of `out` whose row r of sequence b
+    (r in [ctx_offsets[b], ctx_offsets[b+1])) holds token r - ctx_offsets[b]."""
+    out = np.array(out, copy=True)
+    for b, begin, end in _ragged(ctx_offsets, view.cache.batch):
+        for r in range(begin, end):
+            out[r] = view.row(b, r - begin)
+    return out
+
+
+def copy_pages(cache, pairs):
+    """`kvcache.copy_pages`: the new `blocks`, page dst = page src for each
+    (src, dst) row of `pairs`, in every layer, K and V."""
+    blocks = cache.blocks.copy()
+    for src, dst in np.asarray(pairs).reshape(-1, 2):
+        blocks[dst] = cache.blocks[src]
+    return blocks
+
+
+def attention_ragged(q, key_view, value_view, row_offsets, out, scale):
+    """`kvcache.attention_ragged`: a copy of `out` where query row r of
+    sequence b, at position p = cache_length(b) + r - row_offsets[b], is
+    softmax_j(scale * q[r, h] . K[b, j, h / G]) @ V[b, j, h / G] over
+    j in [0, p], G = q_heads / kv_heads; computed in float64 from the stored
+    values, rounded once to the element type. K/V must hold the step's rows."""
+    cache = key_view.cache
+    dtype = cache.dtype
+    out = np.array(out, copy=True)
+    q_heads = q.shape[1]
+    group = q_heads // cache.num_heads
+    scale = float(np.float32(scale))
+    for b, begin, end in _ragged(row_offsets, cache.batch):
+        if end <= begin:
+            continue
+        length = int(cache.cache_lengths[b]) + end - begin
+        keys = key_view.tokens(b, length).astype(np.float64)
+        values = value_view.tokens(b, length).astype(np.float64)
+        for r in range(begin, end):
+            p = int(cache.cache_lengths[b]) + r - begin
+            query = to_float32(q[r], dtype).astype(np.float64)  # [Hq, D]
+            kv_head = np.arange(q_heads) // group
+            scores = np.einsum("hd,jhd->hj", query, keys[:p + 1, kv_head]) * scale
+            weights = np.exp(scores - scores.max(axis=1, keepdims=True))
+            weights /= weights.sum(axis=1, keepdims=True)
+            result = np.einsum("hj,jhd->hd", weights, values[:p + 1, kv_head])
+            out[r] = from_float32(result.astype(np.float32), dtype)
+    return out
+
+
+def decode_step(cache, layer, q, new_keys, new_values, row_offsets, out, scale):
+    """builders.decode_step on a standard cache: store K and V, then attend.
+    Returns (new PagedCache, new out)."""
+    stored = cache.copy(store_ragged(cache.key_cache(layer), new_keys, row_offsets))
+    stored = stored.copy(store_ragged(stored.value_cache(layer), new_values,
+                                      row_offsets))
+    return stored, attention_ragged(q, stored.key_cache(layer),
+                                    stored.value_cache(layer), row_offsets,
+                                    out, scale)
+
+
+def random_rows(rng, rows, heads, head_size, dtype):
+    """[rows, heads, head_size] elements of `dtype`, uniform in [-1, 1)."""
+    values = rng.uniform(-1, 1, (rows, heads, head_size)).astype(np.float32)
+    return from_float32(values, dtype)
+
+
+def random_cache(config, cache_lengths, new_lengths, rng=None, num_layers=None,
+                 spare_pages=1, columns=None):
+    """A cache for one step of a batch: sequence b has cache_lengths[b]
+    tokens cached and new_lengths[b] arriving. Its pages (enough for both)
+    are shuffled over `blocks`, with `spare_pages` never referenced and one
+    null page padding every lookup-table row (as MAX does). Blocks hold
+    random values in [-1, 1); max_seq_length/max_cache_length are set from
+    the lengths. `config` is a CacheConfig (num_layers from it, else
+    `num_layers`, else 2)."""
+    rng = np.random.default_rng(rng)
+    cache_lengths = [int(c) for c in cache_lengths]
+    new_lengths = [int(n) for n in new_lengths]
+    if len(cache_lengths) != len(new_lengths):
+        raise ValueError("cache_lengths and new_lengths differ in length")
+    P = config.page_size
+    needed = [-(-(c + n) // P) for c, n in zip(cache_lengths, new_lengths)]
+    columns = max([1] + needed) if columns is None else columns
+    if columns < max([0] + needed):
+        raise ValueError(f"{columns} lookup-table columns hold fewer pages than "
+                         f"the sequences need ({max(needed)})")
+    num_pages = sum(needed) + spare_pages + 1
+    ids = rng.permutation(num_pages)
+    null_page, ids = int(ids[0]), [int(i) for i in ids[1:]]
+    table = np.full((len(needed), columns), null_page, np.int32)
+    for b, count in enumerate(needed):
+        table[b, :count], ids = ids[:count], ids[count:]
+    layers = config.num_layers or num_layers or 2
+    shape = (num_pages, config.kv_dim, layers, P, config.num_heads,
+             config.head_size)
+    blocks = from_float32(rng.uniform(-1, 1, shape).astype(np.float32),
+                          config.dtype)
+    totals = [c + n for c, n in zip(cache_lengths, new_lengths)]
+    return PagedCache(blocks, np.array(cache_lengths, np.int32), table,
+                      max([0] + new_lengths), max([0] + totals), config.dtype)
+
+
+def row_offsets(lengths):
+    """[0, l0, l0 + l1, ...] as int32: ragged offsets of consecutive rows."""
+    return np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+

@@ -1,0 +1,195 @@
+"""Every kernel op, built by kvcache.builders, executed on the CPU against
+kvcache.reference over random configurations, and compiled to PTX."""
+
+import random
+
+import numpy as np
+import pytest
+
+pytest.importorskip("kvcache._kvcache")
+
+import kvcache  # noqa: E402
+from kvcache import builders, reference  # noqa: E402
+
+# Worst absolute error of attention outputs in [-1, 1] (f32 online softmax
+# vs the float64 reference, then one rounding to the element type).
+ATTENTION_TOLERANCE = {"f32": 2e-5, "f16": 2e-3, "bf16": 1.6e-2}
+SENTINEL = 7.0  # rows the ops must not touch hold it
+
+
+def random_config(seed):
+    rng = random.Random(seed)
+    num_heads = rng.choice([1, 2, 4])
+    return kvcache.CacheConfig(
+        dtype=rng.choice(["f32", "f16", "bf16"]),
+        num_heads=num_heads,
+        head_size=rng.choice([3, 8, 16, 24, 64, 128]),
+        page_size=rng.choice([1, 2, 3, 4, 16]),
+        num_layers=rng.choice([None, 1, 3]),
+        q_heads=num_heads * rng.choice([1, 2, 3]),
+        mla=rng.random() < 0.2,
+        assert_write_mode=int(rng.random() < 0.3))
+
+
+SEEDS = range(16)
+CONFIGS = [random_config(seed) for seed in SEEDS]
+
+
+def config_id(config):
+    return (f"{config.dtype}-H{config.num_heads}-D{config.head_size}-"
+            f"P{config.page_size}-L{config.num_layers}-Hq{config.query_heads}"
+            f"{'-mla' if config.mla else ''}"
+            f"{'-awm' if config.assert_write_mode else ''}")
+
+
+class Step:
+    """A random batch for one config: the cache before the step, the new
+    rows, and ragged offsets (the first one not at 0)."""
+
+    def __init__(self, config, seed):
+        self.rng = np.random.default_rng(seed)
+        rng = self.rng
+        self.config = config
+        batch = int(rng.integers(1, 5))
+        self.cache_lengths = [int(n) for n in rng.integers(0, 20, batch)]
+        self.new_lengths = [int(n) for n in rng.integers(0, 4, batch)]
+        self.new_lengths[0] = max(self.new_lengths[0], 1)
+        cache = reference.random_cache(config, self.cache_lengths,
+                                       self.new_lengths, rng, spare_pages=4)
+        if seed % 2:  # every other page of a bigger buffer: a strided blocks
+            parent = np.zeros((2 * cache.num_pages,) + cache.shape[1:],
+                              cache.blocks.dtype)
+            parent[::2] = cache.blocks
+            cache = cache.copy(blocks=parent[::2])
+        self.cache = cache
+        self.layer = int(rng.integers(0, cache.num_layers))
+        start = int(rng.integers(0, 3))
+        self.row_offsets = reference.row_offsets(self.new_lengths) + start
+        self.rows = start + sum(self.new_lengths)
+
+    def new_rows(self, heads=None):
+        c = self.config
+        return reference.random_rows(self.rng, self.rows, heads or c.num_heads,
+                                     c.head_size, c.dtype)
+
+    def filled(self, rows, heads=None):
+        c = self.config
+        values = np.full((rows, heads or c.num_heads, c.head_size), SENTINEL,
+                         np.float32)
+        return reference.from_float32(values, c.dtype)
+
+
+def attention_error(expected, actual, dtype):
+    return float(np.abs(reference.to_float32(expected, dtype) -
+                        reference.to_float32(actual, dtype)).max(initial=0))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_kernel_ops_on_cpu_match_the_reference(seed):
+    config = CONFIGS[seed]
+    step = Step(config, seed)
+    cpu = kvcache.CPUModule(builders.kernels(config), checked=seed % 3 == 0)
+    cache, layer, offsets = step.cache, step.layer, step.row_offsets
+
+    # store_ragged: K (and V), bit for bit.
+    kinds = ["key"] if config.mla else ["key", "value"]
+    for kind in kinds:
+        new = step.new_rows()
+        view = getattr(cache, f"{kind}_cache")(layer)
+        expected = reference.store_ragged(view, new, offsets)
+        getattr(cpu, f"store_{kind}s")(*cache.arguments(), layer, new, offsets)
+        np.testing.assert_array_equal(cache.blocks, expected, err_msg=kind)
+
+    # gather_ragged: every sequence's whole context, after a gap of 2 rows.
+    totals = [c + n for c, n in zip(step.cache_lengths, step.new_lengths)]
+    ctx_offsets = reference.row_offsets(totals) + 2
+    for kind in kinds:
+        out = step.filled(int(ctx_offsets[-1]) + 1)
+        view = getattr(cache, f"{kind}_cache")(layer)
+        expected = reference.gather_ragged(view, ctx_offsets, out)
+        getattr(cpu, f"gather_{kind}s")(*cache.arguments(), layer, out, ctx_offsets)
+        np.testing.assert_array_equal(out, expected, err_msg=kind)
+
+    # attention_ragged, without and with a workspace (split contexts).
+    if not config.mla:
+        q = step.new_rows(config.query_heads)
+        out = step.filled(step.rows + 1, config.query_heads)
+        expected = reference.attention_ragged(
+            q, cache.key_cache(layer), cache.value_cache(layer), offsets, out,
+            config.default_scale)
+        cpu.attention(*cache.arguments(), layer, q, offsets, out)
+        assert attention_error(expected, out, config.dtype) <= \
+            ATTENTION_TOLERANCE[config.dtype]
+        out = step.filled(step.rows + 1, config.query_heads)
+        workspace = np.zeros(step.rows * config.query_heads *
+                             (config.head_size + 2) * 16, np.float32)
+        cpu.attention_split(*cache.arguments(), layer, q, offsets, out, workspace)
+        assert attention_error(expected, out, config.dtype) <= \
+            ATTENTION_TOLERANCE[config.dtype]
+
+    # copy_pages: spare pages copied over used ones, every layer, K and V.
+    used = sorted(set(cache.lookup_table.ravel().tolist()))
+    spare = sorted(set(range(cache.num_pages)) - set(used))
+    count = min(len(spare), len(used), 3)
+    pairs = np.array(list(zip(spare[:count], used[:count])), np.int32).reshape(-1, 2)
+    expected = reference.copy_pages(cache, pairs)
+    cpu.copy_pages(*cache.arguments(), pairs)
+    np.testing.assert_array_equal(cache.blocks, expected)
+
+
+@pytest.mark.parametrize("workspace", [False, True])
+def test_decode_step_on_cpu_matches_the_reference(workspace):
+    config = kvcache.CacheConfig("f16", num_heads=2, head_size=64, page_size=16,
+                                 num_layers=2, q_heads=8)
+    rng = np.random.default_rng(7)
+    cache = reference.random_cache(config, [40, 0, 17], [1, 1, 1], rng)
+    q = reference.random_rows(rng, 3, 8, 64, "f16")
+    new_keys = reference.random_rows(rng, 3, 2, 64, "f16")
+    new_values = reference.random_rows(rng, 3, 2, 64, "f16")
+    offsets = reference.row_offsets([1, 1, 1])
+    out = np.zeros((3, 8, 64), np.float16)
+    stored, expected = reference.decode_step(cache, 1, q, new_keys, new_values,
+                                             offsets, out, config.default_scale)
+    cpu = kvcache.CPUModule(builders.decode_step(config, workspace=workspace))
+    extra = [np.zeros(3 * 8 * 66 * 16, np.float32)] if workspace else []
+    cpu.decode_step(*cache.arguments(), 1, q, new_keys, new_values, offsets, out,
+                    *extra)
+    np.testing.assert_array_equal(cache.blocks, stored.blocks)
+    assert attention_error(expected, out, "f16") <= ATTENTION_TOLERANCE["f16"]
+
+
+def test_mla_decode_step_on_cpu_matches_the_reference():
+    config = kvcache.CacheConfig("bf16", num_heads=1, head_size=72, page_size=4,
+                                 mla=True)
+    rng = np.random.default_rng(3)
+    cache = reference.random_cache(config, [9, 2], [1, 2], rng, num_layers=2)
+    new = reference.random_rows(rng, 3, 1, 72, "bf16")
+    offsets = reference.row_offsets([1, 2])
+    ctx_offsets = reference.row_offsets([10, 4])
+    context = np.zeros((14, 1, 72), np.uint16)
+    stored = cache.copy(reference.store_ragged(cache.key_cache(0), new, offsets))
+    expected = reference.gather_ragged(stored.key_cache(0), ctx_offsets, context)
+    cpu = kvcache.CPUModule(builders.decode_step(config))
+    cpu.decode_step(*cache.arguments(), 0, new, offsets, context, ctx_offsets)
+    np.testing.assert_array_equal(cache.blocks, stored.blocks)
+    np.testing.assert_array_equal(context, expected)
+
+
+# PTX: one compile of each config's kernels (the slowest part of the suite).
+@pytest.mark.parametrize("config", CONFIGS, ids=config_id)
+def test_kernel_ops_compile_to_ptx(config):
+    ptx = kvcache.compile_ptx(builders.kernels(config), chip="sm_90")
+    expected = sorted(name for names in builders.kernel_names(config).values()
+                      for name in names)
+    assert sorted(kvcache.kernel_names(ptx)) == expected
+    assert ".target sm_90" in ptx
+
+
+def test_decode_step_compiles_for_sm_80():
+    config = kvcache.CacheConfig("bf16", 8, 128, 16, q_heads=32)
+    ptx = kvcache.compile_ptx(builders.decode_step(config, workspace=True),
+                              chip="sm_80", opt_level=2)
+    assert ".target sm_80" in ptx
+    assert kvcache.kernel_names(ptx) == [
+        "decode_step_store_ragged", "decode_step_store_ragged_0",
+        "decode_step_attention_ragged", "decode_step_attention_merge"]
