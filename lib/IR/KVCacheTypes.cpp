@@ -9,6 +9,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::kvcache;
@@ -37,6 +38,17 @@ verifyCacheParams(function_ref<InFlightDiagnostic()> emitError, Type elementType
                              {"page_size", pageSize}})
     if (value <= 0)
       return emitError() << "expected " << name << " > 0, got " << value;
+  // Strides and addresses are products of these sizes: keep one page of one
+  // layer (page_size * num_heads * head_size elements) below 2^31, which
+  // also keeps every stride computation far from overflowing int64_t.
+  int64_t pageElements = 1;
+  for (int64_t value : {numHeads, headSize, pageSize})
+    if (llvm::MulOverflow(pageElements, value, pageElements) ||
+        pageElements >= (int64_t(1) << 31))
+      return emitError() << "expected page_size * num_heads * head_size < 2^31 "
+                            "elements (one page of one layer), got page_size = "
+                         << pageSize << ", num_heads = " << numHeads
+                         << ", head_size = " << headSize;
   if (assertWriteMode != 0 && assertWriteMode != 1)
     return emitError() << "expected assert_write_mode to be 0 or 1, got "
                        << assertWriteMode;

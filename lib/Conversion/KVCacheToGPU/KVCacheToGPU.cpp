@@ -153,7 +153,7 @@ void lowerRaggedCopy(OpTy op, PatternRewriter &rewriter, Value rows,
           Value token = arith::SubIOp::create(rb, loc, row, start);
           if (direction == RowCopyDirection::ToCache)
             token = arith::AddIOp::create(
-                rb, loc, CacheLengthOp::create(rb, loc, cache, batch), token);
+                rb, loc, createWriteCacheLength(rb, loc, cache, batch), token);
           Value slot;
           Value page = createLookup(rb, loc, cache, batch, token,
                                     direction == RowCopyDirection::ToCache,

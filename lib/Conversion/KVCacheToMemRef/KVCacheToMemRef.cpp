@@ -256,6 +256,11 @@ Value AccessEmitter::cacheLength(Value batch) {
 
 namespace {
 
+/// Whether a read op is part of a write (marked by a kernel-op lowering).
+static bool servesWrite(Operation *op) {
+  return op->hasAttr(KVCacheDialect::getServesWriteAttrName());
+}
+
 /// Base of the access-op patterns: knows whether an op is checked.
 template <typename OpTy>
 struct AccessPattern : OpConversionPattern<OpTy> {
@@ -349,7 +354,7 @@ struct CacheLengthLowering : AccessPattern<CacheLengthOp> {
   matchAndRewrite(CacheLengthOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     AccessEmitter emitter = this->emitter(rewriter, op, op.getCache().getType(),
-                                          adaptor.getCache(), false);
+                                          adaptor.getCache(), servesWrite(op));
     rewriter.replaceOp(op, emitter.cacheLength(adaptor.getBatch().front()));
     return success();
   }
@@ -440,7 +445,7 @@ struct PageLoadLowering : AccessPattern<PageLoadOp> {
   matchAndRewrite(PageLoadOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     AccessEmitter emitter = this->emitter(rewriter, op, op.getCache().getType(),
-                                          adaptor.getCache(), false);
+                                          adaptor.getCache(), servesWrite(op));
     rewriter.replaceOp(op, emitter.load(op.getType(), adaptor.getPage().front(),
                                         adaptor.getSlot().front(),
                                         adaptor.getHead().front(),

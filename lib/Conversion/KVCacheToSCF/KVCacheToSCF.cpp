@@ -73,7 +73,7 @@ static void lowerRaggedCopy(OpTy op, PatternRewriter &rewriter, Value rows,
         Value next = arith::AddIOp::create(b, l, batch, one);
         Value end = loadOffset(b, l, offsets, next);
         Value base = direction == RowCopyDirection::ToCache
-                         ? CacheLengthOp::create(b, l, cache, batch).getResult()
+                         ? createWriteCacheLength(b, l, cache, batch)
                          : zero;
         scf::ForOp::create(
             b, l, first, end, one, ValueRange{},

@@ -46,6 +46,14 @@ int64_t mlir::kvcache::getRowVectorWidth(const PagedCacheParams &params,
   }
 }
 
+Value mlir::kvcache::createWriteCacheLength(OpBuilder &builder, Location loc,
+                                            Value cache, Value batch) {
+  auto length = CacheLengthOp::create(builder, loc, cache, batch);
+  length->setAttr(KVCacheDialect::getServesWriteAttrName(),
+                  builder.getUnitAttr());
+  return length;
+}
+
 Value mlir::kvcache::loadOffset(OpBuilder &builder, Location loc,
                                 Value memref, ValueRange indices) {
   Value value = memref::LoadOp::create(builder, loc, memref, indices);
@@ -190,7 +198,10 @@ void mlir::kvcache::emitPageChunkCopy(OpBuilder &builder, Location loc,
                                       Value slot, Value head, Value element,
                                       int64_t width) {
   auto params = PagedCacheParams::get(cache.getType());
-  Value chunk = PageLoadOp::create(builder, loc, getChunkType(params, width),
-                                   cache, src, slot, head, element);
+  auto chunk = PageLoadOp::create(builder, loc, getChunkType(params, width),
+                                  cache, src, slot, head, element);
+  // The source page is part of the copy: checked like the write.
+  chunk->setAttr(KVCacheDialect::getServesWriteAttrName(),
+                 builder.getUnitAttr());
   PageStoreOp::create(builder, loc, chunk, cache, dst, slot, head, element);
 }

@@ -30,6 +30,11 @@ Location getKernelLoc(Operation *op);
 int64_t getRowVectorWidth(const PagedCacheParams &params, MemRefType rows,
                           int64_t maxBytes = 16);
 
+/// `cache_length(batch)` as the base position of a write (store_ragged):
+/// checked with the write on an `assert_write_mode = 1` cache.
+Value createWriteCacheLength(OpBuilder &builder, Location loc, Value cache,
+                             Value batch);
+
 /// `memref[indices]` (an unsigned i32) as an index.
 Value loadOffset(OpBuilder &builder, Location loc, Value memref,
                  ValueRange indices);

@@ -1314,3 +1314,10 @@ func.func @strided_lookup_table(%blocks: memref<?x2x?x16x8x128xf16>, %cache_leng
       : memref<?x2x?x16x8x128xf16>, memref<?xi32>, memref<?x?xi32, strided<[1, ?]>> -> !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
   return
 }
+
+// -----
+
+// expected-error @below {{expected page_size * num_heads * head_size < 2^31 elements (one page of one layer), got page_size = 16, num_heads = 4611686018427387904, head_size = 4}}
+func.func @page_too_large(%k: !kvcache.paged_cache<f16, num_heads = 4611686018427387904, head_size = 4, page_size = 16>) {
+  return
+}
