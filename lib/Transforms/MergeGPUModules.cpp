@@ -65,8 +65,12 @@ static LogicalResult mergeInto(gpu::GPUModuleOp target,
     }
     StringAttr newName = getUniqueName(name, sourceTable, targetTable);
     if (newName != name) {
+      // Uses inside `source` are rewritten; a failure here means an op
+      // holds a symbol reference the symbol table cannot walk.
       if (failed(SymbolTable::replaceAllSymbolUses(&op, newName, source)))
-        return op.emitError("cannot rename symbol while merging gpu.modules");
+        return op.emitError("cannot rename @")
+               << name.getValue() << " while merging gpu.modules: a symbol "
+               << "use in @" << source.getName() << " cannot be rewritten";
       symbol.setName(newName);
     }
     renamed[name] = newName;

@@ -1321,3 +1321,14 @@ func.func @strided_lookup_table(%blocks: memref<?x2x?x16x8x128xf16>, %cache_leng
 func.func @page_too_large(%k: !kvcache.paged_cache<f16, num_heads = 4611686018427387904, head_size = 4, page_size = 16>) {
   return
 }
+
+// -----
+
+// Head rows must stay aligned: a static offset or outer stride of blocks that
+// is not a multiple of head_size is rejected.
+func.func @blocks_offset_breaks_rows(%blocks: memref<4x2x1x16x8x128xf16, strided<[32768, 16384, 16384, 1024, 128, 1], offset: 3>>, %cache_lengths: memref<?xi32>, %lookup_table: memref<?x?xi32>, %max_seq_length: i32, %max_cache_length: i32) {
+  // expected-error @below {{expects the offset and outer strides of 'blocks' to be multiples of head_size = 128 (head rows must stay aligned)}}
+  %c = kvcache.paged_collection %blocks, %cache_lengths, %lookup_table, %max_seq_length, %max_cache_length
+      : memref<4x2x1x16x8x128xf16, strided<[32768, 16384, 16384, 1024, 128, 1], offset: 3>>, memref<?xi32>, memref<?x?xi32> -> !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
+  return
+}
