@@ -113,10 +113,14 @@ static LogicalResult verifyElementAccess(Operation *op, PagedCacheType cache,
                << *s << " is out of range for page_size = "
                << cache.getPageSize();
   if (std::optional<int64_t> d = getConstantIndex(element)) {
-    if (*d < 0 || *d > cache.getHeadSize() - width)
+    if (*d < 0 || *d > cache.getHeadSize() - width) {
+      // The end, printed without overflowing for a constant near INT64_MAX.
+      std::string end = *d < 0 ? std::to_string(*d + width)
+                               : std::to_string(uint64_t(*d) + uint64_t(width));
       return op->emitOpError("element range [")
-             << *d << ", " << *d + width << ") exceeds head_size = "
+             << *d << ", " << end << ") exceeds head_size = "
              << cache.getHeadSize();
+    }
     if (*d % width != 0)
       return op->emitOpError("element index ")
              << *d << " is not a multiple of the vector width " << width

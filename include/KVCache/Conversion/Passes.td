@@ -91,9 +91,10 @@ def ConvertKVCacheToSCF : Pass<"convert-kvcache-to-scf"> {
       `scale` folded into q), one lookup per key shared by K and V, whole
       rows read as vectors. The `workspace` is not needed on the CPU.
 
-    The vector width is the largest power of two of at most 16 bytes that
-    divides head_size (and the strides of the row memref), so every access
-    is aligned to its width. Empty sequences and zero rows do nothing;
+    The vector width is the largest power of two of at most `vector-bytes`
+    (default 64: a cache line; LLVM splits it into the target's widest
+    registers) that divides head_size and the strides of the row memref;
+    accesses claim at most the 16-byte alignment every memref has. Empty sequences and zero rows do nothing;
     writes through an `assert_write_mode = 1` cache are checked by
     `convert-kvcache-to-memref`.
 
@@ -117,6 +118,11 @@ def ConvertKVCacheToSCF : Pass<"convert-kvcache-to-scf"> {
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect",
+  ];
+  let options = [
+    Option<"vectorBytes", "vector-bytes", "int64_t", /*default=*/"64",
+           "Largest vector access of the data-movement loops, in bytes (a "
+           "power of two; 64 = one cache line)">,
   ];
 }
 

@@ -63,6 +63,16 @@ constexpr int64_t kSharedBytes = 48 * 1024;
 FailureOr<AttentionPlan> makePlan(AttentionRaggedOp op,
                                   const GPUKernelTarget &target) {
   auto params = PagedCacheParams::get(op.getKeyCache().getType());
+  for (Value rows : {op.getQ(), op.getOut()}) {
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(cast<MemRefType>(rows.getType())
+                   .getStridesAndOffset(strides, offset)) ||
+        strides.back() != 1)
+      return op.emitOpError("cannot be lowered: q and out need a unit "
+                            "innermost stride (copy them into contiguous "
+                            "buffers)");
+  }
   AttentionPlan plan;
   plan.headSize = params.headSize;
   plan.kvHeads = params.numHeads;

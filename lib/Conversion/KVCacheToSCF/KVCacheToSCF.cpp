@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace mlir {
 #define GEN_PASS_DEF_CONVERTKVCACHETOSCF
@@ -57,12 +58,13 @@ static void emitRowLoops(OpBuilder &builder, Location loc,
 /// and 0 for gather_ragged.
 template <typename OpTy>
 static void lowerRaggedCopy(OpTy op, PatternRewriter &rewriter, Value rows,
-                            Value offsets, RowCopyDirection direction) {
+                            Value offsets, RowCopyDirection direction,
+                            int64_t vectorBytes) {
   Location loc = getKernelLoc(op);
   Value cache = op.getCache();
   auto params = PagedCacheParams::get(cache.getType());
   int64_t width =
-      getRowVectorWidth(params, cast<MemRefType>(rows.getType()));
+      getRowVectorWidth(params, cast<MemRefType>(rows.getType()), vectorBytes);
   Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
   Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
   Value numSequences = getNumSequences(rewriter, loc, offsets);
@@ -99,36 +101,44 @@ static void lowerRaggedCopy(OpTy op, PatternRewriter &rewriter, Value rows,
 
 namespace {
 
-struct StoreRaggedToSCF : OpRewritePattern<StoreRaggedOp> {
-  using OpRewritePattern::OpRewritePattern;
+/// Base of the data-movement patterns: knows the vector size.
+template <typename OpTy>
+struct DataMovementPattern : OpRewritePattern<OpTy> {
+  DataMovementPattern(MLIRContext *ctx, int64_t vectorBytes)
+      : OpRewritePattern<OpTy>(ctx), vectorBytes(vectorBytes) {}
+  int64_t vectorBytes;
+};
+
+struct StoreRaggedToSCF : DataMovementPattern<StoreRaggedOp> {
+  using DataMovementPattern::DataMovementPattern;
   LogicalResult matchAndRewrite(StoreRaggedOp op,
                                 PatternRewriter &rewriter) const override {
     lowerRaggedCopy(op, rewriter, op.getValues(), op.getRowOffsets(),
-                    RowCopyDirection::ToCache);
+                    RowCopyDirection::ToCache, vectorBytes);
     return success();
   }
 };
 
-struct GatherRaggedToSCF : OpRewritePattern<GatherRaggedOp> {
-  using OpRewritePattern::OpRewritePattern;
+struct GatherRaggedToSCF : DataMovementPattern<GatherRaggedOp> {
+  using DataMovementPattern::DataMovementPattern;
   LogicalResult matchAndRewrite(GatherRaggedOp op,
                                 PatternRewriter &rewriter) const override {
     lowerRaggedCopy(op, rewriter, op.getOut(), op.getCtxOffsets(),
-                    RowCopyDirection::FromCache);
+                    RowCopyDirection::FromCache, vectorBytes);
     return success();
   }
 };
 
 /// copy_pages: for each pair, each layer, K (and V): the page's
 /// [page_size, num_heads, head_size] block, chunk by chunk.
-struct CopyPagesToSCF : OpRewritePattern<CopyPagesOp> {
-  using OpRewritePattern::OpRewritePattern;
+struct CopyPagesToSCF : DataMovementPattern<CopyPagesOp> {
+  using DataMovementPattern::DataMovementPattern;
   LogicalResult matchAndRewrite(CopyPagesOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = getKernelLoc(op);
     Value collection = op.getCollection();
     auto params = PagedCacheParams::get(collection.getType());
-    int64_t width = getRowVectorWidth(params, /*rows=*/nullptr);
+    int64_t width = getRowVectorWidth(params, /*rows=*/nullptr, vectorBytes);
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
     Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
     Value pageSize = arith::ConstantIndexOp::create(rewriter, loc,
@@ -174,11 +184,18 @@ struct CopyPagesToSCF : OpRewritePattern<CopyPagesOp> {
 
 struct ConvertKVCacheToSCFPass
     : impl::ConvertKVCacheToSCFBase<ConvertKVCacheToSCFPass> {
+  using Base::Base;
   void runOnOperation() override {
+    if (vectorBytes < 1 || !llvm::isPowerOf2_64(vectorBytes)) {
+      getOperation()->emitError("convert-kvcache-to-scf: vector-bytes must "
+                                "be a power of two, got ")
+          << static_cast<int64_t>(vectorBytes);
+      return signalPassFailure();
+    }
     if (failed(rejectCachesWithoutLowering(getOperation())))
       return signalPassFailure();
     RewritePatternSet patterns(&getContext());
-    populateKVCacheToSCFConversionPatterns(patterns);
+    populateKVCacheToSCFConversionPatterns(patterns, vectorBytes);
     // One walk, no folding: folding would rewrite the kernels' cache operands
     // (cache_length of a layer cache folds to its collection), changing what
     // outlined kernels capture.
@@ -196,8 +213,8 @@ struct ConvertKVCacheToSCFPass
 } // namespace
 
 void mlir::kvcache::populateKVCacheToSCFConversionPatterns(
-    RewritePatternSet &patterns) {
+    RewritePatternSet &patterns, int64_t vectorBytes) {
   patterns.add<StoreRaggedToSCF, GatherRaggedToSCF, CopyPagesToSCF>(
-      patterns.getContext());
+      patterns.getContext(), vectorBytes);
   populateAttentionToSCFConversionPatterns(patterns);
 }

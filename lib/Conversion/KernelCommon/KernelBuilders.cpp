@@ -147,28 +147,31 @@ Type mlir::kvcache::getChunkType(const PagedCacheParams &params,
   return VectorType::get({width}, params.elementType);
 }
 
+/// The alignment a vector access of `type` on a row memref may claim: its
+/// width, up to the 16 bytes every memref the kernel ops take guarantees.
+static llvm::Align getChunkAlignment(VectorType type) {
+  uint64_t bytes = type.getNumElements() * type.getElementTypeBitWidth() / 8;
+  return llvm::Align(std::min<uint64_t>(
+      uint64_t(1) << llvm::countr_zero(bytes), 16));
+}
+
 /// Reads `width` elements of `rows` at [row, head, element], aligned to
 /// their width.
 static Value loadRowChunk(OpBuilder &builder, Location loc, Value rows,
                           ValueRange indices, Type chunkType) {
-  if (auto vectorType = dyn_cast<VectorType>(chunkType)) {
-    int64_t bytes = vectorType.getNumElements() *
-                    vectorType.getElementTypeBitWidth() / 8;
+  if (auto vectorType = dyn_cast<VectorType>(chunkType))
     return vector::LoadOp::create(builder, loc, vectorType, rows, indices,
                                   /*nontemporal=*/false,
-                                  llvm::Align(llvm::PowerOf2Ceil(bytes)));
-  }
+                                  getChunkAlignment(vectorType));
   return memref::LoadOp::create(builder, loc, rows, indices);
 }
 
 static void storeRowChunk(OpBuilder &builder, Location loc, Value value,
                           Value rows, ValueRange indices) {
   if (auto vectorType = dyn_cast<VectorType>(value.getType())) {
-    int64_t bytes = vectorType.getNumElements() *
-                    vectorType.getElementTypeBitWidth() / 8;
     vector::StoreOp::create(builder, loc, value, rows, indices,
                             /*nontemporal=*/false,
-                            llvm::Align(llvm::PowerOf2Ceil(bytes)));
+                            getChunkAlignment(vectorType));
     return;
   }
   memref::StoreOp::create(builder, loc, value, rows, indices);

@@ -1,4 +1,4 @@
-// RUN: kvcache-opt %s -convert-kvcache-to-scf -cse | FileCheck %s
+// RUN: kvcache-opt %s -convert-kvcache-to-scf=vector-bytes=16 -cse | FileCheck %s
 
 // The kernel ops become scf.for loop nests over kvcache access ops (SPEC
 // section 4): page addressing is left to convert-kvcache-to-memref. A token

@@ -7,6 +7,8 @@
 #ifndef KVCACHE_CONVERSION_KVCACHETOSCF_KVCACHETOSCF_H
 #define KVCACHE_CONVERSION_KVCACHETOSCF_KVCACHETOSCF_H
 
+#include <cstdint>
+
 namespace mlir {
 class RewritePatternSet;
 
@@ -15,7 +17,9 @@ namespace kvcache {
 /// Patterns lowering the kernel ops (store_ragged, gather_ragged,
 /// copy_pages, attention_ragged) to scf loops over kvcache access ops, for
 /// CPU execution.
-void populateKVCacheToSCFConversionPatterns(RewritePatternSet &patterns);
+/// `vectorBytes` bounds the vector accesses of the data-movement loops.
+void populateKVCacheToSCFConversionPatterns(RewritePatternSet &patterns,
+                                            int64_t vectorBytes = 64);
 
 /// The attention_ragged part of the above: an online-softmax loop nest.
 void populateAttentionToSCFConversionPatterns(RewritePatternSet &patterns);
