@@ -202,6 +202,7 @@ func.func @main() {{
   %q = memref.alloc() : memref<{batch}x{HQ}x{D}xf32>
   linalg.fill ins(%one : f32) outs(%q : memref<{batch}x{HQ}x{D}xf32>)
   %out = memref.alloc() : memref<{batch}x{HQ}x{D}xf32>
+  %out2 = memref.alloc() : memref<{batch}x{HQ}x{D}xf32>
   %cb = arith.constant {batch} : index
   %cb1 = arith.constant {batch + 1} : index
   %pps = arith.constant {context // P + 1} : index
@@ -229,11 +230,18 @@ func.func @main() {{
   %v = kvcache.get_value_cache %c[%c0] : {coll}
   scf.for %r = %c0 to %reps step %c1 {{
     %a = func.call @paged(%q, %k, %v, %rows, %out) : (memref<{batch}x{HQ}x{D}xf32>, {cache}, {cache}, memref<?xi32>, memref<{batch}x{HQ}x{D}xf32>) -> f64
-    %p = func.call @plain(%q, %kk, %vv, %out) : (memref<{batch}x{HQ}x{D}xf32>, memref<{batch}x{context + 1}x{H}x{D}xf32>, memref<{batch}x{context + 1}x{H}x{D}xf32>, memref<{batch}x{HQ}x{D}xf32>) -> f64
+    %p = func.call @plain(%q, %kk, %vv, %out2) : (memref<{batch}x{HQ}x{D}xf32>, memref<{batch}x{context + 1}x{H}x{D}xf32>, memref<{batch}x{context + 1}x{H}x{D}xf32>, memref<{batch}x{HQ}x{D}xf32>) -> f64
     vector.print str "PAGED "
     vector.print %a : f64
     vector.print str "PLAIN "
     vector.print %p : f64
+    // Read both results, so that no computation is dead, and compare them.
+    %last = arith.constant {batch - 1} : index
+    %x = memref.load %out[%last, %c0, %c0] : memref<{batch}x{HQ}x{D}xf32>
+    %y = memref.load %out2[%last, %c0, %c0] : memref<{batch}x{HQ}x{D}xf32>
+    vector.print str "RESULTS "
+    vector.print %x : f32
+    vector.print %y : f32
   }}
   return
 }}
