@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer target kvcache-fuzz in build-fuzz/ (clang-22, ASan,
+# UBSan, our libraries instrumented for coverage) and fuzzes it for a bounded
+# time from a seed corpus cut from the lit tests. Prints the number of
+# executions; exits non-zero when the fuzzer finds a crash, a sanitizer
+# report, a time-out or an out-of-memory (the input is left in
+# build-fuzz/fuzz/artifacts/).
+#
+#   KVCACHE_FUZZ_TIME=60      seconds of fuzzing (-max_total_time)
+#   KVCACHE_FUZZ_JOBS=1       parallel fuzzing processes (-fork)
+#   KVCACHE_FUZZ_KEEP_CORPUS  keep build-fuzz/fuzz/corpus from the last run
+#                             (default: start from the seeds each time)
+#   extra arguments are passed to the fuzzer, e.g. -seed=1 or -runs=N
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+kvcache_install_packages
+
+build=$KVCACHE_ROOT/build-fuzz
+work=$build/fuzz
+fuzz_time=${KVCACHE_FUZZ_TIME:-60}
+jobs=${KVCACHE_FUZZ_JOBS:-1}
+
+start=$(date +%s)
+if [ ! -f "$build/build.ninja" ]; then
+  cmake -G Ninja -S "$KVCACHE_ROOT" -B "$build" \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_COMPILER="$LLVM_PREFIX/bin/clang" \
+    -DCMAKE_CXX_COMPILER="$LLVM_PREFIX/bin/clang++" \
+    -DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link -gline-tables-only" \
+    -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link -gline-tables-only" \
+    -DLLVM_USE_LINKER=lld \
+    -DMLIR_DIR="$LLVM_PREFIX/lib/cmake/mlir" \
+    -DLLVM_EXTERNAL_LIT="$LLVM_PREFIX/bin/lit" \
+    -DKVCACHE_ENABLE_FUZZER=ON \
+    -DKVCACHE_ENABLE_SANITIZERS=ON \
+    -DKVCACHE_ENABLE_PYTHON=OFF \
+    >/dev/null
+fi
+cmake --build "$build" --target kvcache-fuzz
+echo "-- build took $(( $(date +%s) - start )) s"
+
+rm -rf "$work/seeds" "$work/artifacts"
+[ -n "${KVCACHE_FUZZ_KEEP_CORPUS:-}" ] || rm -rf "$work/corpus"
+mkdir -p "$work/corpus" "$work/artifacts"
+/usr/bin/python3 "$KVCACHE_ROOT/scripts/make-fuzz-corpus.py" "$work/seeds" "$KVCACHE_ROOT"
+
+# The target sets its own ASan defaults (no leak checks, no manual poisoning:
+# see __asan_default_options in kvcache-fuzz.cpp); -detect_leaks=0 stops
+# libFuzzer from running each input twice to look for leaks.
+export ASAN_SYMBOLIZER_PATH=$LLVM_PREFIX/bin/llvm-symbolizer
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+log=$work/fuzz.log
+fork=()
+[ "$jobs" -gt 1 ] && fork=(-fork="$jobs" -ignore_crashes=0)
+status=0
+"$build/bin/kvcache-fuzz" \
+  -max_total_time="$fuzz_time" -rss_limit_mb=4096 -timeout=10 -detect_leaks=0 \
+  -dict="$KVCACHE_ROOT/tools/kvcache-fuzz/kvcache.dict" \
+  -artifact_prefix="$work/artifacts/" -print_final_stats=1 \
+  "${fork[@]}" "$@" "$work/corpus" "$work/seeds" >"$log" 2>&1 || status=$?
+
+runs=$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+).*/\1/p' "$log" | tail -1)
+[ -n "$runs" ] || runs=$(sed -nE 's/^Done ([0-9]+) runs.*/\1/p' "$log" | tail -1)
+if [ "$status" -ne 0 ]; then
+  tail -n 80 "$log"
+  echo "kvcache-fuzz: FAILED (exit $status) after ${runs:-?} executions;" \
+    "input in $work/artifacts/, log in $log"
+  ls "$work/artifacts/"
+  exit "$status"
+fi
+grep -E '^(#[0-9]+ +DONE|Done [0-9]+ runs|kvcache-fuzz: )' "$log" | tail -3 || true
+echo "kvcache-fuzz: ${runs:-?} executions in ${fuzz_time} s, no crash" \
+  "(corpus: $(ls "$work/corpus" | wc -l) new inputs)"

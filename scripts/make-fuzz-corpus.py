@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""Writes the seed corpus of kvcache-fuzz: one file per `// -----` chunk of
+every .mlir file under test/ and examples/, with comment lines (RUN, CHECK,
+expected-error) removed. The generated executed kernel tests
+(test/Integration/CPU/kernel-*.mlir) are left out: their kernel ops are in
+test/Conversion already, wrapped here in kilobytes of data set-up, and each
+takes seconds through the pipelines, which a 60 s fuzzing run cannot afford.
+
+    make-fuzz-corpus.py OUTPUT_DIR [SOURCE_ROOT]
+"""
+
+import os
+import re
+import sys
+
+SPLIT = re.compile(r"^// -----\s*$", re.MULTILINE)
+COMMENT_LINE = re.compile(r"^\s*//.*\n?", re.MULTILINE)
+SKIPPED = re.compile(r"^test/Integration/CPU/kernel-")
+
+
+def seeds(root):
+    for top in ("test", "examples"):
+        for directory, _, files in os.walk(os.path.join(root, top)):
+            for name in sorted(files):
+                if not name.endswith(".mlir"):
+                    continue
+                path = os.path.join(directory, name)
+                if SKIPPED.match(os.path.relpath(path, root).replace(os.sep, "/")):
+                    continue
+                with open(path, encoding="utf-8") as f:
+                    chunks = SPLIT.split(f.read())
+                stem = os.path.relpath(path, root)[: -len(".mlir")]
+                stem = stem.replace(os.sep, "_")
+                for index, chunk in enumerate(chunks):
+                    text = COMMENT_LINE.sub("", chunk).strip()
+                    if text:
+                        yield f"{stem}-{index}.mlir", text + "\n"
+
+
+def main():
+    if len(sys.argv) not in (2, 3):
+        sys.exit(__doc__)
+    output = sys.argv[1]
+    root = sys.argv[2] if len(sys.argv) == 3 else os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..")
+    os.makedirs(output, exist_ok=True)
+    count = 0
+    for name, text in seeds(root):
+        with open(os.path.join(output, name), "w", encoding="utf-8") as f:
+            f.write(text)
+        count += 1
+    print(f"{count} seeds in {output}")
+
+
+if __name__ == "__main__":
+    main()
