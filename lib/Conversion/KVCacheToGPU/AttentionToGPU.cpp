@@ -95,6 +95,16 @@ FailureOr<AttentionPlan> makePlan(AttentionRaggedOp op,
       rowWidth * plan.elementBytes,
       int64_t(1) << llvm::countr_zero(uint64_t(sliceBytes)));
   plan.keysPerStep = std::max<int64_t>(target.attentionThreads / plan.lanes, 1);
+  auto tooLarge = [&] {
+    return op.emitOpError("needs more than 48 KiB of shared memory for a "
+                          "GQA group of ")
+           << plan.group << " heads of " << plan.headSize
+           << " elements; use fewer query heads per KV head";
+  };
+  // One key's partial states of the whole group must fit (checked before
+  // the products below can overflow).
+  if (plan.group > kSharedBytes / ((plan.headSize + 2) * 4))
+    return tooLarge();
   auto sharedBytes = [&](int64_t keys) {
     int64_t kv = plan.asyncCopy ? 2 * 2 * keys * plan.headSize * plan.elementBytes : 0;
     return kv + keys * plan.group * (plan.headSize + 2) * 4;
@@ -102,10 +112,7 @@ FailureOr<AttentionPlan> makePlan(AttentionRaggedOp op,
   while (plan.keysPerStep > 1 && sharedBytes(plan.keysPerStep) > kSharedBytes)
     plan.keysPerStep /= 2;
   if (sharedBytes(plan.keysPerStep) > kSharedBytes)
-    return op.emitOpError("needs more than 48 KiB of shared memory for a "
-                          "GQA group of ")
-           << plan.group << " heads of " << plan.headSize
-           << " elements; use fewer query heads per KV head";
+    return tooLarge();
   plan.threads = plan.keysPerStep * plan.lanes;
   return plan;
 }
