@@ -9,7 +9,7 @@
 // DEFAULT: vector.store %{{.*}} {alignment = 16 : i64} : memref<?x8x128xf16>, vector<32xf16>
 // SIXTEEN-LABEL: func.func @gather
 // SIXTEEN: vector.store %{{.*}} {alignment = 16 : i64} : memref<?x8x128xf16>, vector<8xf16>
-// BAD: vector-bytes must be a power of two, got 24
+// BAD: convert-kvcache-to-scf: vector-bytes must be a power of two, got 24
 func.func @gather(%k: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %out: memref<?x8x128xf16>, %offsets: memref<?xi32>) {
   kvcache.gather_ragged %k, %out, %offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x8x128xf16>, memref<?xi32>
   return
