@@ -10,7 +10,10 @@
 # LeakSanitizer reports at exit; allow_user_poisoning=0, because LLVM's
 # BumpPtrAllocator inlined into our instrumented code poisons slabs that the
 # allocator's uninstrumented copies in libMLIR.so then hand out without
-# unpoisoning (false use-after-poison reports).
+# unpoisoning (false use-after-poison reports). Both sanitizers abort on a
+# report (abort_on_error=1): a report exits with a signal, which `not` in a
+# RUN line counts as a failure, where a plain exit status 1 would pass a
+# test that expects an error.
 # Everything links the shared ASan runtime (-shared-libasan), and the lit run
 # preloads it (LD_PRELOAD): the pybind11 extension is instrumented too and
 # loads into Debian's python3, which is not, so the runtime must be in the
@@ -49,8 +52,8 @@ cmake --build "$build" --target all kvcache-test-deps
 built=$(date +%s)
 echo "-- build took $(( built - start )) s"
 
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:allow_user_poisoning=0}
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:allow_user_poisoning=0:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:abort_on_error=1}
 export ASAN_SYMBOLIZER_PATH=$LLVM_PREFIX/bin/llvm-symbolizer
 log=$(mktemp)
 status=0
