@@ -111,7 +111,6 @@ def program(op, tokens, batch, pairs, layers, reps):
       }}
       %ms = arith.constant {per_seq} : i32
       %mc = arith.constant {per_seq} : i32
-      %cl = memref.cast %lengths : memref<?xi32> to memref<?xi32>
       %c = kvcache.paged_collection %blocks, %lengths, %table, %ms, %mc
           : {blocks_type}, memref<?xi32>, memref<?x?xi32> -> {COLLECTION}
       %k = kvcache.get_key_cache %c[%c0] : {COLLECTION}
