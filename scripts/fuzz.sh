@@ -1,41 +1,29 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer target kvcache-fuzz in build-fuzz/ (clang-22, ASan,
-# UBSan, our libraries instrumented for coverage) and fuzzes it for a bounded
+# Builds the libFuzzer target kvcache-fuzz in build-asan/ (clang-22, ASan,
+# UBSan, our libraries instrumented for coverage; the build scripts/sanitize.sh
+# uses, see scripts/lib.sh) and fuzzes it for a bounded
 # time from a seed corpus cut from the lit tests. Prints the number of
 # executions; exits non-zero when the fuzzer finds a crash, a sanitizer
 # report, a time-out or an out-of-memory (the input is left in
-# build-fuzz/fuzz/artifacts/).
+# build-asan/fuzz/artifacts/).
 #
 #   KVCACHE_FUZZ_TIME=60      seconds of fuzzing (-max_total_time)
 #   KVCACHE_FUZZ_JOBS=1       parallel fuzzing processes (-fork)
-#   KVCACHE_FUZZ_KEEP_CORPUS  keep build-fuzz/fuzz/corpus from the last run
+#   KVCACHE_FUZZ_KEEP_CORPUS  keep build-asan/fuzz/corpus from the last run
 #                             (default: start from the seeds each time)
 #   extra arguments are passed to the fuzzer, e.g. -seed=1 or -runs=N
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 kvcache_install_packages
 
-build=$KVCACHE_ROOT/build-fuzz
+build=$KVCACHE_ASAN_BUILD
 work=$build/fuzz
 fuzz_time=${KVCACHE_FUZZ_TIME:-60}
 jobs=${KVCACHE_FUZZ_JOBS:-1}
 
 start=$(date +%s)
-if [ ! -f "$build/build.ninja" ]; then
-  cmake -G Ninja -S "$KVCACHE_ROOT" -B "$build" \
-    -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_C_COMPILER="$LLVM_PREFIX/bin/clang" \
-    -DCMAKE_CXX_COMPILER="$LLVM_PREFIX/bin/clang++" \
-    -DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link -gline-tables-only" \
-    -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link -gline-tables-only" \
-    -DLLVM_USE_LINKER=lld \
-    -DMLIR_DIR="$LLVM_PREFIX/lib/cmake/mlir" \
-    -DLLVM_EXTERNAL_LIT="$LLVM_PREFIX/bin/lit" \
-    -DKVCACHE_ENABLE_FUZZER=ON \
-    -DKVCACHE_ENABLE_SANITIZERS=ON \
-    -DKVCACHE_ENABLE_PYTHON=OFF \
-    >/dev/null
-fi
+kvcache_find_asan_runtime
+[ -f "$build/build.ninja" ] || kvcache_configure_sanitizers
 cmake --build "$build" --target kvcache-fuzz
 echo "-- build took $(( $(date +%s) - start )) s"
 
@@ -53,7 +41,7 @@ log=$work/fuzz.log
 fork=()
 [ "$jobs" -gt 1 ] && fork=(-fork="$jobs" -ignore_crashes=0)
 status=0
-"$build/bin/kvcache-fuzz" \
+LD_PRELOAD=$KVCACHE_ASAN_RUNTIME "$build/bin/kvcache-fuzz" \
   -max_total_time="$fuzz_time" -rss_limit_mb=4096 -timeout=10 -detect_leaks=0 \
   -dict="$KVCACHE_ROOT/tools/kvcache-fuzz/kvcache.dict" \
   -artifact_prefix="$work/artifacts/" -print_final_stats=1 \

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds kvcache-mlir in build-asan/ with AddressSanitizer and UBSan
-# (KVCACHE_ENABLE_SANITIZERS=ON, clang-22) and runs the whole lit suite
+# (KVCACHE_ENABLE_SANITIZERS=ON, clang-22; see scripts/lib.sh) and runs the whole lit suite
 # against that build: every kvcache-opt and kvcache-compile in the tests is
 # the instrumented one. libMLIR.so is not instrumented, nor is the JIT code
 # that mlir-runner executes.
@@ -14,41 +14,20 @@
 # report (abort_on_error=1): a report exits with a signal, which `not` in a
 # RUN line counts as a failure, where a plain exit status 1 would pass a
 # test that expects an error.
-# Everything links the shared ASan runtime (-shared-libasan), and the lit run
-# preloads it (LD_PRELOAD): the pybind11 extension is instrumented too and
-# loads into Debian's python3, which is not, so the runtime must be in the
-# process before python starts; preloading one shared runtime everywhere
-# keeps the instrumented tools that the Python tests start compatible with
-# it (a static runtime in an executable refuses a preloaded one).
+# The build (ASan, UBSan, shared ASan runtime, coverage instrumentation for
+# the fuzzer) is described in scripts/lib.sh; the lit run preloads the ASan
+# runtime (LD_PRELOAD) for the Python tests.
 # KVCACHE_SANITIZE_PYTHON=OFF leaves the Python package out.
 # Extra arguments go to lit (e.g. a test path, or --filter=Dialect).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 kvcache_install_packages
 
-build=$KVCACHE_ROOT/build-asan
-runtime_dir=$("$LLVM_PREFIX/bin/clang" -print-runtime-dir)
-asan_runtime=$runtime_dir/libclang_rt.asan-x86_64.so
-link_flags="-shared-libasan -Wl,-rpath,$runtime_dir"
 start=$(date +%s)
-cmake -G Ninja -S "$KVCACHE_ROOT" -B "$build" \
-  -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_C_COMPILER="$LLVM_PREFIX/bin/clang" \
-  -DCMAKE_CXX_COMPILER="$LLVM_PREFIX/bin/clang++" \
-  -DCMAKE_C_FLAGS=-gline-tables-only \
-  -DCMAKE_CXX_FLAGS=-gline-tables-only \
-  -DCMAKE_EXE_LINKER_FLAGS="$link_flags" \
-  -DCMAKE_SHARED_LINKER_FLAGS="$link_flags" \
-  -DCMAKE_MODULE_LINKER_FLAGS="$link_flags" \
-  -DLLVM_USE_LINKER=lld \
-  -DMLIR_DIR="$LLVM_PREFIX/lib/cmake/mlir" \
-  -DLLVM_EXTERNAL_LIT="$LLVM_PREFIX/bin/lit" \
-  -DKVCACHE_ENABLE_SANITIZERS=ON \
-  -DKVCACHE_ENABLE_PYTHON="${KVCACHE_SANITIZE_PYTHON:-ON}" \
-  >/dev/null
+kvcache_configure_sanitizers
 # Everything (the install test installs every library), and what the tests
 # run.
-cmake --build "$build" --target all kvcache-test-deps
+cmake --build "$KVCACHE_ASAN_BUILD" --target all kvcache-test-deps
 built=$(date +%s)
 echo "-- build took $(( built - start )) s"
 
@@ -57,7 +36,8 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:abort_o
 export ASAN_SYMBOLIZER_PATH=$LLVM_PREFIX/bin/llvm-symbolizer
 log=$(mktemp)
 status=0
-LD_PRELOAD=$asan_runtime "$LLVM_PREFIX/bin/lit" -v "$@" "$build/test" 2>&1 |
+LD_PRELOAD=$KVCACHE_ASAN_RUNTIME "$LLVM_PREFIX/bin/lit" -v "$@" \
+  "$KVCACHE_ASAN_BUILD/test" 2>&1 |
   tee "$log" || status=$?
 reports=$(grep -cE '^(==[0-9]+==ERROR: AddressSanitizer|.*runtime error:)' "$log" || true)
 passed=$(sed -nE 's/^ *Passed *: *([0-9]+).*/\1/p' "$log" | tail -1)

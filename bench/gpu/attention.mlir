@@ -1,6 +1,10 @@
 // attention_ragged kernels for the GPU check and benchmark
 // (bench/gpu/bench_attention.py): f16, 8 KV heads x 128, GQA group 4
-// (32 query heads), one kernel set per page size. Kernels and parameters
+// (32 query heads), one kernel set per page size; and three shapes that take
+// other paths of the lowering: @mqa64 (1 KV head, 64 query heads: 8 passes of
+// 8 heads), @group12 (2 KV heads x 64, 24 query heads: passes of 8 with
+// masked slots), @tiny (heads of 1 element: 128 keys per step, merged in a
+// loop). Kernels and parameters
 // (docs/KernelABI.md):
 //   <function>_attention_ragged (q, key_cache, value_cache, row_offsets, out[, workspace])
 //       grid (min(rows, 65535), kv_heads, splits), block .maxntid
@@ -30,5 +34,26 @@ func.func @page128(%q: memref<?x32x128xf16>, %k: !cache128, %v: !cache128, %rows
 func.func @page256(%q: memref<?x32x128xf16>, %k: !cache256, %v: !cache256, %rows: memref<?xi32>, %out: memref<?x32x128xf16>, %ws: memref<?xf32>) {
   kvcache.attention_ragged %q, %k, %v, %rows, %out, %ws {scale = 0.0883883 : f32}
     : memref<?x32x128xf16>, !cache256, !cache256, memref<?xi32>, memref<?x32x128xf16>, memref<?xf32>
+  return
+}
+
+!mqa = !kvcache.paged_cache<f16, num_heads = 1, head_size = 128, page_size = 16>
+func.func @mqa64(%q: memref<?x64x128xf16>, %k: !mqa, %v: !mqa, %rows: memref<?xi32>, %out: memref<?x64x128xf16>, %ws: memref<?xf32>) {
+  kvcache.attention_ragged %q, %k, %v, %rows, %out, %ws {scale = 0.0883883 : f32}
+    : memref<?x64x128xf16>, !mqa, !mqa, memref<?xi32>, memref<?x64x128xf16>, memref<?xf32>
+  return
+}
+
+!group12 = !kvcache.paged_cache<f16, num_heads = 2, head_size = 64, page_size = 16>
+func.func @group12(%q: memref<?x24x64xf16>, %k: !group12, %v: !group12, %rows: memref<?xi32>, %out: memref<?x24x64xf16>, %ws: memref<?xf32>) {
+  kvcache.attention_ragged %q, %k, %v, %rows, %out, %ws {scale = 0.125 : f32}
+    : memref<?x24x64xf16>, !group12, !group12, memref<?xi32>, memref<?x24x64xf16>, memref<?xf32>
+  return
+}
+
+!tiny = !kvcache.paged_cache<f16, num_heads = 8, head_size = 1, page_size = 16>
+func.func @tiny(%q: memref<?x256x1xf16>, %k: !tiny, %v: !tiny, %rows: memref<?xi32>, %out: memref<?x256x1xf16>, %ws: memref<?xf32>) {
+  kvcache.attention_ragged %q, %k, %v, %rows, %out, %ws {scale = 1.0 : f32}
+    : memref<?x256x1xf16>, !tiny, !tiny, memref<?xi32>, memref<?x256x1xf16>, memref<?xf32>
   return
 }

@@ -36,10 +36,11 @@ def block_sizes(ptx):
     return sizes
 
 
-def model(q, blocks, table, lengths, offsets, page):
+def model(q, blocks, table, lengths, offsets, page, scale=SCALE):
     """SPEC section 4 attention in float64."""
     out = np.zeros(q.shape, np.float64)
-    group = Q_HEADS // KV_HEADS
+    q_heads = q.shape[1]
+    group = q_heads // blocks.shape[4]
     for b in range(len(offsets) - 1):
         for r in range(offsets[b], offsets[b + 1]):
             p = lengths[b] + r - offsets[b]
@@ -47,8 +48,8 @@ def model(q, blocks, table, lengths, offsets, page):
             pages = table[b, tokens // page]
             k = blocks[pages, 0, 0, tokens % page].astype(np.float64)  # [t, H, D]
             v = blocks[pages, 1, 0, tokens % page].astype(np.float64)
-            for h in range(Q_HEADS):
-                s = SCALE * k[:, h // group] @ q[r, h].astype(np.float64)
+            for h in range(q_heads):
+                s = scale * k[:, h // group] @ q[r, h].astype(np.float64)
                 w = np.exp(s - s.max())
                 out[r, h] = (w / w.sum()) @ v[:, h // group]
     return out
@@ -65,49 +66,57 @@ def main(ptx_path, out_dir, quick=False):
     flush = cp.empty(512 * 2**20, cp.uint8)
     results = {"checks": [], "bandwidth": []}
 
-    def splits_for(rows, max_context, workspace_size):
+    def splits_for(rows, max_context, workspace_size, q_heads, dim):
         wanted = -(-max_context // KEYS_PER_SPLIT)
-        capacity = workspace_size // max(rows * Q_HEADS * (DIM + 2), 1)
+        capacity = workspace_size // max(rows * q_heads * (dim + 2), 1)
         return max(min(wanted, capacity, MAX_SPLITS), 1)
 
-    def run(page, batch, context, new_rows, use_workspace, check):
+    def run(page, batch, context, new_rows, use_workspace, check, function=None,
+            kv_heads=KV_HEADS, q_heads=Q_HEADS, dim=DIM, scale=SCALE):
+        # `function`: a function of attention.mlir other than page<N> (the
+        # other shapes are checked only; the timing below assumes the
+        # default shape).
+        function = function or f"page{page}"
         pages_per_seq = -(-(context + new_rows) // page)
         num_pages = batch * pages_per_seq + 1
-        blocks = (rng.standard_normal((num_pages, 2, 1, page, KV_HEADS, DIM)) * 0.5).astype(np.float16)
+        blocks = (rng.standard_normal((num_pages, 2, 1, page, kv_heads, dim)) * 0.5).astype(np.float16)
         table = rng.permutation(batch * pages_per_seq).astype(np.int32).reshape(batch, pages_per_seq)
         lengths = np.full(batch, context, np.int32)
         offsets = np.arange(0, batch * new_rows + 1, new_rows, dtype=np.int32)
         rows = batch * new_rows
-        q = rng.standard_normal((rows, Q_HEADS, DIM)).astype(np.float16)
+        q = rng.standard_normal((rows, q_heads, dim)).astype(np.float16)
         d_blocks, d_table, d_lengths = cp.asarray(blocks), cp.asarray(table), cp.asarray(lengths)
         d_q, d_offsets = cp.asarray(q), cp.asarray(offsets)
         d_out = cp.zeros_like(d_q)
         max_context = context + new_rows
-        ws_size = rows * Q_HEADS * (DIM + 2) * MAX_SPLITS if use_workspace else 0
+        ws_size = rows * q_heads * (dim + 2) * MAX_SPLITS if use_workspace else 0
         d_ws = cp.zeros(max(ws_size, 1), cp.float32)
-        splits = splits_for(rows, max_context, ws_size) if use_workspace else 1
-        name = f"page{page}_attention_ragged"
+        splits = splits_for(rows, max_context, ws_size, q_heads, dim) if use_workspace else 1
+        name = f"{function}_attention_ragged"
+        merge_name = f"{function}_attention_merge"
         kernel = module.get_function(name)
-        merge = module.get_function(f"page{page}_attention_merge")
+        merge = module.get_function(merge_name)
         args = KernelArgs()
         args.memref(d_q)
         for kv in (0, 1):
             args.cache(d_blocks, d_lengths, d_table, new_rows, max_context, kv=kv, layer=0)
         args.memref(d_offsets).memref(d_out).memref(d_ws)
         merge_args = KernelArgs().memref(d_ws).memref(d_offsets).memref(d_out).index(splits)
-        grid = (min(rows, 65535), KV_HEADS, splits)
+        grid = (min(rows, 65535), kv_heads, splits)
 
         def launch():
             kernel(grid, (threads[name],), args.values())
             if splits > 1:
-                merge((min(rows, 65535), Q_HEADS), (threads[f"page{page}_attention_merge"],),
+                merge((min(rows, 65535), q_heads), (threads[merge_name],),
                       merge_args.values())
 
         launch()
         cp.cuda.runtime.deviceSynchronize()
         label = f"page {page}, batch {batch}, context {context}, rows/seq {new_rows}, splits {splits}"
+        if function != f"page{page}":
+            label = f"{function} ({q_heads} q heads, {kv_heads} kv heads x {dim}), " + label
         if check:
-            expected = model(q, blocks, table, lengths, offsets, page)
+            expected = model(q, blocks, table, lengths, offsets, page, scale)
             error = float(np.max(np.abs(cp.asnumpy(d_out).astype(np.float64) - expected)))
             ok = error < 2e-2
             results["checks"].append({"case": label, "max_abs_error": error, "ok": ok})
@@ -168,6 +177,15 @@ def main(ptx_path, out_dir, quick=False):
         run(page, batch=2, context=700, new_rows=1, use_workspace=True, check=True)
         run(page, batch=2, context=20, new_rows=5, use_workspace=False, check=True)
         run(page, batch=1, context=0, new_rows=3, use_workspace=True, check=True)
+    # Groups in several passes (masked when 8 does not divide the group) and
+    # heads of one element, each with and without splits and with a second
+    # row of a sequence (the block's next row reuses the shared buffers).
+    for function, kv_heads, q_heads, dim, scale in (("mqa64", 1, 64, 128, SCALE),
+                                                    ("group12", 2, 24, 64, 0.125),
+                                                    ("tiny", 8, 256, 1, 1.0)):
+        shape = dict(function=function, kv_heads=kv_heads, q_heads=q_heads, dim=dim, scale=scale)
+        run(16, batch=3, context=37, new_rows=1, use_workspace=False, check=True, **shape)
+        run(16, batch=2, context=700, new_rows=2, use_workspace=True, check=True, **shape)
     if not quick:
         for page in (1, 16, 128, 256):
             for batch in (1, 8, 64):

@@ -140,7 +140,16 @@ def ConvertKVCacheToGPU : Pass<"convert-kvcache-to-gpu", "ModuleOp"> {
       device (no host reads: CUDA-graph safe), then one lookup per row; the
       block's threads move consecutive 16-byte chunks of the row (coalesced);
     - `copy_pages`: one launch for every pair, layer, K and V: block `(x, y)`
-      copies pair `x` (grid-stride) of layer `y`, K then V.
+      copies pair `x` (grid-stride) of layer `y`, K then V;
+    - `attention_ragged` (flash-decoding): a block of `attention-threads`
+      threads per (row, KV head, split); the query heads of a GQA group share
+      every K/V load, at most 8 heads per pass over the keys (a larger group,
+      e.g. multi-query, takes ceil(group / 8) passes); K and V stream through
+      shared memory with double-buffered cp.async when a lane's slice is 4, 8
+      or 16 bytes; with a workspace the context is split (`max-splits`,
+      `keys-per-split`) and a second kernel merges the splits. A head too
+      large for one key's partial state in 48 KiB of shared memory, or q with
+      2^31 heads or more, is rejected with an error.
 
     A launch with no work (no rows, no sequences, no pairs) is skipped. Vector
     widths follow `convert-kvcache-to-scf` (16 bytes when head_size allows).

@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AttentionToGPU.h"
+#include "AttentionKernels.h"
 #include "KVCache/IR/KVCacheOps.h"
 #include "../KernelCommon/KernelBuilders.h"
 
@@ -42,23 +43,17 @@
 
 using namespace mlir;
 using namespace mlir::kvcache;
+using namespace mlir::kvcache::attention;
 
 namespace {
 
-/// Static shape of the attention kernel.
-struct AttentionPlan {
-  int64_t headSize, kvHeads, qHeads, group;
-  int64_t lanes;     // L: threads per key, a power of two <= 32
-  int64_t width;     // W: elements per lane
-  int64_t keysPerStep; // NT
-  int64_t threads;   // NT * L
-  bool asyncCopy;    // W elements are a cp.async size (4, 8 or 16 bytes)
-  int64_t rowAlignment; // bytes a q/out slice access may claim
-  Type elementType;
-  int64_t elementBytes;
-};
-
 constexpr int64_t kSharedBytes = 48 * 1024;
+/// Query heads one pass over the keys handles at most (each holds a running
+/// (m, l, o) in registers).
+constexpr int64_t kMaxHeadsPerPass = 8;
+/// Key groups whose partial states the block merges in unrolled code; more
+/// (heads of a few elements, many keys per step) merge in a loop.
+constexpr int64_t kMaxUnrolledStates = 8;
 
 FailureOr<AttentionPlan> makePlan(AttentionRaggedOp op,
                                   const GPUKernelTarget &target) {
@@ -95,133 +90,30 @@ FailureOr<AttentionPlan> makePlan(AttentionRaggedOp op,
       rowWidth * plan.elementBytes,
       int64_t(1) << llvm::countr_zero(uint64_t(sliceBytes)));
   plan.keysPerStep = std::max<int64_t>(target.attentionThreads / plan.lanes, 1);
-  auto tooLarge = [&] {
-    return op.emitOpError("needs more than 48 KiB of shared memory for a "
-                          "GQA group of ")
-           << plan.group << " heads of " << plan.headSize
-           << " elements; use fewer query heads per KV head";
-  };
-  // One key's partial states of the whole group must fit (checked before
-  // the products below can overflow).
-  if (plan.group > kSharedBytes / ((plan.headSize + 2) * 4))
-    return tooLarge();
-  auto sharedBytes = [&](int64_t keys) {
+  // Head indices are computed in 32-bit-safe ranges on the device.
+  if (plan.qHeads >= (int64_t(1) << 31))
+    return op.emitOpError("cannot be lowered to the GPU: q has ")
+           << plan.qHeads << " heads, more than 2^31 - 1";
+  plan.heads = std::min<int64_t>(plan.group, kMaxHeadsPerPass);
+  // Shared memory: K and V slices of two steps (cp.async) and the partial
+  // states (D + 2 floats) of every key group and head of a pass. Reduce the
+  // keys per step first, then the heads per pass.
+  auto sharedBytes = [&](int64_t keys, int64_t heads) {
     int64_t kv = plan.asyncCopy ? 2 * 2 * keys * plan.headSize * plan.elementBytes : 0;
-    return kv + keys * plan.group * (plan.headSize + 2) * 4;
+    return kv + keys * heads * (plan.headSize + 2) * 4;
   };
-  while (plan.keysPerStep > 1 && sharedBytes(plan.keysPerStep) > kSharedBytes)
+  while (plan.keysPerStep > 1 &&
+         sharedBytes(plan.keysPerStep, plan.heads) > kSharedBytes)
     plan.keysPerStep /= 2;
-  if (sharedBytes(plan.keysPerStep) > kSharedBytes)
-    return tooLarge();
+  while (plan.heads > 1 && sharedBytes(plan.keysPerStep, plan.heads) > kSharedBytes)
+    plan.heads /= 2;
+  if (sharedBytes(plan.keysPerStep, plan.heads) > kSharedBytes)
+    return op.emitOpError("cannot be lowered to the GPU: one key of ")
+           << plan.headSize
+           << " elements needs more than 48 KiB of shared memory; use a "
+              "smaller head size";
   plan.threads = plan.keysPerStep * plan.lanes;
   return plan;
-}
-
-/// Small builder helpers bound to one location.
-struct KernelBuilder {
-  OpBuilder &b;
-  Location loc;
-
-  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value f32(double v) {
-    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
-  }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
-  Value divu(Value x, Value y) { return arith::DivUIOp::create(b, loc, x, y); }
-  Value remu(Value x, Value y) { return arith::RemUIOp::create(b, loc, x, y); }
-  Value minu(Value x, Value y) { return arith::MinUIOp::create(b, loc, x, y); }
-  Value ceilDiv(Value x, Value y) {
-    return arith::CeilDivUIOp::create(b, loc, x, y);
-  }
-  Value ult(Value x, Value y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
-  }
-  Value eq(Value x, Value y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y);
-  }
-  Value select(Value c, Value x, Value y) {
-    return arith::SelectOp::create(b, loc, c, x, y);
-  }
-  Value fadd(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
-  Value fsub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
-  Value fmul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
-  Value fmax(Value x, Value y) {
-    return arith::MaximumFOp::create(b, loc, x, y);
-  }
-  /// 2^x with NVVM's ex2.approx (no libdevice needed).
-  Value exp2(Value x) {
-    return LLVM::CallIntrinsicOp::create(
-               b, loc, b.getF32Type(),
-               b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"), ValueRange{x})
-        .getResult(0);
-  }
-  /// 2^(m - max), or 0 when m is -inf (an empty partial state).
-  Value weight(Value m, Value max) {
-    Value isEmpty = arith::CmpFOp::create(
-        b, loc, arith::CmpFPredicate::OEQ, m,
-        f32(-std::numeric_limits<float>::infinity()));
-    return select(isEmpty, f32(0), exp2(fsub(m, max)));
-  }
-  Value splat(Value scalar, VectorType type) {
-    return vector::BroadcastOp::create(b, loc, type, scalar);
-  }
-  Value widen(Value v, VectorType type) {
-    return v.getType() == type ? v : arith::ExtFOp::create(b, loc, type, v);
-  }
-  Value narrow(Value v, VectorType type) {
-    return v.getType() == type ? v : arith::TruncFOp::create(b, loc, type, v);
-  }
-  /// The sum of `value` over the `lanes` consecutive lanes of a key.
-  Value laneSum(Value value, int64_t lanes) {
-    for (int64_t offset = lanes / 2; offset >= 1; offset /= 2)
-      value = fadd(value, gpu::ShuffleOp::create(b, loc, value, offset, 32,
-                                                 gpu::ShuffleMode::XOR)
-                              .getShuffleResult());
-    return value;
-  }
-  void forLoop(Value lower, Value upper, Value step,
-               function_ref<void(Value)> body) {
-    scf::ForOp::create(b, loc, lower, upper, step, ValueRange{},
-                       [&](OpBuilder &nested, Location, Value iv, ValueRange) {
-                         OpBuilder::InsertionGuard guard(b);
-                         b.setInsertionPointToStart(nested.getInsertionBlock());
-                         body(iv);
-                         scf::YieldOp::create(b, loc);
-                       });
-  }
-  void ifThen(Value cond, function_ref<void()> body) {
-    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElse=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    body();
-  }
-};
-
-Attribute workgroupSpace(MLIRContext *ctx) {
-  return gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-}
-
-/// Names an outlined kernel `<function>_<suffix>` in module kvcache_kernels.
-void nameKernel(gpu::LaunchOp launch, Operation *op, StringRef suffix) {
-  MLIRContext *ctx = op->getContext();
-  std::string name = suffix.str();
-  if (auto function = op->getParentOfType<FunctionOpInterface>())
-    name = (function.getName() + "_" + suffix).str();
-  launch.setFunctionAttr(FlatSymbolRefAttr::get(ctx, name));
-  launch.setModuleAttr(FlatSymbolRefAttr::get(ctx, "kvcache_kernels"));
-}
-
-/// Mentions `operands` first in the kernel body so that outlining makes them
-/// the first parameters, in this order (dead uses, removed after outlining).
-void mentionOperands(OpBuilder &b, Location loc, ValueRange operands) {
-  for (Value operand : operands) {
-    if (isa<MemRefType>(operand.getType()))
-      memref::DimOp::create(b, loc, operand, 0);
-    else
-      NumPagesOp::create(b, loc, operand);
-  }
 }
 
 struct AttentionToGPU : OpRewritePattern<AttentionRaggedOp> {
@@ -261,7 +153,10 @@ struct AttentionToGPU : OpRewritePattern<AttentionRaggedOp> {
       emitAttentionKernel(rewriter, op, plan, grid, splits);
       if (workspace)
         host.ifThen(host.ult(host.index(1), splits),
-                    [&] { emitMergeKernel(rewriter, op, plan, grid, splits); });
+                    [&] {
+                      emitAttentionMergeKernel(rewriter, op, plan, grid,
+                                               splits);
+                    });
     });
     rewriter.eraseOp(op);
     return success();
@@ -283,6 +178,7 @@ struct AttentionToGPU : OpRewritePattern<AttentionRaggedOp> {
     nameKernel(launch, op, "attention_ragged");
     Type f32 = builder.getF32Type();
     int64_t D = plan.headSize, G = plan.group, NT = plan.keysPerStep;
+    int64_t GC = plan.heads, passes = llvm::divideCeil(G, GC);
     auto sliceType = VectorType::get({plan.width}, plan.elementType);
     auto accType = VectorType::get({plan.width}, f32);
     Value sharedK, sharedV;
@@ -293,7 +189,7 @@ struct AttentionToGPU : OpRewritePattern<AttentionRaggedOp> {
       sharedK = launch.addWorkgroupAttribution(kvType, loc);
       sharedV = launch.addWorkgroupAttribution(kvType, loc);
     }
-    auto stateType = MemRefType::get({NT, G, D + 2}, f32,
+    auto stateType = MemRefType::get({NT, GC, D + 2}, f32,
                                      MemRefLayoutAttrInterface(),
                                      workgroupSpace(ctx));
     Value sharedState = launch.addWorkgroupAttribution(stateType, loc);
@@ -312,33 +208,38 @@ struct AttentionToGPU : OpRewritePattern<AttentionRaggedOp> {
     Value keyGroup = k.divu(thread, k.index(plan.lanes));
     Value lane = k.remu(thread, k.index(plan.lanes));
     Value sliceStart = k.mul(lane, k.index(plan.width));
-    Value numRows = memref::DimOp::create(builder, loc, q, 0);
-    Value numSequences = getNumSequences(builder, loc, offsets);
-    Value firstRow = loadOffset(builder, loc, offsets, k.index(0));
-    Value endRow = loadOffset(builder, loc, offsets, numSequences);
     float scaleLog2 = op.getScale().convertToFloat() / std::log(2.0f);
 
-    k.forLoop(launch.getBlockIds().x, numRows, launch.getGridSize().x, [&](Value row) {
-      Value inBatch = arith::AndIOp::create(
-          builder, loc,
-          arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::uge, row,
-                                firstRow),
-          k.ult(row, endRow));
-      k.ifThen(inBatch, [&] {
-        Value batch = emitSequenceSearch(builder, loc, offsets, numSequences, row);
-        Value start = loadOffset(builder, loc, offsets, batch);
-        Value position = k.add(CacheLengthOp::create(builder, loc, keys, batch),
-                               k.sub(row, start));
-        Value numKeys = k.add(position, k.index(1));
-        Value chunk = k.ceilDiv(numKeys, numSplits);
-        Value keyBegin = k.minu(k.mul(split, chunk), numKeys);
-        Value keyEnd = k.minu(k.add(keyBegin, chunk), numKeys);
-        Value numSteps = k.ceilDiv(k.sub(keyEnd, keyBegin), k.index(NT));
+    forEachBatchRow(k, launch, q, offsets, [&](Value row, Value numSequences) {
+      Value batch = emitSequenceSearch(builder, loc, offsets, numSequences, row);
+      Value start = loadOffset(builder, loc, offsets, batch);
+      Value position = k.add(CacheLengthOp::create(builder, loc, keys, batch),
+                             k.sub(row, start));
+      Value numKeys = k.add(position, k.index(1));
+      Value chunk = k.ceilDiv(numKeys, numSplits);
+      Value keyBegin = k.minu(k.mul(split, chunk), numKeys);
+      Value keyEnd = k.minu(k.add(keyBegin, chunk), numKeys);
+      Value numSteps = k.ceilDiv(k.sub(keyEnd, keyBegin), k.index(NT));
 
-        // q slices of the G heads, scaled by scale * log2(e).
+      // One pass over the keys for GC heads of the group, from `first`.
+      auto emitPass = [&](Value first) {
+        // The query heads of the pass; when GC does not divide G, the last
+        // pass repeats head G - 1 in its extra slots and writes nothing
+        // for them.
+        SmallVector<Value> heads, headValid;
+        for (int64_t i = 0; i < GC; ++i) {
+          Value local = k.add(first, k.index(i));
+          if (G % GC != 0) {
+            headValid.push_back(k.ult(local, k.index(G)));
+            local = k.minu(local, k.index(G - 1));
+          }
+          heads.push_back(k.add(k.mul(kvHead, k.index(G)), local));
+        }
+
+        // q slices of the pass's heads, scaled by scale * log2(e).
         SmallVector<Value> queries;
-        for (int64_t i = 0; i < G; ++i) {
-          Value head = k.add(k.mul(kvHead, k.index(G)), k.index(i));
+        for (int64_t i = 0; i < GC; ++i) {
+          Value head = heads[i];
           Value slice = vector::LoadOp::create(
               builder, loc, sliceType, q, ValueRange{row, head, sliceStart},
               /*nontemporal=*/false, llvm::Align(plan.rowAlignment));
@@ -384,7 +285,7 @@ struct AttentionToGPU : OpRewritePattern<AttentionRaggedOp> {
 
         Value negInf = k.f32(-std::numeric_limits<float>::infinity());
         SmallVector<Value> init;
-        for (int64_t i = 0; i < G; ++i)
+        for (int64_t i = 0; i < GC; ++i)
           init.append({negInf, k.f32(0),
                        arith::ConstantOp::create(
                            builder, loc,
@@ -420,7 +321,7 @@ struct AttentionToGPU : OpRewritePattern<AttentionRaggedOp> {
           Value keyRow = k.widen(keySlice, accType);
           Value valueRow = k.widen(valueSlice, accType);
           SmallVector<Value> next;
-          for (int64_t i = 0; i < G; ++i) {
+          for (int64_t i = 0; i < GC; ++i) {
             Value max = loop.getRegionIterArg(3 * i);
             Value sum = loop.getRegionIterArg(3 * i + 1);
             Value acc = loop.getRegionIterArg(3 * i + 2);
@@ -442,9 +343,20 @@ struct AttentionToGPU : OpRewritePattern<AttentionRaggedOp> {
           scf::YieldOp::create(builder, loc, next);
         }
 
+        if (plan.asyncCopy) {
+          // The last step prefetched an empty group whose zero-fill still
+          // writes this thread's slice of a buffer: let it land before the
+          // next pass or row copies into the same buffer (cp.async writes
+          // of different groups are not ordered).
+          Value last = nvgpu::DeviceAsyncCreateGroupOp::create(
+              builder, loc, nvgpu::DeviceAsyncTokenType::get(ctx), ValueRange{});
+          nvgpu::DeviceAsyncWaitOp::create(builder, loc, last,
+                                           builder.getI32IntegerAttr(0));
+        }
+
         // Merge the NT partial states of the block in shared memory.
         Value isLaneZero = k.eq(lane, k.index(0));
-        for (int64_t i = 0; i < G; ++i) {
+        for (int64_t i = 0; i < GC; ++i) {
           Value slot = k.index(i);
           vector::StoreOp::create(builder, loc, loop.getResult(3 * i + 2),
                                   sharedState, ValueRange{keyGroup, slot, sliceStart});
@@ -457,30 +369,63 @@ struct AttentionToGPU : OpRewritePattern<AttentionRaggedOp> {
         }
         gpu::BarrierOp::create(builder, loc);
         k.ifThen(k.eq(keyGroup, k.index(0)), [&] {
-          for (int64_t i = 0; i < G; ++i) {
+          for (int64_t i = 0; i < GC; ++i) {
             Value slot = k.index(i);
-            Value head = k.add(k.mul(kvHead, k.index(G)), slot);
-            Value max = negInf;
-            for (int64_t g = 0; g < NT; ++g)
-              max = k.fmax(max, memref::LoadOp::create(
-                                    builder, loc, sharedState,
-                                    ValueRange{k.index(g), slot, k.index(D)}));
-            Value sum = k.f32(0);
-            Value acc = arith::ConstantOp::create(
+            Value head = heads[i];
+            auto stateAt = [&](Value g, int64_t field) -> Value {
+              return memref::LoadOp::create(builder, loc, sharedState,
+                                            ValueRange{g, slot, k.index(field)});
+            };
+            // The weighted sum of the NT partial states: unrolled for a
+            // few key groups, a loop for many (small heads).
+            Value max, sum, acc;
+            Value zeroAcc = arith::ConstantOp::create(
                 builder, loc, DenseElementsAttr::get(accType, builder.getF32FloatAttr(0)));
-            for (int64_t g = 0; g < NT; ++g) {
-              Value w = k.weight(memref::LoadOp::create(
-                                     builder, loc, sharedState,
-                                     ValueRange{k.index(g), slot, k.index(D)}),
-                                 max);
-              Value partialSum = memref::LoadOp::create(
-                  builder, loc, sharedState, ValueRange{k.index(g), slot, k.index(D + 1)});
-              sum = k.fadd(sum, k.fmul(w, partialSum));
+            auto accumulate = [&](Value g, Value max, Value sum,
+                                  Value acc) -> std::pair<Value, Value> {
+              Value w = k.weight(stateAt(g, D), max);
               Value partialAcc = vector::LoadOp::create(
-                  builder, loc, accType, sharedState,
-                  ValueRange{k.index(g), slot, sliceStart});
-              acc = vector::FMAOp::create(builder, loc, k.splat(w, accType),
-                                          partialAcc, acc);
+                  builder, loc, accType, sharedState, ValueRange{g, slot, sliceStart});
+              return {k.fadd(sum, k.fmul(w, stateAt(g, D + 1))),
+                      vector::FMAOp::create(builder, loc, k.splat(w, accType),
+                                            partialAcc, acc)};
+            };
+            if (NT <= kMaxUnrolledStates) {
+              max = negInf;
+              for (int64_t g = 0; g < NT; ++g)
+                max = k.fmax(max, stateAt(k.index(g), D));
+              sum = k.f32(0);
+              acc = zeroAcc;
+              for (int64_t g = 0; g < NT; ++g)
+                std::tie(sum, acc) = accumulate(k.index(g), max, sum, acc);
+            } else {
+              // The bound (NT) is read from blockDim: with a constant
+              // bound ptxas unrolls the loops fully for sm_80 and spills
+              // (11 KB for NT = 128, 8 heads).
+              Value keyGroups = k.divu(launch.getBlockSize().x, k.index(plan.lanes));
+              auto maxLoop = scf::ForOp::create(builder, loc, k.index(0), keyGroups,
+                                                k.index(1), ValueRange{negInf});
+              {
+                OpBuilder::InsertionGuard g(builder);
+                builder.setInsertionPointToStart(maxLoop.getBody());
+                scf::YieldOp::create(
+                    builder, loc,
+                    k.fmax(maxLoop.getRegionIterArg(0),
+                           stateAt(maxLoop.getInductionVar(), D)));
+              }
+              max = maxLoop.getResult(0);
+              auto sumLoop = scf::ForOp::create(builder, loc, k.index(0), keyGroups,
+                                                k.index(1), ValueRange{k.f32(0), zeroAcc});
+              {
+                OpBuilder::InsertionGuard g(builder);
+                builder.setInsertionPointToStart(sumLoop.getBody());
+                auto [nextSum, nextAcc] =
+                    accumulate(sumLoop.getInductionVar(), max,
+                               sumLoop.getRegionIterArg(0), sumLoop.getRegionIterArg(1));
+                scf::YieldOp::create(builder, loc, ValueRange{nextSum, nextAcc});
+              }
+              sum = sumLoop.getResult(0);
+              acc = sumLoop.getResult(1);
             }
             auto writeOut = [&] {
               Value result = arith::DivFOp::create(builder, loc, acc,
@@ -490,18 +435,7 @@ struct AttentionToGPU : OpRewritePattern<AttentionRaggedOp> {
                                       /*nontemporal=*/false,
                                       llvm::Align(plan.rowAlignment));
             };
-            if (!workspace) {
-              writeOut();
-              continue;
-            }
-            auto oneSplit = scf::IfOp::create(builder, loc,
-                                              k.eq(numSplits, k.index(1)),
-                                              /*withElse=*/true);
-            {
-              OpBuilder::InsertionGuard g(builder);
-              builder.setInsertionPointToStart(&oneSplit.getThenRegion().front());
-              writeOut();
-              builder.setInsertionPointToStart(&oneSplit.getElseRegion().front());
+            auto writeSplit = [&] {
               // Partial (o, m, l) of this split: o unnormalised, relative to m.
               Value base = k.mul(
                   k.add(k.mul(k.add(k.mul(row, k.index(plan.qHeads)), head),
@@ -516,87 +450,32 @@ struct AttentionToGPU : OpRewritePattern<AttentionRaggedOp> {
                 memref::StoreOp::create(builder, loc, sum, workspace,
                                         ValueRange{k.add(base, k.index(D + 1))});
               });
-            }
+            };
+            auto writeResult = [&] {
+              if (!workspace)
+                return writeOut();
+              auto oneSplit = scf::IfOp::create(builder, loc,
+                                                k.eq(numSplits, k.index(1)),
+                                                /*withElse=*/true);
+              OpBuilder::InsertionGuard g(builder);
+              builder.setInsertionPointToStart(&oneSplit.getThenRegion().front());
+              writeOut();
+              builder.setInsertionPointToStart(&oneSplit.getElseRegion().front());
+              writeSplit();
+            };
+            if (headValid.empty())
+              writeResult();
+            else
+              k.ifThen(headValid[i], writeResult);
           }
         });
-        // The shared state is reused by the block's next row.
+        // The shared state is reused by the block's next pass or row.
         gpu::BarrierOp::create(builder, loc);
-      });
-    });
-    gpu::TerminatorOp::create(builder, loc);
-  }
-
-  /// The merge kernel: block (row, query head) combines the splits' partial
-  /// states of its row from the workspace.
-  void emitMergeKernel(OpBuilder &builder, AttentionRaggedOp op,
-                       const AttentionPlan &plan, Value grid,
-                       Value splits) const {
-    Location loc = getKernelLoc(op);
-    KernelBuilder k{builder, loc};
-    Value out = op.getOut(), offsets = op.getRowOffsets();
-    Value workspace = op.getWorkspace();
-    int64_t D = plan.headSize;
-    int64_t threads = std::min<int64_t>(D, 256);
-    auto launch = gpu::LaunchOp::create(builder, loc, grid, k.index(plan.qHeads),
-                                        k.index(1), k.index(threads), k.index(1),
-                                        k.index(1));
-    nameKernel(launch, op, "attention_merge");
-    OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPointToStart(&launch.getBody().front());
-    mentionOperands(builder, loc, {workspace, offsets, out});
-    Value head = launch.getBlockIds().y;
-    Value thread = launch.getThreadIds().x;
-    Value numRows = memref::DimOp::create(builder, loc, out, 0);
-    Value numSequences = getNumSequences(builder, loc, offsets);
-    Value firstRow = loadOffset(builder, loc, offsets, k.index(0));
-    Value endRow = loadOffset(builder, loc, offsets, numSequences);
-    k.forLoop(launch.getBlockIds().x, numRows, launch.getGridSize().x, [&](Value row) {
-      Value inBatch = arith::AndIOp::create(
-          builder, loc,
-          arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::uge, row,
-                                firstRow),
-          k.ult(row, endRow));
-      k.ifThen(inBatch, [&] {
-        Value rowBase = k.mul(k.add(k.mul(row, k.index(plan.qHeads)), head), splits);
-        auto maxLoop = scf::ForOp::create(
-            builder, loc, k.index(0), splits, k.index(1),
-            ValueRange{k.f32(-std::numeric_limits<float>::infinity())},
-            [&](OpBuilder &b, Location l, Value s, ValueRange args) {
-              KernelBuilder kb{b, l};
-              scf::YieldOp::create(b, l, kb.fmax(args[0], memref::LoadOp::create(
-                                                             b, l, workspace,
-                                                             kb.add(kb.mul(kb.add(rowBase, s), kb.index(D + 2)), kb.index(D)))
-                                                             .getResult()));
-            });
-        Value max = maxLoop.getResult(0);
-        auto sumLoop = scf::ForOp::create(
-            builder, loc, k.index(0), splits, k.index(1), ValueRange{k.f32(0)},
-            [&](OpBuilder &b, Location l, Value s, ValueRange args) {
-              KernelBuilder kb{b, l};
-              Value m = memref::LoadOp::create(b, l, workspace,
-                                               kb.add(kb.mul(kb.add(rowBase, s), kb.index(D + 2)), kb.index(D)));
-              Value partial = memref::LoadOp::create(b, l, workspace,
-                                                     kb.add(kb.mul(kb.add(rowBase, s), kb.index(D + 2)), kb.index(D + 1)));
-              scf::YieldOp::create(b, l, kb.fadd(args[0], kb.fmul(kb.weight(m, max), partial)));
-            });
-        Value sum = sumLoop.getResult(0);
-        k.forLoop(thread, k.index(D), k.index(threads), [&](Value d) {
-          auto accLoop = scf::ForOp::create(
-              builder, loc, k.index(0), splits, k.index(1), ValueRange{k.f32(0)},
-              [&](OpBuilder &b, Location l, Value s, ValueRange args) {
-                KernelBuilder kb{b, l};
-                Value base = kb.mul(kb.add(rowBase, s), kb.index(D + 2));
-                Value m = memref::LoadOp::create(b, l, workspace, kb.add(base, kb.index(D)));
-                Value o = memref::LoadOp::create(b, l, workspace, kb.add(base, d));
-                scf::YieldOp::create(b, l, kb.fadd(args[0], kb.fmul(kb.weight(m, max), o)));
-              });
-          Value result = arith::DivFOp::create(builder, loc, accLoop.getResult(0), sum);
-          Value narrow = plan.elementType == builder.getF32Type()
-                             ? result
-                             : arith::TruncFOp::create(builder, loc, plan.elementType, result).getResult();
-          memref::StoreOp::create(builder, loc, narrow, out, ValueRange{row, head, d});
-        });
-      });
+      };
+      if (passes == 1)
+        emitPass(k.index(0));
+      else
+        k.forLoop(k.index(0), k.index(passes * GC), k.index(GC), emitPass);
     });
     gpu::TerminatorOp::create(builder, loc);
   }

@@ -1,9 +1,32 @@
 // RUN: kvcache-opt %s -split-input-file -verify-diagnostics -convert-kvcache-to-gpu
 
-// A GQA group whose partial states do not fit in shared memory.
+// One key's partial state (head_size + 2 floats) of one head does not fit in
+// 48 KiB of shared memory.
+!huge = !kvcache.paged_cache<f32, num_heads = 1, head_size = 16384, page_size = 16>
+func.func @attention_head_too_large(%q: memref<?x1x16384xf32>, %k: !huge, %v: !huge, %rows: memref<?xi32>, %out: memref<?x1x16384xf32>) {
+  // expected-error @below {{cannot be lowered to the GPU: one key of 16384 elements needs more than 48 KiB of shared memory; use a smaller head size}}
+  kvcache.attention_ragged %q, %k, %v, %rows, %out {scale = 0.0625 : f32}
+      : memref<?x1x16384xf32>, !huge, !huge, memref<?xi32>, memref<?x1x16384xf32>
+  return
+}
+
+// -----
+
+// Head indices on the device stay below 2^31.
+!c = !kvcache.paged_cache<f16, num_heads = 1, head_size = 8, page_size = 16>
+func.func @attention_too_many_heads(%q: memref<?x2147483648x8xf16>, %k: !c, %v: !c, %rows: memref<?xi32>, %out: memref<?x2147483648x8xf16>) {
+  // expected-error @below {{cannot be lowered to the GPU: q has 2147483648 heads, more than 2^31 - 1}}
+  kvcache.attention_ragged %q, %k, %v, %rows, %out {scale = 0.0625 : f32}
+      : memref<?x2147483648x8xf16>, !c, !c, memref<?xi32>, memref<?x2147483648x8xf16>
+  return
+}
+
+// -----
+
+// Groups of any size are lowered: the 64 heads of the group that failed
+// here before (64 x 256 f32 partial states) take 8 passes of 8 heads.
 !big = !kvcache.paged_cache<f32, num_heads = 1, head_size = 256, page_size = 16>
-func.func @attention_group_too_large(%q: memref<?x64x256xf32>, %k: !big, %v: !big, %rows: memref<?xi32>, %out: memref<?x64x256xf32>) {
-  // expected-error @below {{needs more than 48 KiB of shared memory for a GQA group of 64 heads of 256 elements; use fewer query heads per KV head}}
+func.func @attention_large_group(%q: memref<?x64x256xf32>, %k: !big, %v: !big, %rows: memref<?xi32>, %out: memref<?x64x256xf32>) {
   kvcache.attention_ragged %q, %k, %v, %rows, %out {scale = 0.0625 : f32}
       : memref<?x64x256xf32>, !big, !big, memref<?xi32>, memref<?x64x256xf32>
   return

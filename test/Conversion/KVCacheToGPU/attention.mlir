@@ -30,6 +30,14 @@
 // CHECK-COUNT-4: vector.reduction <add>
 // CHECK-NOT: vector.load {{.*}}xf16
 // CHECK: scf.yield
+// After the key loop, the last (empty, zero-filling) prefetch lands before
+// the buffers are reused by the next row.
+// CHECK: %[[LAST:.*]] = nvgpu.device_async_create_group{{ *$}}
+// CHECK-NEXT: nvgpu.device_async_wait %[[LAST]] {numGroups = 0 : i32}
+// A group of 4 heads takes one pass over the keys: no loop over heads.
+// CHECK-NOT: scf.for
+// CHECK: gpu.barrier
+// CHECK-NOT: scf.for
 // CHECK: gpu.barrier
 // CHECK: gpu.launch {{.*}} module(@kvcache_kernels) function(@decode_with_workspace_attention_merge)
 func.func @decode_with_workspace(%q: memref<?x32x128xf16>, %k: !cache, %v: !cache, %rows: memref<?xi32>, %out: memref<?x32x128xf16>, %ws: memref<?xf32>) {
@@ -54,5 +62,80 @@ func.func @decode_with_workspace(%q: memref<?x32x128xf16>, %k: !cache, %v: !cach
 func.func @negative_no_workspace(%q: memref<?x32x128xf16>, %k: !cache, %v: !cache, %rows: memref<?xi32>, %out: memref<?x32x128xf16>) {
   kvcache.attention_ragged %q, %k, %v, %rows, %out {scale = 0.0883883 : f32}
     : memref<?x32x128xf16>, !cache, !cache, memref<?xi32>, memref<?x32x128xf16>
+  return
+}
+
+// -----
+
+// A multi-query group of 64 heads (head 128 f16) takes 8 passes over the
+// keys of 8 heads each, so a thread holds 8 running states, not 64: the
+// shared partial states are sized for 8 heads, the key loop carries 8
+// (max, sum, accumulator) triples, and each pass ends with a barrier before
+// the next pass reuses the shared state.
+
+!mqa = !kvcache.paged_cache<f16, num_heads = 1, head_size = 128, page_size = 16>
+
+// CHECK-LABEL: func.func @mqa_group_in_passes
+// CHECK: gpu.launch {{.*}} function(@mqa_group_in_passes_attention_ragged) workgroup({{.*}} : memref<2x8x128xf16, #gpu.address_space<workgroup>>, {{.*}} : memref<2x8x128xf16, #gpu.address_space<workgroup>>, {{.*}} : memref<8x8x130xf32, #gpu.address_space<workgroup>>)
+// CHECK: scf.for %[[FIRST:.*]] = %c0{{(_[0-9]+)?}} to %c64{{(_[0-9]+)?}} step %c8{{(_[0-9]+)?}} {
+// The pass's first head: kv_head * 64 + first.
+// CHECK: %[[LOCAL:.*]] = arith.addi %[[FIRST]], %c0{{(_[0-9]+)?}} : index
+// CHECK: %[[BASE:.*]] = arith.muli %{{.*}}, %c64{{(_[0-9]+)?}} : index
+// CHECK: arith.addi %[[BASE]], %[[LOCAL]] : index
+// CHECK-NOT: arith.minui {{.*}}%c63
+// CHECK: scf.for {{.*}} -> (f32, f32, vector<8xf32>, f32, f32, vector<8xf32>, f32, f32, vector<8xf32>, f32, f32, vector<8xf32>, f32, f32, vector<8xf32>, f32, f32, vector<8xf32>, f32, f32, vector<8xf32>, f32, f32, vector<8xf32>) {
+// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// CHECK: gpu.barrier
+// CHECK-COUNT-8: vector.store {{.*}}, %arg{{[0-9]+}}[%{{.*}}, %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x64x128xf16>, vector<8xf16>
+// CHECK: gpu.barrier
+// CHECK-NEXT: }
+// CHECK: gpu.terminator
+func.func @mqa_group_in_passes(%q: memref<?x64x128xf16>, %k: !mqa, %v: !mqa, %rows: memref<?xi32>, %out: memref<?x64x128xf16>) {
+  kvcache.attention_ragged %q, %k, %v, %rows, %out {scale = 0.0883883 : f32}
+    : memref<?x64x128xf16>, !mqa, !mqa, memref<?xi32>, memref<?x64x128xf16>
+  return
+}
+
+// -----
+
+// A group of 12 heads: 2 passes of 8; the last pass's 4 extra slots repeat
+// head 11 (the index is clamped) and write nothing (the stores are guarded).
+
+!c = !kvcache.paged_cache<bf16, num_heads = 2, head_size = 64, page_size = 1>
+
+// CHECK-LABEL: func.func @group_not_multiple_of_pass
+// CHECK: gpu.launch
+// CHECK: scf.for %[[FIRST:.*]] = %c0{{(_[0-9]+)?}} to %c16{{(_[0-9]+)?}} step %c8{{(_[0-9]+)?}} {
+// CHECK-COUNT-8: %[[VALID:.*]] = arith.cmpi ult, %[[LOCAL:.*]], %c12{{(_[0-9]+)?}} : index
+// CHECK: scf.for {{.*}} -> (f32, f32, vector<8xf32>, f32, f32, vector<8xf32>, f32, f32, vector<8xf32>, f32, f32, vector<8xf32>, f32, f32, vector<8xf32>, f32, f32, vector<8xf32>, f32, f32, vector<8xf32>, f32, f32, vector<8xf32>) {
+// CHECK: gpu.barrier
+// CHECK: scf.if %[[VALID]] {
+// CHECK: vector.store {{.*}} : memref<?x24x64xbf16>, vector<8xbf16>
+// CHECK: gpu.barrier
+// CHECK: gpu.terminator
+func.func @group_not_multiple_of_pass(%q: memref<?x24x64xbf16>, %k: !c, %v: !c, %rows: memref<?xi32>, %out: memref<?x24x64xbf16>) {
+  kvcache.attention_ragged %q, %k, %v, %rows, %out {scale = 0.125 : f32}
+    : memref<?x24x64xbf16>, !c, !c, memref<?xi32>, memref<?x24x64xbf16>
+  return
+}
+
+// -----
+
+// Heads of one element: one lane per key, 128 keys per step; the block
+// merges its 128 partial states per head in loops, not unrolled (which made
+// kvcache-to-ptx take over a minute, test/Fuzz).
+
+!tiny = !kvcache.paged_cache<f16, num_heads = 8, head_size = 1, page_size = 16>
+
+// CHECK-LABEL: func.func @tiny_head
+// CHECK: gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c128{{(_[0-9]+)?}}, {{.*}} workgroup({{.*}} : memref<128x8x3xf32, #gpu.address_space<workgroup>>)
+// CHECK: scf.for {{.*}} to %c32{{(_[0-9]+)?}} step %c8
+// CHECK: gpu.barrier
+// CHECK: %[[GROUPS:.*]] = arith.divui %{{.*}}, %c1{{(_[0-9]+)?}} : index
+// CHECK: scf.for {{.*}} = %c0{{(_[0-9]+)?}} to %[[GROUPS]] step %c1{{(_[0-9]+)?}} iter_args({{.*}}) -> (f32) {
+// CHECK: scf.for {{.*}} = %c0{{(_[0-9]+)?}} to %[[GROUPS]] step %c1{{(_[0-9]+)?}} iter_args({{.*}}) -> (f32, vector<1xf32>) {
+func.func @tiny_head(%q: memref<?x256x1xf16>, %k: !tiny, %v: !tiny, %rows: memref<?xi32>, %out: memref<?x256x1xf16>) {
+  kvcache.attention_ragged %q, %k, %v, %rows, %out {scale = 1.0 : f32}
+    : memref<?x256x1xf16>, !tiny, !tiny, memref<?xi32>, memref<?x256x1xf16>
   return
 }
