@@ -304,7 +304,8 @@ def cpu_section(build, quick, lines, plots):
 def ptx_section(build, lines):
     ptxas = "/usr/local/cuda/bin/ptxas"
     sources = [os.path.join(ROOT, "examples", "decode_step.mlir"), os.path.join(ROOT, "examples", "read_keys_gpu.mlir"),
-               os.path.join(HERE, "gpu", "kernel_ops.mlir"), os.path.join(HERE, "gpu", "kernels.mlir")]
+               os.path.join(HERE, "gpu", "kernel_ops.mlir"), os.path.join(HERE, "gpu", "kernels.mlir"),
+               os.path.join(HERE, "gpu", "attention.mlir")]
     lines += ["## 3. PTX quality (sm_90)", "",
               "From `kvcache-compile` and `ptxas -arch=sm_90 -v`: registers, spill bytes, 128-bit global "
               "accesses (ld/st.global.v4) and instructions of the last loop in the kernel (the PTX block between "
