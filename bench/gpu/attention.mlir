@@ -2,8 +2,8 @@
 // (bench/gpu/bench_attention.py): f16, 8 KV heads x 128, GQA group 4
 // (32 query heads), one kernel set per page size; and three shapes that take
 // other paths of the lowering: @mqa64 (1 KV head, 64 query heads: 8 passes of
-// 8 heads), @group12 (2 KV heads x 64, 24 query heads: passes of 8 with
-// masked slots), @tiny (heads of 1 element: 128 keys per step, merged in a
+// 8 heads), @group9 (2 KV heads x 64, 18 query heads: 2 passes of 5 heads,
+// the last slot of the second pass masked), @tiny (heads of 1 element: 128 keys per step, merged in a
 // loop). Kernels and parameters
 // (docs/KernelABI.md):
 //   <function>_attention_ragged (q, key_cache, value_cache, row_offsets, out[, workspace])
@@ -44,10 +44,10 @@ func.func @mqa64(%q: memref<?x64x128xf16>, %k: !mqa, %v: !mqa, %rows: memref<?xi
   return
 }
 
-!group12 = !kvcache.paged_cache<f16, num_heads = 2, head_size = 64, page_size = 16>
-func.func @group12(%q: memref<?x24x64xf16>, %k: !group12, %v: !group12, %rows: memref<?xi32>, %out: memref<?x24x64xf16>, %ws: memref<?xf32>) {
+!group9 = !kvcache.paged_cache<f16, num_heads = 2, head_size = 64, page_size = 16>
+func.func @group9(%q: memref<?x18x64xf16>, %k: !group9, %v: !group9, %rows: memref<?xi32>, %out: memref<?x18x64xf16>, %ws: memref<?xf32>) {
   kvcache.attention_ragged %q, %k, %v, %rows, %out, %ws {scale = 0.125 : f32}
-    : memref<?x24x64xf16>, !group12, !group12, memref<?xi32>, memref<?x24x64xf16>, memref<?xf32>
+    : memref<?x18x64xf16>, !group9, !group9, memref<?xi32>, memref<?x18x64xf16>, memref<?xf32>
   return
 }
 

@@ -27,7 +27,8 @@ struct AttentionPlan {
   int64_t headSize, kvHeads, qHeads, group;
   int64_t heads;     // GC: heads of the group that one pass over the keys
                      // handles (G <= 8: all of them; larger groups take
-                     // ceil(G / GC) passes, so registers stay bounded)
+                     // ceil(G / 8) passes of ceil(G / passes) heads, so
+                     // registers stay bounded)
   int64_t lanes;     // L: threads per key, a power of two <= 32
   int64_t width;     // W: elements per lane
   int64_t keysPerStep; // NT
@@ -68,6 +69,23 @@ struct KernelBuilder {
   Value fadd(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
   Value fsub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
   Value fmul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  /// x * y + z, fused (one rounding) on f32 scalars.
+  Value fma(Value x, Value y, Value z) {
+    return LLVM::FMAOp::create(b, loc, x, y, z);
+  }
+  /// The dot product of two f32 vectors as a chain of fused multiply-adds
+  /// (a product and a vector.reduction would be separate multiplies and
+  /// adds: arith carries no contraction flag by default).
+  Value dot(Value x, Value y) {
+    auto at = [&](Value v, int64_t i) -> Value {
+      return vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{i});
+    };
+    int64_t n = cast<VectorType>(x.getType()).getNumElements();
+    Value sum = fmul(at(x, 0), at(y, 0));
+    for (int64_t i = 1; i < n; ++i)
+      sum = fma(at(x, i), at(y, i), sum);
+    return sum;
+  }
   Value fmax(Value x, Value y) {
     return arith::MaximumFOp::create(b, loc, x, y);
   }

@@ -94,7 +94,10 @@ FailureOr<AttentionPlan> makePlan(AttentionRaggedOp op,
   if (plan.qHeads >= (int64_t(1) << 31))
     return op.emitOpError("cannot be lowered to the GPU: q has ")
            << plan.qHeads << " heads, more than 2^31 - 1";
-  plan.heads = std::min<int64_t>(plan.group, kMaxHeadsPerPass);
+  // As few passes as 8 heads per pass allow, the heads spread evenly over
+  // them (a group of 12: 2 passes of 6, not 8 + 4 with 4 idle slots).
+  plan.heads = llvm::divideCeil(plan.group,
+                                llvm::divideCeil(plan.group, kMaxHeadsPerPass));
   // Shared memory: K and V slices of two steps (cp.async) and the partial
   // states (D + 2 floats) of every key group and head of a pass. Reduce the
   // keys per step first, then the heads per pass.
@@ -290,12 +293,12 @@ struct AttentionToGPU : OpRewritePattern<AttentionRaggedOp> {
                        arith::ConstantOp::create(
                            builder, loc,
                            DenseElementsAttr::get(accType, builder.getF32FloatAttr(0)))});
-        auto loop = scf::ForOp::create(builder, loc, k.index(0), numSteps,
-                                       k.index(1), init);
-        {
-          OpBuilder::InsertionGuard loopGuard(builder);
-          builder.setInsertionPointToStart(loop.getBody());
-          Value step = loop.getInductionVar();
+        // One step: NT keys, one per key group of L lanes. Only the last
+        // step can hold keys past the end; it alone is `masked` (its invalid
+        // keys leave the state unchanged), so the loop over the full steps
+        // has no per-key selects.
+        auto emitStep = [&](Value step, ValueRange state,
+                            bool masked) -> SmallVector<Value> {
           auto [key, valid] = keyAt(step);
           Value keySlice, valueSlice;
           if (plan.asyncCopy) {
@@ -322,26 +325,47 @@ struct AttentionToGPU : OpRewritePattern<AttentionRaggedOp> {
           Value valueRow = k.widen(valueSlice, accType);
           SmallVector<Value> next;
           for (int64_t i = 0; i < GC; ++i) {
-            Value max = loop.getRegionIterArg(3 * i);
-            Value sum = loop.getRegionIterArg(3 * i + 1);
-            Value acc = loop.getRegionIterArg(3 * i + 2);
-            Value partial = vector::ReductionOp::create(
-                builder, loc, vector::CombiningKind::ADD,
-                k.fmul(queries[i], keyRow));
-            Value score = k.laneSum(partial, plan.lanes);
+            Value max = state[3 * i], sum = state[3 * i + 1];
+            Value acc = state[3 * i + 2];
+            Value score = k.laneSum(k.dot(queries[i], keyRow), plan.lanes);
             Value newMax = k.fmax(max, score);
             Value rescale = k.weight(max, newMax);
             Value w = k.exp2(k.fsub(score, newMax));
-            Value newSum = k.fadd(k.fmul(sum, rescale), w);
+            Value newSum = k.fma(sum, rescale, w);
             Value newAcc = vector::FMAOp::create(
                 builder, loc, k.splat(w, accType), valueRow,
                 k.fmul(acc, k.splat(rescale, accType)));
-            next.push_back(k.select(valid, newMax, max));
-            next.push_back(k.select(valid, newSum, sum));
-            next.push_back(k.select(valid, newAcc, acc));
+            if (masked) {
+              newMax = k.select(valid, newMax, max);
+              newSum = k.select(valid, newSum, sum);
+              newAcc = k.select(valid, newAcc, acc);
+            }
+            next.append({newMax, newSum, newAcc});
           }
-          scf::YieldOp::create(builder, loc, next);
+          return next;
+        };
+        Value fullSteps = k.divu(k.sub(keyEnd, keyBegin), k.index(NT));
+        auto loop = scf::ForOp::create(builder, loc, k.index(0), fullSteps,
+                                       k.index(1), init);
+        {
+          OpBuilder::InsertionGuard loopGuard(builder);
+          builder.setInsertionPointToStart(loop.getBody());
+          scf::YieldOp::create(builder, loc,
+                               emitStep(loop.getInductionVar(),
+                                        loop.getRegionIterArgs(), /*masked=*/false));
         }
+        auto tail = scf::IfOp::create(builder, loc, loop.getResultTypes(),
+                                      k.ult(fullSteps, numSteps),
+                                      /*withElseRegion=*/true);
+        {
+          OpBuilder::InsertionGuard tailGuard(builder);
+          builder.setInsertionPointToStart(&tail.getThenRegion().front());
+          scf::YieldOp::create(builder, loc,
+                               emitStep(fullSteps, loop.getResults(), /*masked=*/true));
+          builder.setInsertionPointToStart(&tail.getElseRegion().front());
+          scf::YieldOp::create(builder, loc, loop.getResults());
+        }
+        ValueRange results = tail.getResults();
 
         if (plan.asyncCopy) {
           // The last step prefetched an empty group whose zero-fill still
@@ -358,12 +382,12 @@ struct AttentionToGPU : OpRewritePattern<AttentionRaggedOp> {
         Value isLaneZero = k.eq(lane, k.index(0));
         for (int64_t i = 0; i < GC; ++i) {
           Value slot = k.index(i);
-          vector::StoreOp::create(builder, loc, loop.getResult(3 * i + 2),
+          vector::StoreOp::create(builder, loc, results[3 * i + 2],
                                   sharedState, ValueRange{keyGroup, slot, sliceStart});
           k.ifThen(isLaneZero, [&] {
-            memref::StoreOp::create(builder, loc, loop.getResult(3 * i),
+            memref::StoreOp::create(builder, loc, results[3 * i],
                                     sharedState, ValueRange{keyGroup, slot, k.index(D)});
-            memref::StoreOp::create(builder, loc, loop.getResult(3 * i + 1),
+            memref::StoreOp::create(builder, loc, results[3 * i + 1],
                                     sharedState, ValueRange{keyGroup, slot, k.index(D + 1)});
           });
         }

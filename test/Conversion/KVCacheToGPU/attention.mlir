@@ -6,7 +6,8 @@
 // loop a thread issues ONE cp.async of its 16-byte K slice and ONE of its V
 // slice (after one kvcache.tile lookup per key and cache), waits for the
 // previous group, reads the two slices from shared memory once and uses them
-// for all 4 query heads of the group (4 dot products); partial states merge
+// for all 4 query heads of the group (4 dot products); the last, partial
+// step of keys is peeled off the loop; partial states merge
 // through shared memory; with a workspace a second kernel merges the splits.
 
 !cache = !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>
@@ -27,9 +28,21 @@
 // CHECK: vector.load %[[K_SHARED]]{{.*}} vector<8xf16>
 // CHECK-NEXT: vector.load %[[V_SHARED]]{{.*}} vector<8xf16>
 // CHECK-NOT: vector.load
-// CHECK-COUNT-4: vector.reduction <add>
+// Per head: q . k as one multiply and 7 fused multiply-adds over the 8
+// elements of the slice, then a 4-level xor-shuffle sum over the 16 lanes of
+// the key; 4 heads, no more loads. Steps before the last are full: no
+// select on a head's state in that loop.
+// CHECK-COUNT-7: llvm.intr.fma
+// CHECK: gpu.shuffle xor %{{.*}}, %c8_i32
+// CHECK-COUNT-3: gpu.shuffle xor %{{.*}}, %c8_i32
 // CHECK-NOT: vector.load {{.*}}xf16
+// CHECK-NOT: arith.select {{.*}} : vector<8xf32>
 // CHECK: scf.yield
+// The last step, when partial, runs once after the loop with its keys past
+// the end masked.
+// CHECK: scf.if %{{.*}} -> (f32, f32, vector<8xf32>, f32, f32, vector<8xf32>, f32, f32, vector<8xf32>, f32, f32, vector<8xf32>) {
+// CHECK-COUNT-4: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK: } else {
 // After the key loop, the last (empty, zero-filling) prefetch lands before
 // the buffers are reused by the next row.
 // CHECK: %[[LAST:.*]] = nvgpu.device_async_create_group{{ *$}}
@@ -98,22 +111,40 @@ func.func @mqa_group_in_passes(%q: memref<?x64x128xf16>, %k: !mqa, %v: !mqa, %ro
 
 // -----
 
-// A group of 12 heads: 2 passes of 8; the last pass's 4 extra slots repeat
-// head 11 (the index is clamped) and write nothing (the stores are guarded).
+// A group of 9 heads: 2 passes of 5 (heads spread evenly over the passes);
+// the second pass's extra slot repeats head 8 (the index is clamped) and
+// writes nothing (its stores are guarded).
 
 !c = !kvcache.paged_cache<bf16, num_heads = 2, head_size = 64, page_size = 1>
 
 // CHECK-LABEL: func.func @group_not_multiple_of_pass
 // CHECK: gpu.launch
-// CHECK: scf.for %[[FIRST:.*]] = %c0{{(_[0-9]+)?}} to %c16{{(_[0-9]+)?}} step %c8{{(_[0-9]+)?}} {
-// CHECK-COUNT-8: %[[VALID:.*]] = arith.cmpi ult, %[[LOCAL:.*]], %c12{{(_[0-9]+)?}} : index
-// CHECK: scf.for {{.*}} -> (f32, f32, vector<8xf32>, f32, f32, vector<8xf32>, f32, f32, vector<8xf32>, f32, f32, vector<8xf32>, f32, f32, vector<8xf32>, f32, f32, vector<8xf32>, f32, f32, vector<8xf32>, f32, f32, vector<8xf32>) {
+// CHECK: scf.for %[[FIRST:.*]] = %c0{{(_[0-9]+)?}} to %c10{{(_[0-9]+)?}} step %c5{{(_[0-9]+)?}} {
+// CHECK-COUNT-5: %[[VALID:.*]] = arith.cmpi ult, %[[LOCAL:.*]], %c9{{(_[0-9]+)?}} : index
+// CHECK: scf.for {{.*}} -> (f32, f32, vector<8xf32>, f32, f32, vector<8xf32>, f32, f32, vector<8xf32>, f32, f32, vector<8xf32>, f32, f32, vector<8xf32>) {
 // CHECK: gpu.barrier
 // CHECK: scf.if %[[VALID]] {
-// CHECK: vector.store {{.*}} : memref<?x24x64xbf16>, vector<8xbf16>
+// CHECK: vector.store {{.*}} : memref<?x18x64xbf16>, vector<8xbf16>
 // CHECK: gpu.barrier
 // CHECK: gpu.terminator
-func.func @group_not_multiple_of_pass(%q: memref<?x24x64xbf16>, %k: !c, %v: !c, %rows: memref<?xi32>, %out: memref<?x24x64xbf16>) {
+func.func @group_not_multiple_of_pass(%q: memref<?x18x64xbf16>, %k: !c, %v: !c, %rows: memref<?xi32>, %out: memref<?x18x64xbf16>) {
+  kvcache.attention_ragged %q, %k, %v, %rows, %out {scale = 0.125 : f32}
+    : memref<?x18x64xbf16>, !c, !c, memref<?xi32>, memref<?x18x64xbf16>
+  return
+}
+
+// -----
+
+// A group of 12 heads: 2 passes of 6, nothing masked.
+
+!c = !kvcache.paged_cache<bf16, num_heads = 2, head_size = 64, page_size = 1>
+
+// CHECK-LABEL: func.func @group_in_even_passes
+// CHECK: gpu.launch {{.*}} workgroup({{.*}}, {{.*}}, {{.*}} : memref<16x6x66xf32, #gpu.address_space<workgroup>>)
+// CHECK: scf.for %{{.*}} = %c0{{(_[0-9]+)?}} to %c12{{(_[0-9]+)?}} step %c6{{(_[0-9]+)?}} {
+// CHECK-NOT: arith.minui
+// CHECK: gpu.terminator
+func.func @group_in_even_passes(%q: memref<?x24x64xbf16>, %k: !c, %v: !c, %rows: memref<?xi32>, %out: memref<?x24x64xbf16>) {
   kvcache.attention_ragged %q, %k, %v, %rows, %out {scale = 0.125 : f32}
     : memref<?x24x64xbf16>, !c, !c, memref<?xi32>, memref<?x24x64xbf16>
   return
