@@ -165,7 +165,8 @@ def ConvertKVCacheToGPU : Pass<"convert-kvcache-to-gpu", "ModuleOp"> {
   ];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
-           "NVIDIA architecture the kernels are tuned for">,
+           "NVIDIA architecture the kernels are tuned for (sm_XX; below "
+           "sm_80 attention loads K and V without cp.async)">,
     Option<"threadsPerBlock", "threads-per-block", "int64_t",
            /*default=*/"256",
            "Threads of a data-movement block (32 to 1024)">,
@@ -173,11 +174,12 @@ def ConvertKVCacheToGPU : Pass<"convert-kvcache-to-gpu", "ModuleOp"> {
            "Largest grid; more rows or pairs are visited by a grid-stride "
            "loop">,
     Option<"attentionThreads", "attention-threads", "int64_t",
-           /*default=*/"128", "Threads of an attention block">,
+           /*default=*/"128", "Threads of an attention block (32 to 1024)">,
     Option<"maxSplits", "max-splits", "int64_t", /*default=*/"16",
-           "Most context splits per query row when a workspace is given">,
+           "Most context splits per query row when a workspace is given "
+           "(>= 1)">,
     Option<"keysPerSplit", "keys-per-split", "int64_t", /*default=*/"512",
-           "Keys per split the split count aims at">,
+           "Keys per split the split count aims at (>= 1)">,
   ];
 }
 

@@ -80,7 +80,10 @@ FailureOr<AttentionPlan> makePlan(AttentionRaggedOp op,
   plan.lanes = std::min<int64_t>(int64_t(1) << llvm::countr_zero(uint64_t(chunks)), 32);
   plan.width = params.headSize / plan.lanes;
   int64_t sliceBytes = plan.width * plan.elementBytes;
-  plan.asyncCopy = sliceBytes == 4 || sliceBytes == 8 || sliceBytes == 16;
+  // cp.async exists from sm_80; older chips load K and V straight from the
+  // cache.
+  plan.asyncCopy = (sliceBytes == 4 || sliceBytes == 8 || sliceBytes == 16) &&
+                   target.getChipVersion() >= 80;
   // q and out slices: aligned as far as their layouts and the slice allow.
   auto qType = cast<MemRefType>(op.getQ().getType());
   auto outType = cast<MemRefType>(op.getOut().getType());

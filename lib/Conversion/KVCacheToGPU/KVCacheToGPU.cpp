@@ -288,9 +288,18 @@ struct ConvertKVCacheToGPUPass
       return signalPassFailure();
     }
     if (target.threadsPerBlock < 32 || target.threadsPerBlock > 1024 ||
-        target.maxBlocks < 1) {
-      getOperation().emitError("convert-kvcache-to-gpu: threads-per-block "
-                               "must be in [32, 1024] and max-blocks >= 1");
+        target.attentionThreads < 32 || target.attentionThreads > 1024 ||
+        target.maxBlocks < 1 || target.maxSplits < 1 ||
+        target.keysPerSplit < 1) {
+      getOperation().emitError(
+          "convert-kvcache-to-gpu: threads-per-block and attention-threads "
+          "must be in [32, 1024], max-blocks, max-splits and keys-per-split "
+          ">= 1 (got threads-per-block=")
+          << target.threadsPerBlock
+          << ", attention-threads=" << target.attentionThreads
+          << ", max-blocks=" << target.maxBlocks
+          << ", max-splits=" << target.maxSplits
+          << ", keys-per-split=" << target.keysPerSplit << ")";
       return signalPassFailure();
     }
     if (failed(rejectCachesWithoutLowering(getOperation())))

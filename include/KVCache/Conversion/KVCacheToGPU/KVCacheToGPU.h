@@ -10,6 +10,9 @@
 #include <cstdint>
 #include <string>
 
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringRef.h"
+
 namespace mlir {
 class RewritePatternSet;
 
@@ -32,6 +35,17 @@ struct GPUKernelTarget {
   int64_t maxSplits = 16;
   /// Keys per split the split count aims at.
   int64_t keysPerSplit = 512;
+
+  /// The compute capability of `chip` (sm_90a -> 90), 0 when `chip` is not
+  /// sm_XX. cp.async (attention's K/V pipeline) needs 80 or more.
+  int64_t getChipVersion() const {
+    llvm::StringRef digits(chip);
+    unsigned version = 0;
+    if (!digits.consume_front("sm_") ||
+        digits.take_while(llvm::isDigit).getAsInteger(10, version))
+      return 0;
+    return version;
+  }
 };
 
 /// Patterns lowering store_ragged, gather_ragged, copy_pages and
