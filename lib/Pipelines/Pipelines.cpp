@@ -79,6 +79,13 @@ std::string mlir::kvcache::getPTXFeaturesForChip(StringRef chip) {
   StringRef digits = chip;
   if (digits.consume_front("sm_"))
     digits.take_while(llvm::isDigit).getAsInteger(10, version);
+  bool familySpecific = chip.ends_with("f");
+  // The oldest PTX ISA LLVM 22 accepts for each chip (it aborts below it),
+  // never older than 8.0.
+  if (version == 88 || (version >= 110 && version < 120))
+    return "+ptx90";
+  if (familySpecific || version == 103 || version == 121)
+    return "+ptx88";
   if (version >= 120)
     return "+ptx87";
   if (version >= 100)

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KVCache/IR/KVCacheDialect.h"
+#include "KVCache/Conversion/KVCacheToGPU/KVCacheToGPU.h"
 #include "KVCache/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -118,6 +119,23 @@ static LogicalResult compile(MLIRContext &context) {
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return failure();
+
+  // The options first: a bad one must not reach LLVM's code generator.
+  if (optLevel > 3) {
+    llvm::errs() << "kvcache-compile: error: --opt-level must be 0, 1, 2 or 3, not "
+                 << optLevel << "\n";
+    return failure();
+  }
+  {
+    // A message about the flag, not about a location in the input.
+    ScopedDiagnosticHandler flagErrors(&context, [](Diagnostic &diag) {
+      llvm::errs() << "kvcache-compile: error: --chip " << diag.str() << "\n";
+      return success();
+    });
+    if (failed(kvcache::verifyChip(
+            chip, [&] { return mlir::emitError(UnknownLoc::get(&context)); })))
+      return failure();
+  }
 
   PassManager pm(&context);
   kvcache::KVCacheToPTXOptions options;

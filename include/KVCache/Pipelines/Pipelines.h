@@ -22,12 +22,26 @@ struct KVCacheToCPUOptions : public PassPipelineOptions<KVCacheToCPUOptions> {
       llvm::cl::init(false)};
 };
 
+/// Parses an LLVM optimization level: 0, 1, 2 or 3 (anything else is an
+/// option error, before the pipeline runs).
+struct OptLevelParser : public llvm::cl::parser<unsigned> {
+  using llvm::cl::parser<unsigned>::parser;
+  bool parse(llvm::cl::Option &option, StringRef argName, StringRef arg,
+             unsigned &value) {
+    if (llvm::cl::parser<unsigned>::parse(option, argName, arg, value))
+      return true;
+    if (value > 3)
+      return option.error("must be 0, 1, 2 or 3, not " + arg);
+    return false;
+  }
+};
+
 /// Options of the `kvcache-to-ptx` pipeline.
 struct KVCacheToPTXOptions : public PassPipelineOptions<KVCacheToPTXOptions> {
   PassOptions::Option<std::string> chip{
       *this, "chip", llvm::cl::desc("NVIDIA GPU architecture (sm_XX)"),
       llvm::cl::init("sm_90")};
-  PassOptions::Option<unsigned> optLevel{
+  PassOptions::Option<unsigned, OptLevelParser> optLevel{
       *this, "opt-level", llvm::cl::desc("LLVM optimization level (0-3)"),
       llvm::cl::init(3)};
   PassOptions::Option<bool> checked{
@@ -36,8 +50,8 @@ struct KVCacheToPTXOptions : public PassPipelineOptions<KVCacheToPTXOptions> {
       llvm::cl::init(false)};
 };
 
-/// The PTX ISA features NVIDIA's CUDA 13 assembler accepts for `chip`
-/// (`+ptx80` up to sm_90a, newer ISAs for Blackwell chips).
+/// The PTX ISA feature for `chip`: `+ptx80` up to sm_90a, and for newer
+/// chips the oldest ISA LLVM 22 accepts for them (8.6 to 9.0).
 std::string getPTXFeaturesForChip(StringRef chip);
 
 /// Kernels in `gpu.module`s (and, later, kernel ops) down to one `gpu.binary`

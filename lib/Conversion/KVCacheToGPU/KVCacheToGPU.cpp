@@ -27,6 +27,10 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
+#include "llvm-c/Target.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/TargetParser/Triple.h"
 
 namespace mlir {
 #define GEN_PASS_DEF_CONVERTKVCACHETOGPU
@@ -261,16 +265,6 @@ struct CopyPagesToGPU : OpRewritePattern<CopyPagesOp> {
   GPUKernelTarget target;
 };
 
-/// Whether `chip` names an NVIDIA architecture: sm_XX with an optional
-/// `a`/`f` suffix.
-bool isValidChip(StringRef chip) {
-  if (!chip.consume_front("sm_"))
-    return false;
-  chip.consume_back("a") || chip.consume_back("f");
-  unsigned version;
-  return !chip.getAsInteger(10, version) && version >= 20;
-}
-
 struct ConvertKVCacheToGPUPass
     : impl::ConvertKVCacheToGPUBase<ConvertKVCacheToGPUPass> {
   using Base::Base;
@@ -282,17 +276,18 @@ struct ConvertKVCacheToGPUPass
     target.attentionThreads = attentionThreads;
     target.maxSplits = maxSplits;
     target.keysPerSplit = keysPerSplit;
-    if (!isValidChip(target.chip)) {
-      getOperation().emitError("convert-kvcache-to-gpu: unknown chip '")
-          << target.chip << "'; expected sm_XX, e.g. sm_80 or sm_90";
+    // Reported at the module's location, without a dump of the module.
+    Location loc = getOperation().getLoc();
+    if (failed(verifyChip(target.chip, [&] {
+          return mlir::emitError(loc, "convert-kvcache-to-gpu: ");
+        })))
       return signalPassFailure();
-    }
     if (target.threadsPerBlock < 32 || target.threadsPerBlock > 1024 ||
         target.attentionThreads < 32 || target.attentionThreads > 1024 ||
         target.maxBlocks < 1 || target.maxSplits < 1 ||
         target.keysPerSplit < 1) {
-      getOperation().emitError(
-          "convert-kvcache-to-gpu: threads-per-block and attention-threads "
+      mlir::emitError(
+          loc, "convert-kvcache-to-gpu: threads-per-block and attention-threads "
           "must be in [32, 1024], max-blocks, max-splits and keys-per-split "
           ">= 1 (got threads-per-block=")
           << target.threadsPerBlock
@@ -328,4 +323,40 @@ void mlir::kvcache::populateKVCacheToGPUConversionPatterns(
   patterns.add<StoreRaggedToGPU, GatherRaggedToGPU, CopyPagesToGPU>(
       patterns.getContext(), target);
   populateAttentionToGPUConversionPatterns(patterns, target);
+}
+
+static const llvm::Target *getNVPTXTarget() {
+  static const llvm::Target *target = [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    std::string error;
+    return llvm::TargetRegistry::lookupTarget(
+        llvm::Triple("nvptx64-nvidia-cuda"), error);
+  }();
+  return target;
+}
+
+LogicalResult mlir::kvcache::verifyChip(
+    StringRef chip, function_ref<InFlightDiagnostic()> emitError) {
+  GPUKernelTarget target;
+  target.chip = chip.str();
+  if (target.getChipVersion() == 0)
+    return emitError() << "unknown chip '" << chip
+                       << "'; expected sm_XX, e.g. sm_80 or sm_90";
+  // The NVPTX backend's own list (sm_90a, sm_100f, ...): an unknown name
+  // would otherwise reach LLVM's code generator and abort there.
+  if (const llvm::Target *nvptx = getNVPTXTarget()) {
+    std::unique_ptr<llvm::MCSubtargetInfo> info(nvptx->createMCSubtargetInfo(
+        llvm::Triple("nvptx64-nvidia-cuda"), /*CPU=*/"", /*Features=*/""));
+    if (info && !info->isCPUStringValid(chip))
+      return emitError() << "unknown chip '" << chip
+                         << "': LLVM's NVPTX backend does not know it "
+                            "(e.g. sm_75, sm_80, sm_90, sm_90a, sm_100a)";
+  }
+  if (target.getChipVersion() < 30)
+    return emitError() << "chip '" << chip
+                       << "' is older than sm_30, the oldest the kernels "
+                          "support (they use warp shuffles)";
+  return success();
 }

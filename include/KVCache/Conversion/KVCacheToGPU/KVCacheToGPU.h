@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <string>
 
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -47,6 +49,12 @@ struct GPUKernelTarget {
     return version;
   }
 };
+
+/// Checks `chip` for the GPU lowering: sm_XX known to LLVM's NVPTX backend
+/// (sm_90a, sm_100f, ... included) and not older than sm_30; says why
+/// through `emitError` otherwise.
+LogicalResult verifyChip(StringRef chip,
+                         function_ref<InFlightDiagnostic()> emitError);
 
 /// Patterns lowering store_ragged, gather_ragged, copy_pages and
 /// attention_ragged to
