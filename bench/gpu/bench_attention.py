@@ -183,7 +183,8 @@ def main(ptx_path, out_dir, quick=False):
     # row of a sequence (the block's next row reuses the shared buffers).
     for function, kv_heads, q_heads, dim, scale in (("mqa64", 1, 64, 128, SCALE),
                                                     ("group9", 2, 18, 64, 0.125),
-                                                    ("tiny", 8, 256, 1, 1.0)):
+                                                    ("tiny", 8, 256, 1, 1.0),
+                                                    ("d96", 8, 32, 96, 0.1)):
         shape = dict(function=function, kv_heads=kv_heads, q_heads=q_heads, dim=dim, scale=scale)
         run(16, batch=3, context=37, new_rows=1, use_workspace=False, check=True, **shape)
         run(16, batch=2, context=700, new_rows=2, use_workspace=True, check=True, **shape)

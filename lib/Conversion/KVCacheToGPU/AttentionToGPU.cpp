@@ -39,6 +39,7 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -75,9 +76,17 @@ FailureOr<AttentionPlan> makePlan(AttentionRaggedOp op,
   plan.group = plan.qHeads / plan.kvHeads;
   plan.elementType = params.elementType;
   plan.elementBytes = llvm::divideCeil(params.elementType.getIntOrFloatBitWidth(), 8);
-  int64_t vectorWidth = getRowVectorWidth(params, nullptr, target.vectorBytes);
-  int64_t chunks = params.headSize / vectorWidth;
-  plan.lanes = std::min<int64_t>(int64_t(1) << llvm::countr_zero(uint64_t(chunks)), 32);
+  // Lanes per key: a power of two dividing head_size, at most 32; the
+  // fewest that keep a lane's slice within 16 bytes (one vector access, few
+  // registers for q and the accumulators), else as many as divide it. Head
+  // sizes like 80, 96 or 112 so get slices of 5-7 elements instead of 40,
+  // 24 or 56 (which spilled).
+  int64_t maxLanes = std::min<int64_t>(
+      int64_t(1) << llvm::countr_zero(uint64_t(params.headSize)), 32);
+  plan.lanes = 1;
+  while (plan.lanes < maxLanes &&
+         (params.headSize / plan.lanes) * plan.elementBytes > 16)
+    plan.lanes *= 2;
   plan.width = params.headSize / plan.lanes;
   int64_t sliceBytes = plan.width * plan.elementBytes;
   // cp.async exists from sm_80; older chips load K and V straight from the
@@ -99,8 +108,11 @@ FailureOr<AttentionPlan> makePlan(AttentionRaggedOp op,
            << plan.qHeads << " heads, more than 2^31 - 1";
   // As few passes as 8 heads per pass allow, the heads spread evenly over
   // them (a group of 12: 2 passes of 6, not 8 + 4 with 4 idle slots).
+  // Wide slices (head sizes with few factors of two) hold fewer heads per
+  // pass: about 64 floats of q and accumulators per thread at most.
+  int64_t maxHeads = std::clamp<int64_t>(64 / plan.width, 1, kMaxHeadsPerPass);
   plan.heads = llvm::divideCeil(plan.group,
-                                llvm::divideCeil(plan.group, kMaxHeadsPerPass));
+                                llvm::divideCeil(plan.group, maxHeads));
   // Shared memory: K and V slices of two steps (cp.async) and the partial
   // states (D + 2 floats) of every key group and head of a pass. Reduce the
   // keys per step first, then the heads per pass.

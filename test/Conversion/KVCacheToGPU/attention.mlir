@@ -170,3 +170,24 @@ func.func @tiny_head(%q: memref<?x256x1xf16>, %k: !tiny, %v: !tiny, %rows: memre
     : memref<?x256x1xf16>, !tiny, !tiny, memref<?xi32>, memref<?x256x1xf16>
   return
 }
+
+// -----
+
+// Head size 96 (f16): 16 lanes per key hold 6 elements each (12 bytes, not
+// a cp.async size: K and V are read straight from the cache), 8 keys per
+// step of 128 threads.
+
+!d96 = !kvcache.paged_cache<f16, num_heads = 8, head_size = 96, page_size = 16>
+
+// CHECK-LABEL: func.func @head_size_96
+// CHECK: gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c128{{(_[0-9]+)?}}, {{.*}} workgroup({{.*}} : memref<8x4x98xf32, #gpu.address_space<workgroup>>)
+// CHECK-NOT: nvgpu.device_async_copy
+// CHECK: scf.for {{.*}} -> (f32, f32, vector<6xf32>, f32, f32, vector<6xf32>, f32, f32, vector<6xf32>, f32, f32, vector<6xf32>) {
+// CHECK: kvcache.page_load {{.*}} -> vector<6xf16>
+// CHECK: kvcache.page_load {{.*}} -> vector<6xf16>
+// CHECK: gpu.shuffle xor %{{.*}}, %c8_i32
+func.func @head_size_96(%q: memref<?x32x96xf16>, %k: !d96, %v: !d96, %rows: memref<?xi32>, %out: memref<?x32x96xf16>) {
+  kvcache.attention_ragged %q, %k, %v, %rows, %out {scale = 0.1 : f32}
+    : memref<?x32x96xf16>, !d96, !d96, memref<?xi32>, memref<?x32x96xf16>
+  return
+}
