@@ -39,6 +39,8 @@
 #include "KVCache/Pipelines/Pipelines.h"
 #include "KVCache/Transforms/Passes.h"
 
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -370,6 +372,31 @@ bool hasKnownUpstreamParserBug(StringRef text) {
   return text.contains("array<index") || hasHugeVectorType(text);
 }
 
+/// Whether `module` has IR that one of MLIR's own passes, on IR without a
+/// kvcache op, is known to crash on (reproduced with Debian's mlir-opt 22):
+///   - memref.dim / tensor.dim with a constant index outside [0, rank):
+///     `mlir-opt -canonicalize` segfaults on a loop nest bounded by
+///     `memref.dim %m, %c-2` (found by kvcache-fuzz in a CPU test's fill
+///     function; no kvcache op involved).
+/// Not ours to fix, and each would end every fuzzing run.
+bool hasKnownUpstreamPassBug(ModuleOp module) {
+  auto outOfRange = [](std::optional<int64_t> index, Value source) {
+    auto shaped = dyn_cast<ShapedType>(source.getType());
+    return index && shaped && shaped.hasRank() &&
+           (*index < 0 || *index >= shaped.getRank());
+  };
+  WalkResult result = module.walk([&](Operation *op) {
+    if (auto dim = dyn_cast<memref::DimOp>(op);
+        dim && outOfRange(dim.getConstantIndex(), dim.getSource()))
+      return WalkResult::interrupt();
+    if (auto dim = dyn_cast<tensor::DimOp>(op);
+        dim && outOfRange(dim.getConstantIndex(), dim.getSource()))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return result.wasInterrupted();
+}
+
 } // namespace
 
 /// Only our code is instrumented. LLVM's BumpPtrAllocator, inlined into our
@@ -435,7 +462,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       llvm::SMLoc());
   ParserConfig config(&context);
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, config);
-  if (!module)
+  if (!module || hasKnownUpstreamPassBug(*module))
     return 0;
 
   ++state->validInputs;
