@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KVCache/Pipelines/Pipelines.h"
+#include "KVCache/Conversion/KVCacheToGPU/KVCacheToGPU.h"
 #include "KVCache/Conversion/Passes.h"
 #include "KVCache/Transforms/Passes.h"
 
@@ -75,10 +76,7 @@ void mlir::kvcache::buildKVCacheToCPUPipeline(
 }
 
 std::string mlir::kvcache::getPTXFeaturesForChip(StringRef chip) {
-  unsigned version = 0;
-  StringRef digits = chip;
-  if (digits.consume_front("sm_"))
-    digits.take_while(llvm::isDigit).getAsInteger(10, version);
+  int64_t version = getChipVersion(chip);
   bool familySpecific = chip.ends_with("f");
   // The oldest PTX ISA LLVM 22 accepts for each chip (it aborts below it),
   // never older than 8.0.

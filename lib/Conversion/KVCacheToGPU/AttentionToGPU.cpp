@@ -92,7 +92,7 @@ FailureOr<AttentionPlan> makePlan(AttentionRaggedOp op,
   // cp.async exists from sm_80; older chips load K and V straight from the
   // cache.
   plan.asyncCopy = (sliceBytes == 4 || sliceBytes == 8 || sliceBytes == 16) &&
-                   target.getChipVersion() >= 80;
+                   getChipVersion(target.chip) >= 80;
   // q and out slices: aligned as far as their layouts and the slice allow.
   auto qType = cast<MemRefType>(op.getQ().getType());
   auto outType = cast<MemRefType>(op.getOut().getType());

@@ -28,6 +28,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
 #include "llvm-c/Target.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/TargetParser/Triple.h"
@@ -337,11 +338,18 @@ static const llvm::Target *getNVPTXTarget() {
   return target;
 }
 
+int64_t mlir::kvcache::getChipVersion(StringRef chip) {
+  unsigned version = 0;
+  if (!chip.consume_front("sm_") ||
+      chip.take_while(llvm::isDigit).getAsInteger(10, version))
+    return 0;
+  return version;
+}
+
 LogicalResult mlir::kvcache::verifyChip(
     StringRef chip, function_ref<InFlightDiagnostic()> emitError) {
-  GPUKernelTarget target;
-  target.chip = chip.str();
-  if (target.getChipVersion() == 0)
+  int64_t version = getChipVersion(chip);
+  if (version == 0)
     return emitError() << "unknown chip '" << chip
                        << "'; expected sm_XX, e.g. sm_80 or sm_90";
   // The NVPTX backend's own list (sm_90a, sm_100f, ...): an unknown name
@@ -354,7 +362,7 @@ LogicalResult mlir::kvcache::verifyChip(
                          << "': LLVM's NVPTX backend does not know it "
                             "(e.g. sm_75, sm_80, sm_90, sm_90a, sm_100a)";
   }
-  if (target.getChipVersion() < 30)
+  if (version < 30)
     return emitError() << "chip '" << chip
                        << "' is older than sm_30, the oldest the kernels "
                           "support (they use warp shuffles)";

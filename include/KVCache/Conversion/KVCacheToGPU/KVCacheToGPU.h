@@ -12,8 +12,6 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Support/LLVM.h"
-#include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringRef.h"
 
 namespace mlir {
 class RewritePatternSet;
@@ -37,18 +35,11 @@ struct GPUKernelTarget {
   int64_t maxSplits = 16;
   /// Keys per split the split count aims at.
   int64_t keysPerSplit = 512;
-
-  /// The compute capability of `chip` (sm_90a -> 90), 0 when `chip` is not
-  /// sm_XX. cp.async (attention's K/V pipeline) needs 80 or more.
-  int64_t getChipVersion() const {
-    llvm::StringRef digits(chip);
-    unsigned version = 0;
-    if (!digits.consume_front("sm_") ||
-        digits.take_while(llvm::isDigit).getAsInteger(10, version))
-      return 0;
-    return version;
-  }
 };
+
+/// The compute capability of `chip` (sm_90a -> 90), 0 when `chip` is not
+/// sm_XX. cp.async (attention's K/V pipeline) needs 80 or more.
+int64_t getChipVersion(StringRef chip);
 
 /// Checks `chip` for the GPU lowering: sm_XX known to LLVM's NVPTX backend
 /// (sm_90a, sm_100f, ... included) and not older than sm_30; says why
