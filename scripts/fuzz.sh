@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer target kvcache-fuzz in build-asan/ (clang-22, ASan,
 # UBSan, our libraries instrumented for coverage; the build scripts/sanitize.sh
-# uses, see scripts/lib.sh) and fuzzes it for a bounded
-# time from a seed corpus cut from the lit tests. Prints the number of
+# uses, see scripts/lib.sh) and fuzzes it for a bounded time from a seed
+# corpus cut from the lit tests. Prints the number of
 # executions; exits non-zero when the fuzzer finds a crash, a sanitizer
 # report, a time-out or an out-of-memory (the input is left in
 # build-asan/fuzz/artifacts/).

@@ -40,6 +40,15 @@ kvcache_build() {
   cmake --build "$KVCACHE_BUILD" "$@"
 }
 
+# Sets LIT_PASSED and LIT_FAILED (failed, unresolved, timed out and
+# unexpectedly passed tests) from the output of `lit -v` in file $1.
+kvcache_lit_counts() {
+  LIT_PASSED=$(sed -nE 's/^ *Passed *: *([0-9]+).*/\1/p' "$1" | tail -1)
+  LIT_PASSED=${LIT_PASSED:-0}
+  LIT_FAILED=$(grep -hoE '^ *(Failed|Unresolved|Timed Out|Unexpectedly Passed) *: *[0-9]+' "$1" |
+    awk -F: '{s += $2} END {print s + 0}' || true)
+}
+
 # The instrumented build in build-asan/ that scripts/sanitize.sh and
 # scripts/fuzz.sh share: ASan + UBSan on everything we compile
 # (KVCACHE_ENABLE_SANITIZERS=ON), libFuzzer coverage instrumentation

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds kvcache-mlir in build-asan/ with AddressSanitizer and UBSan
-# (KVCACHE_ENABLE_SANITIZERS=ON, clang-22; see scripts/lib.sh) and runs the whole lit suite
-# against that build: every kvcache-opt and kvcache-compile in the tests is
+# (KVCACHE_ENABLE_SANITIZERS=ON, clang-22; see scripts/lib.sh) and runs the
+# whole lit suite against that build: every kvcache-opt and kvcache-compile in the tests is
 # the instrumented one. libMLIR.so is not instrumented, nor is the JIT code
 # that mlir-runner executes.
 #
@@ -40,10 +40,8 @@ LD_PRELOAD=$KVCACHE_ASAN_RUNTIME "$LLVM_PREFIX/bin/lit" -v "$@" \
   "$KVCACHE_ASAN_BUILD/test" 2>&1 |
   tee "$log" || status=$?
 reports=$(grep -cE '^(==[0-9]+==ERROR: AddressSanitizer|.*runtime error:)' "$log" || true)
-passed=$(sed -nE 's/^ *Passed *: *([0-9]+).*/\1/p' "$log" | tail -1)
-failed=$(grep -hoE '^ *(Failed|Unresolved|Timed Out|Unexpectedly Passed) *: *[0-9]+' "$log" |
-  awk -F: '{s += $2} END {print s + 0}' || true)
+kvcache_lit_counts "$log"
 rm -f "$log"
 echo "-- lit took $(( $(date +%s) - built )) s"
-echo "${passed:-0} passed, ${failed} failed, ${reports} sanitizer reports"
+echo "${LIT_PASSED} passed, ${LIT_FAILED} failed, ${reports} sanitizer reports"
 exit "$status"

@@ -24,10 +24,10 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0
 "$LLVM_PREFIX/bin/lit" -v "$KVCACHE_BUILD/test" 2>&1 | tee "$log" || status=$?
-passed=$(sed -nE 's/^ *Passed *: *([0-9]+).*/\1/p' "$log" | tail -1)
-failed=$(grep -hoE '^ *(Failed|Unresolved|Timed Out|Unexpectedly Passed) *: *[0-9]+' "$log" |
-  awk -F: '{s += $2} END {print s + 0}' || true)
-summary=("tests: ${passed:-0} passed, ${failed} failed")
+kvcache_lit_counts "$log"
+passed=$LIT_PASSED
+failed=$LIT_FAILED
+summary=("tests: ${passed} passed, ${failed} failed")
 
 if [ -z "${KVCACHE_TEST_QUICK:-}" ]; then
   echo "== stage 2: the lit suite under ASan + UBSan (scripts/sanitize.sh)"
@@ -59,5 +59,5 @@ fi
 
 echo "-- total $(( $(date +%s) - start )) s"
 printf '%s\n' "${summary[@]}"
-echo "${passed:-0} passed, ${failed} failed"
+echo "${passed} passed, ${failed} failed"
 exit "$status"
