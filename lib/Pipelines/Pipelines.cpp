@@ -91,7 +91,7 @@ std::string mlir::kvcache::getPTXFeaturesForChip(StringRef chip) {
   return "+ptx80";
 }
 
-void mlir::kvcache::buildKVCacheToPTXPipeline(
+void mlir::kvcache::buildKVCacheToNVVMPipeline(
     OpPassManager &pm, const KVCacheToPTXOptions &options) {
   ConvertKVCacheToGPUOptions kernels;
   kernels.chip = options.chip;
@@ -117,11 +117,22 @@ void mlir::kvcache::buildKVCacheToPTXPipeline(
   device.addPass(createCanonicalizerPass());
   device.addPass(createCSEPass());
   device.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void mlir::kvcache::buildKVCacheToPTXPipeline(
+    OpPassManager &pm, const KVCacheToPTXOptions &options) {
+  buildKVCacheToNVVMPipeline(pm, options);
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = "isa";
   pm.addPass(createGpuModuleToBinaryPass(binary));
-
   addHostToLLVMPasses(pm, /*withGPU=*/true);
+}
+
+void mlir::kvcache::buildKVCacheToEmulatedGPUPipeline(
+    OpPassManager &pm, const KVCacheToPTXOptions &options) {
+  buildKVCacheToNVVMPipeline(pm, options);
+  addHostToLLVMPasses(pm, /*withGPU=*/true);
+  pm.addPass(createKVCacheEmulateNVVM());
 }
 
 void mlir::kvcache::registerKVCachePipelines() {
@@ -134,4 +145,9 @@ void mlir::kvcache::registerKVCachePipelines() {
       "Lower kvcache IR with GPU kernels to a gpu.binary holding PTX and host "
       "code to the LLVM dialect",
       buildKVCacheToPTXPipeline);
+  PassPipelineRegistration<KVCacheToPTXOptions>(
+      "kvcache-to-emulated-gpu",
+      "Lower kvcache IR with GPU kernels to LLVM dialect for the CPU, the "
+      "kernels running on the GPU emulator (libKVCacheGPUEmulator.so)",
+      buildKVCacheToEmulatedGPUPipeline);
 }

@@ -10,6 +10,7 @@
 #include "KVCache/Conversion/KVCacheToGPU/KVCacheToGPU.h"
 #include "KVCache/Conversion/KVCacheToMemRef/KVCacheToMemRef.h"
 #include "KVCache/Conversion/KVCacheToSCF/KVCacheToSCF.h"
+#include "KVCache/Conversion/NVVMToEmulator/NVVMToEmulator.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {

@@ -183,4 +183,53 @@ def ConvertKVCacheToGPU : Pass<"convert-kvcache-to-gpu", "ModuleOp"> {
   ];
 }
 
+def KVCacheEmulateNVVM : Pass<"kvcache-emulate-nvvm", "ModuleOp"> {
+  let summary = "Turn NVVM kernels into CPU code that runs on the GPU emulator";
+  let description = [{
+    The last step of `kvcache-to-emulated-gpu`. Its input is what
+    `kvcache-to-ptx` has right before `gpu-module-to-binary`: `gpu.module`s
+    whose kernels are `llvm.func`s in the NVVM/LLVM dialects, and host code in
+    the LLVM dialect whose launches are `gpu.launch_func` with LLVM operands.
+    It produces plain LLVM dialect that `mlir-runner` runs with
+    `libKVCacheGPUEmulator.so` in `-shared-libs`:
+
+    - every function of every `gpu.module` moves into the host module, renamed
+      `__kvemu_<module>_<function>`; each kernel gets an entry
+      `__kvemu_entry_<module>_<kernel>(ptr params)` that unpacks a CUDA-style
+      parameter array;
+    - GPU operations become runtime calls: special registers
+      (`nvvm.read.ptx.sreg.*`), barriers (`nvvm.barrier0`, `nvvm.barrier`
+      without a thread count), warp shuffles (`nvvm.shfl.sync`), `cp.async`
+      copies, commits and waits, `ex2.approx`, device asserts
+      (`__assertfail`), `vprintf` and libdevice `__nv_*` math;
+    - shared-memory globals (address space 3, static and dynamic) become
+      per-block allocations of the runtime, with red zones between them;
+    - every load, store, atomic and memory intrinsic of a kernel first calls
+      the runtime with its address, size and source location, which checks
+      races, `cp.async` hazards, shared-memory bounds and uninitialized reads
+      and counts the traffic profile;
+    - each `gpu.launch_func` becomes a call of `__kvemu_launch`.
+
+    Anything the emulator does not model (another `nvvm` op, an
+    `llvm.nvvm.*` intrinsic, inline assembly, a call of another function
+    without a body) is a compile-time error naming the op, never a silent
+    no-op.
+
+    Before (inside a `gpu.module`):
+    ```mlir
+    %tid = nvvm.read.ptx.sreg.tid.x : i32
+    nvvm.barrier0
+    %x = llvm.load %p : !llvm.ptr<3> -> f32
+    ```
+    After (in the host module):
+    ```mlir
+    %tid = llvm.call @__kvemu_sreg(%c0) : (i32) -> i32
+    llvm.call @__kvemu_barrier(%site) : (!llvm.ptr) -> ()
+    llvm.call @__kvemu_access(%p0, %c4, %flags, %site) : (!llvm.ptr, i64, i32, !llvm.ptr) -> ()
+    %x = llvm.load %p : !llvm.ptr<3> -> f32
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // KVCACHE_CONVERSION_PASSES_TD

@@ -59,6 +59,19 @@ std::string getPTXFeaturesForChip(StringRef chip);
 void buildKVCacheToPTXPipeline(OpPassManager &pm,
                                const KVCacheToPTXOptions &options);
 
+/// The steps `kvcache-to-ptx` and `kvcache-to-emulated-gpu` share: kernel
+/// ops to kernels, outlining, the access-op lowering and the device code
+/// down to the NVVM/LLVM dialects, for `options.chip`. Host code is left
+/// as it is.
+void buildKVCacheToNVVMPipeline(OpPassManager &pm,
+                                const KVCacheToPTXOptions &options);
+
+/// `kvcache-to-emulated-gpu`: the shared steps, the host code to the LLVM
+/// dialect, then `kvcache-emulate-nvvm`: the kernels run on the CPU through
+/// the GPU emulator runtime (same options as `kvcache-to-ptx`).
+void buildKVCacheToEmulatedGPUPipeline(OpPassManager &pm,
+                                       const KVCacheToPTXOptions &options);
+
 /// Everything down to the LLVM dialect, runnable by `mlir-runner`:
 /// kvcache-expand-accesses, cse, loop-invariant-code-motion,
 /// convert-kvcache-to-memref, then the upstream conversions to LLVM.
@@ -69,7 +82,8 @@ void buildKVCacheToCPUPipeline(OpPassManager &pm,
 /// lookups (cse, loop-invariant code motion), lower to memref.
 void buildKVCacheAccessLoweringPipeline(OpPassManager &pm, bool checked);
 
-/// Registers `kvcache-to-cpu` and `kvcache-to-ptx` with the pass-pipeline
+/// Registers `kvcache-to-cpu`, `kvcache-to-ptx` and `kvcache-to-emulated-gpu`
+/// with the pass-pipeline
 /// registry.
 void registerKVCachePipelines();
 

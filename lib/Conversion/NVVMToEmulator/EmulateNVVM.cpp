@@ -1,0 +1,670 @@
+//===- EmulateNVVM.cpp - NVVM kernels to GPU-emulator calls -----*- C++ -*-===//
+//
+// Part of the kvcache-mlir project.
+//
+// `kvcache-emulate-nvvm`: the kernels of every `gpu.module` (already in the
+// NVVM/LLVM dialects, exactly what `gpu-module-to-binary` would turn into
+// PTX) move into the host module as ordinary LLVM functions. Every GPU
+// operation in them becomes a call of the emulator runtime
+// (lib/ExecutionEngine/GPUEmulator), every memory access is preceded by a
+// call that lets the runtime check it and count it, and every host
+// `gpu.launch_func` becomes `__kvemu_launch`. The runtime runs the threads
+// of a block as fibers.
+//
+// Runtime interface (C, declared here as the pass emits it):
+//   void    __kvemu_launch(ptr entry, ptr name, ptr shared_sizes,
+//                          i32 num_shared, i64 gx, gy, gz, bx, by, bz,
+//                          i32 dynamic_shared_bytes, ptr params, ptr site)
+//   ptr     __kvemu_shared(i32 index)
+//   i32     __kvemu_sreg(i32 register)
+//   void    __kvemu_barrier(ptr site)
+//   i64     __kvemu_shfl(i32 kind, i32 mask, i32 value, i32 lane_or_offset,
+//                        i32 mask_and_clamp, ptr site)   // value | valid<<32
+//   void    __kvemu_access(ptr address, i64 bytes, i32 flags, ptr site)
+//   void    __kvemu_cp_async(ptr dst, ptr src, i32 bytes, i32 src_bytes,
+//                            ptr site)
+//   void    __kvemu_cp_async_commit()
+//   void    __kvemu_cp_async_wait(i32 pending, ptr site)
+// plus `__kvemu_assertfail`, `__kvemu_vprintf` and `__kvemu_<intrinsic>`
+// replacements of device functions (see modelledDeviceFunction).
+//
+//===----------------------------------------------------------------------===//
+
+#include "KVCache/Conversion/NVVMToEmulator/NVVMToEmulator.h"
+#include "KVCache/Conversion/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/FunctionCallUtils.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/DataLayoutInterfaces.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSwitch.h"
+
+namespace mlir {
+#define GEN_PASS_DEF_KVCACHEEMULATENVVM
+#include "KVCache/Conversion/Passes.h.inc"
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::kvcache;
+
+namespace {
+
+/// NVPTX's shared-memory address space.
+constexpr unsigned kSharedAddressSpace = 3;
+
+/// Special registers the runtime answers, by their `nvvm.read.ptx.sreg.`
+/// suffix; the index is the runtime's register number.
+constexpr StringLiteral kSpecialRegisters[] = {
+    "tid.x",       "tid.y",       "tid.z",      "ntid.x",     "ntid.y",
+    "ntid.z",      "ctaid.x",     "ctaid.y",    "ctaid.z",    "nctaid.x",
+    "nctaid.y",    "nctaid.z",    "laneid",     "warpsize",   "warpid",
+    "nwarpid",     "lanemask.eq", "lanemask.le", "lanemask.lt", "lanemask.ge",
+    "lanemask.gt", "dynamic.smem.size"};
+
+/// The runtime function that replaces a device function without a body or
+/// an `llvm.nvvm.*` intrinsic, or "" when the emulator does not model it.
+std::string modelledDeviceFunction(StringRef name) {
+  if (name == "__assertfail" || name == "vprintf")
+    return ("__kvemu_" + name).str();
+  static constexpr StringLiteral libdevice[] = {
+      "__nv_expf",  "__nv_exp2f", "__nv_logf",  "__nv_log2f",  "__nv_sqrtf",
+      "__nv_rsqrtf", "__nv_powf", "__nv_fabsf", "__nv_tanhf", "__nv_sinf",
+      "__nv_cosf",  "__nv_erff",  "__nv_fmaxf", "__nv_fminf", "__nv_exp",
+      "__nv_log",   "__nv_sqrt",  "__nv_tanh"};
+  if (llvm::is_contained(libdevice, name))
+    return ("__kvemu" + name.drop_front(1)).str();
+  static constexpr StringLiteral intrinsics[] = {
+      "llvm.nvvm.ex2.approx.f32",    "llvm.nvvm.ex2.approx.ftz.f32",
+      "llvm.nvvm.lg2.approx.f32",    "llvm.nvvm.lg2.approx.ftz.f32",
+      "llvm.nvvm.rcp.approx.ftz.f",  "llvm.nvvm.rsqrt.approx.f",
+      "llvm.nvvm.rsqrt.approx.ftz.f", "llvm.nvvm.sqrt.approx.f",
+      "llvm.nvvm.fmax.f",            "llvm.nvvm.fmin.f"};
+  if (llvm::is_contained(intrinsics, name)) {
+    std::string result = "__kvemu_" + name.drop_front(10).str();
+    llvm::replace(result, '.', '_');
+    return result;
+  }
+  return "";
+}
+
+/// "file:line:col" of the first file location inside `loc`, or "unknown".
+std::string describeLocation(Location loc) {
+  std::string result = "unknown";
+  loc->walk([&](Location inner) {
+    if (auto file = dyn_cast<FileLineColLoc>(inner)) {
+      result = (file.getFilename().getValue() + ":" +
+                Twine(file.getLine()) + ":" + Twine(file.getColumn()))
+                   .str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return result;
+}
+
+/// Rewrites one module: state shared by the kernel and launch rewrites.
+class EmulatorLowering {
+public:
+  explicit EmulatorLowering(ModuleOp module)
+      : module(module), builder(module.getContext()),
+        ptrType(LLVM::LLVMPointerType::get(module.getContext())),
+        i32Type(builder.getI32Type()), i64Type(builder.getI64Type()) {}
+
+  LogicalResult run();
+
+private:
+  /// Per `gpu.module`: its shared-memory globals (in index order) and the
+  /// table of their sizes the launches pass to the runtime.
+  struct DeviceModule {
+    SmallVector<int64_t> sharedSizes;
+    llvm::StringMap<int32_t> sharedIndex;
+    std::string sharedTableName;
+  };
+
+  LogicalResult lowerDeviceModule(gpu::GPUModuleOp gpuModule);
+  LogicalResult collectSharedMemory(gpu::GPUModuleOp gpuModule,
+                                    DeviceModule &device);
+  LogicalResult rewriteDeviceFunction(LLVM::LLVMFuncOp func,
+                                      const DeviceModule &device);
+  LogicalResult rewriteDeviceOp(Operation *op, const DeviceModule &device);
+  void instrumentAccess(Operation *op, Value address, Value bytes,
+                        int32_t flags);
+  LLVM::LLVMFuncOp createEntry(LLVM::LLVMFuncOp kernel, StringRef entryName);
+  LogicalResult lowerLaunch(gpu::LaunchFuncOp launch);
+
+  /// Declares (once) runtime function `name` in the host module.
+  LLVM::LLVMFuncOp runtimeFunction(StringRef name, Type result,
+                                   ArrayRef<Type> params);
+  /// A call of runtime function `name` at the builder's insertion point.
+  Value callRuntime(Location loc, StringRef name, Type result,
+                    ValueRange args);
+  /// The address of a NUL-terminated constant string global (one per
+  /// distinct text) in the host module.
+  Value stringAddress(Location loc, StringRef text);
+  /// The site of one GPU operation: its location as text, in a global of
+  /// its own, so that the runtime tells operations apart by address.
+  Value siteAddress(Location loc);
+  Value i32Constant(Location loc, int64_t value) {
+    return LLVM::ConstantOp::create(builder, loc, i32Type,
+                                    builder.getI32IntegerAttr(value));
+  }
+  Value i64Constant(Location loc, int64_t value) {
+    return LLVM::ConstantOp::create(builder, loc, i64Type,
+                                    builder.getI64IntegerAttr(value));
+  }
+  Value toGenericPointer(Location loc, Value pointer);
+  int64_t typeSize(Operation *scope, Type type) {
+    return DataLayout::closest(scope).getTypeSize(type).getFixedValue();
+  }
+
+  ModuleOp module;
+  OpBuilder builder;
+  Type ptrType, i32Type, i64Type;
+  llvm::StringMap<std::string> stringGlobals;
+  unsigned siteCount = 0;
+  /// Entry function of each kernel, by `module::kernel`.
+  llvm::StringMap<std::string> entries;
+  llvm::StringMap<DeviceModule> deviceModules;
+};
+
+LLVM::LLVMFuncOp EmulatorLowering::runtimeFunction(StringRef name,
+                                                   Type result,
+                                                   ArrayRef<Type> params) {
+  if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
+    return existing;
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(module.getBody());
+  return LLVM::LLVMFuncOp::create(
+      builder, module.getLoc(), name,
+      LLVM::LLVMFunctionType::get(
+          result ? result : LLVM::LLVMVoidType::get(module.getContext()),
+          params));
+}
+
+Value EmulatorLowering::callRuntime(Location loc, StringRef name,
+                                    Type result, ValueRange args) {
+  LLVM::LLVMFuncOp func =
+      runtimeFunction(name, result, llvm::to_vector(args.getTypes()));
+  auto call = LLVM::CallOp::create(builder, loc, func, args);
+  return result ? call.getResult() : Value();
+}
+
+Value EmulatorLowering::stringAddress(Location loc, StringRef text) {
+  std::string &name = stringGlobals[text];
+  if (name.empty()) {
+    name = "__kvemu_str_" + std::to_string(stringGlobals.size() - 1);
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(module.getBody());
+    std::string data = text.str();
+    data.push_back('\0');
+    auto type = LLVM::LLVMArrayType::get(builder.getI8Type(), data.size());
+    LLVM::GlobalOp::create(builder, loc, type, /*isConstant=*/true,
+                           LLVM::Linkage::Internal, name,
+                           builder.getStringAttr(data));
+  }
+  return LLVM::AddressOfOp::create(builder, loc, ptrType, name);
+}
+
+Value EmulatorLowering::siteAddress(Location loc) {
+  std::string name = "__kvemu_site_" + std::to_string(siteCount++);
+  {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(module.getBody());
+    std::string data = describeLocation(loc);
+    data.push_back('\0');
+    auto type = LLVM::LLVMArrayType::get(builder.getI8Type(), data.size());
+    LLVM::GlobalOp::create(builder, loc, type, /*isConstant=*/true,
+                           LLVM::Linkage::Internal, name,
+                           builder.getStringAttr(data));
+  }
+  return LLVM::AddressOfOp::create(builder, loc, ptrType, name);
+}
+
+Value EmulatorLowering::toGenericPointer(Location loc, Value pointer) {
+  if (cast<LLVM::LLVMPointerType>(pointer.getType()).getAddressSpace() == 0)
+    return pointer;
+  return LLVM::AddrSpaceCastOp::create(builder, loc, ptrType, pointer);
+}
+
+LogicalResult EmulatorLowering::run() {
+  for (auto gpuModule :
+       llvm::make_early_inc_range(module.getOps<gpu::GPUModuleOp>()))
+    if (failed(lowerDeviceModule(gpuModule)))
+      return failure();
+  WalkResult result = module.walk([&](gpu::LaunchFuncOp launch) {
+    return failed(lowerLaunch(launch)) ? WalkResult::interrupt()
+                                       : WalkResult::advance();
+  });
+  if (result.wasInterrupted())
+    return failure();
+  WalkResult leftover = module.walk([&](Operation *op) {
+    if (isa<gpu::GPUDialect>(op->getDialect()) ||
+        isa<NVVM::NVVMDialect>(op->getDialect())) {
+      op->emitOpError("is not supported by the GPU emulator on the host: "
+                      "lower host GPU operations with gpu-to-llvm first");
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (leftover.wasInterrupted())
+    return failure();
+  module->removeAttr(gpu::GPUDialect::getContainerModuleAttrName());
+  return success();
+}
+
+LogicalResult
+EmulatorLowering::collectSharedMemory(gpu::GPUModuleOp gpuModule,
+                                      DeviceModule &device) {
+  for (auto global : gpuModule.getOps<LLVM::GlobalOp>()) {
+    if (global.getAddrSpace() != kSharedAddressSpace)
+      continue;
+    Attribute initial = global.getValueOrNull();
+    if ((initial && !isa<LLVM::UndefAttr>(initial)) ||
+        !global.getInitializerRegion().empty())
+      return global.emitOpError(
+          "shared memory with an initial value is not supported by the GPU "
+          "emulator (shared memory starts uninitialized)");
+    device.sharedIndex[global.getSymName()] = device.sharedSizes.size();
+    // A zero-sized array is the dynamic shared memory of the launch.
+    device.sharedSizes.push_back(typeSize(global, global.getType()));
+  }
+  return success();
+}
+
+LogicalResult EmulatorLowering::lowerDeviceModule(gpu::GPUModuleOp gpuModule) {
+  StringRef moduleName = gpuModule.getSymName();
+  DeviceModule &device = deviceModules[moduleName];
+  if (failed(collectSharedMemory(gpuModule, device)))
+    return failure();
+
+  // Give every symbol its host name first, so uses follow.
+  SymbolTable deviceSymbols(gpuModule);
+  std::string prefix = ("__kvemu_" + moduleName + "_").str();
+  for (Operation &op : llvm::make_early_inc_range(*gpuModule.getBody())) {
+    auto symbol = dyn_cast<SymbolOpInterface>(&op);
+    if (!symbol)
+      continue;
+    StringRef name = symbol.getName();
+    if (auto func = dyn_cast<LLVM::LLVMFuncOp>(&op); func && func.isExternal()) {
+      std::string replacement = modelledDeviceFunction(name);
+      if (replacement.empty()) {
+        if (SymbolTable::symbolKnownUseEmpty(func, gpuModule))
+          continue;
+        return func.emitOpError()
+               << "'" << name
+               << "' has no body and is not modelled by the GPU emulator: "
+                  "calls of it cannot be emulated";
+      }
+      if (failed(deviceSymbols.rename(func, replacement)))
+        return failure();
+      continue;
+    }
+    if (device.sharedIndex.count(name))
+      continue;
+    if (failed(deviceSymbols.rename(&op, prefix + name.str())))
+      return failure();
+  }
+  for (auto func : gpuModule.getOps<LLVM::LLVMFuncOp>())
+    if (!func.isExternal() && failed(rewriteDeviceFunction(func, device)))
+      return failure();
+
+  // The table of shared-memory sizes the launches pass.
+  {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(module.getBody());
+    device.sharedTableName = prefix + "shared_sizes";
+    size_t count = std::max<size_t>(device.sharedSizes.size(), 1);
+    SmallVector<int64_t> sizes(device.sharedSizes);
+    sizes.resize(count, 0);
+    auto type = LLVM::LLVMArrayType::get(i64Type, count);
+    LLVM::GlobalOp::create(
+        builder, gpuModule.getLoc(), type, /*isConstant=*/true,
+        LLVM::Linkage::Internal, device.sharedTableName,
+        DenseElementsAttr::get(
+            RankedTensorType::get({static_cast<int64_t>(count)}, i64Type),
+            ArrayRef<int64_t>(sizes)));
+  }
+
+  // Move everything but shared memory and runtime declarations to the host.
+  SmallVector<LLVM::LLVMFuncOp> kernels;
+  for (Operation &op : llvm::make_early_inc_range(*gpuModule.getBody())) {
+    if (auto global = dyn_cast<LLVM::GlobalOp>(&op);
+        global && device.sharedIndex.count(global.getSymName())) {
+      continue;
+    }
+    auto symbol = dyn_cast<SymbolOpInterface>(&op);
+    if (!symbol)
+      continue;
+    if (auto func = dyn_cast<LLVM::LLVMFuncOp>(&op); func && func.isExternal()) {
+      if (!module.lookupSymbol(func.getName())) {
+        op.moveBefore(module.getBody(), module.getBody()->end());
+        func.setPrivate();
+      }
+      continue;
+    }
+    if (module.lookupSymbol(symbol.getName()))
+      return op.emitOpError() << "symbol '" << symbol.getName()
+                              << "' is already defined in the host module";
+    op.moveBefore(module.getBody(), module.getBody()->end());
+    if (auto func = dyn_cast<LLVM::LLVMFuncOp>(&op)) {
+      bool isKernel = func->hasAttr(NVVM::NVVMDialect::getKernelFuncAttrName()) ||
+                      func->hasAttr(gpu::GPUDialect::getKernelFuncAttrName());
+      if (isKernel)
+        kernels.push_back(func);
+    }
+  }
+  for (LLVM::LLVMFuncOp kernel : kernels) {
+    StringRef kernelName = StringRef(kernel.getName()).drop_front(prefix.size());
+    std::string entryName = ("__kvemu_entry_" + moduleName + "_" + kernelName).str();
+    createEntry(kernel, entryName);
+    entries[(moduleName + "::" + kernelName).str()] = entryName;
+    // Drop the GPU-only attributes: on the host it is an ordinary function.
+    for (StringRef attr : {"nvvm.kernel", "nvvm.maxntid", "nvvm.reqntid",
+                           "nvvm.minctasm", "nvvm.maxnreg", "gpu.kernel",
+                           "gpu.known_block_size", "gpu.known_grid_size"})
+      kernel->removeAttr(attr);
+  }
+  gpuModule.erase();
+  return success();
+}
+
+LogicalResult
+EmulatorLowering::rewriteDeviceFunction(LLVM::LLVMFuncOp func,
+                                        const DeviceModule &device) {
+  SmallVector<Operation *> ops;
+  func.walk([&](Operation *op) { ops.push_back(op); });
+  for (Operation *op : ops)
+    if (failed(rewriteDeviceOp(op, device)))
+      return failure();
+  return success();
+}
+
+void EmulatorLowering::instrumentAccess(Operation *op, Value address,
+                                        Value bytes, int32_t flags) {
+  Location loc = op->getLoc();
+  unsigned space =
+      cast<LLVM::LLVMPointerType>(address.getType()).getAddressSpace();
+  flags |= static_cast<int32_t>(space) << kEmulatorAccessSpaceShift;
+  Value generic = toGenericPointer(loc, address);
+  callRuntime(loc, "__kvemu_access", Type(),
+              {generic, bytes, i32Constant(loc, flags), siteAddress(loc)});
+}
+
+LogicalResult EmulatorLowering::rewriteDeviceOp(Operation *op,
+                                                const DeviceModule &device) {
+  Location loc = op->getLoc();
+  builder.setInsertionPoint(op);
+  StringRef opName = op->getName().getStringRef();
+
+  if (auto load = dyn_cast<LLVM::LoadOp>(op)) {
+    int32_t flags = load.getOrdering() != LLVM::AtomicOrdering::not_atomic
+                        ? kEmulatorAccessAtomic
+                        : 0;
+    instrumentAccess(op, load.getAddr(),
+                     i64Constant(loc, typeSize(op, load.getType())), flags);
+    return success();
+  }
+  if (auto store = dyn_cast<LLVM::StoreOp>(op)) {
+    int32_t flags = kEmulatorAccessWrite;
+    if (store.getOrdering() != LLVM::AtomicOrdering::not_atomic)
+      flags |= kEmulatorAccessAtomic;
+    instrumentAccess(
+        op, store.getAddr(),
+        i64Constant(loc, typeSize(op, store.getValue().getType())), flags);
+    return success();
+  }
+  if (auto rmw = dyn_cast<LLVM::AtomicRMWOp>(op)) {
+    instrumentAccess(op, rmw.getPtr(),
+                     i64Constant(loc, typeSize(op, rmw.getVal().getType())),
+                     kEmulatorAccessWrite | kEmulatorAccessAtomic);
+    return success();
+  }
+  if (auto cmpxchg = dyn_cast<LLVM::AtomicCmpXchgOp>(op)) {
+    instrumentAccess(
+        op, cmpxchg.getPtr(),
+        i64Constant(loc, typeSize(op, cmpxchg.getVal().getType())),
+        kEmulatorAccessWrite | kEmulatorAccessAtomic);
+    return success();
+  }
+  if (auto copy = dyn_cast<LLVM::MemcpyOp>(op)) {
+    Value bytes = LLVM::ZExtOp::create(builder, loc, i64Type, copy.getLen());
+    if (copy.getLen().getType() == i64Type)
+      bytes = copy.getLen();
+    instrumentAccess(op, copy.getSrc(), bytes, 0);
+    instrumentAccess(op, copy.getDst(), bytes, kEmulatorAccessWrite);
+    return success();
+  }
+  if (auto set = dyn_cast<LLVM::MemsetOp>(op)) {
+    Value bytes = set.getLen().getType() == i64Type
+                      ? set.getLen()
+                      : LLVM::ZExtOp::create(builder, loc, i64Type, set.getLen())
+                            .getResult();
+    instrumentAccess(op, set.getDst(), bytes, kEmulatorAccessWrite);
+    return success();
+  }
+  if (isa<LLVM::MemmoveOp, LLVM::MemcpyInlineOp, LLVM::MemsetInlineOp>(op))
+    return op->emitOpError("is not supported by the GPU emulator");
+
+  if (auto addressOf = dyn_cast<LLVM::AddressOfOp>(op)) {
+    auto it = device.sharedIndex.find(addressOf.getGlobalName());
+    if (it == device.sharedIndex.end())
+      return success();
+    Value base = callRuntime(loc, "__kvemu_shared", ptrType,
+                             {i32Constant(loc, it->second)});
+    Value shared =
+        LLVM::AddrSpaceCastOp::create(builder, loc, addressOf.getType(), base);
+    addressOf.replaceAllUsesWith(shared);
+    addressOf.erase();
+    return success();
+  }
+
+  if (opName.consume_front("nvvm.read.ptx.sreg.")) {
+    const auto *it = llvm::find(kSpecialRegisters, opName);
+    if (it == std::end(kSpecialRegisters) || op->getNumResults() != 1 ||
+        op->getResult(0).getType() != i32Type)
+      return op->emitOpError("reads a special register the GPU emulator "
+                             "does not model");
+    Value value = callRuntime(
+        loc, "__kvemu_sreg", i32Type,
+        {i32Constant(loc, it - std::begin(kSpecialRegisters))});
+    op->getResult(0).replaceAllUsesWith(value);
+    op->erase();
+    return success();
+  }
+  if (isa<NVVM::Barrier0Op>(op)) {
+    callRuntime(loc, "__kvemu_barrier", Type(), {siteAddress(loc)});
+    op->erase();
+    return success();
+  }
+  if (auto barrier = dyn_cast<NVVM::BarrierOp>(op)) {
+    if (barrier.getNumberOfThreads() || barrier.getReductionOp() ||
+        barrier->getNumResults() != 0)
+      return op->emitOpError("(a partial or reducing barrier) is not modelled "
+                             "by the GPU emulator");
+    callRuntime(loc, "__kvemu_barrier", Type(), {siteAddress(loc)});
+    op->erase();
+    return success();
+  }
+  if (auto shuffle = dyn_cast<NVVM::ShflOp>(op)) {
+    Value bits = shuffle.getVal();
+    bool isFloat = isa<Float32Type>(bits.getType());
+    if (isFloat)
+      bits = LLVM::BitcastOp::create(builder, loc, i32Type, bits);
+    Value packed = callRuntime(
+        loc, "__kvemu_shfl", i64Type,
+        {i32Constant(loc, static_cast<int32_t>(shuffle.getKind())),
+         shuffle.getThreadMask(), bits, shuffle.getOffset(),
+         shuffle.getMaskAndClamp(), siteAddress(loc)});
+    Value value = LLVM::TruncOp::create(builder, loc, i32Type, packed);
+    if (isFloat)
+      value = LLVM::BitcastOp::create(builder, loc, builder.getF32Type(), value);
+    Value result = value;
+    if (shuffle.getReturnValueAndIsValid()) {
+      Value shifted = LLVM::LShrOp::create(builder, loc, packed,
+                                           i64Constant(loc, 32));
+      Value valid =
+          LLVM::TruncOp::create(builder, loc, builder.getI1Type(), shifted);
+      Type structType = shuffle.getType();
+      result = LLVM::UndefOp::create(builder, loc, structType);
+      result = LLVM::InsertValueOp::create(builder, loc, result, value, ArrayRef<int64_t>{0});
+      result = LLVM::InsertValueOp::create(builder, loc, result, valid, ArrayRef<int64_t>{1});
+    }
+    shuffle.replaceAllUsesWith(result);
+    shuffle.erase();
+    return success();
+  }
+  if (auto copy = dyn_cast<NVVM::CpAsyncOp>(op)) {
+    Value bytes = i32Constant(loc, copy.getSize());
+    Value sourceBytes = copy.getCpSize() ? copy.getCpSize() : bytes;
+    callRuntime(loc, "__kvemu_cp_async", Type(),
+                {toGenericPointer(loc, copy.getDst()),
+                 toGenericPointer(loc, copy.getSrc()), bytes, sourceBytes,
+                 siteAddress(loc)});
+    op->erase();
+    return success();
+  }
+  if (isa<NVVM::CpAsyncCommitGroupOp>(op)) {
+    callRuntime(loc, "__kvemu_cp_async_commit", Type(), {});
+    op->erase();
+    return success();
+  }
+  if (auto wait = dyn_cast<NVVM::CpAsyncWaitGroupOp>(op)) {
+    callRuntime(loc, "__kvemu_cp_async_wait", Type(),
+                {i32Constant(loc, wait.getN()), siteAddress(loc)});
+    op->erase();
+    return success();
+  }
+  if (auto intrinsic = dyn_cast<LLVM::CallIntrinsicOp>(op)) {
+    StringRef name = intrinsic.getIntrin();
+    if (!name.starts_with("llvm.nvvm."))
+      return success();
+    std::string replacement = modelledDeviceFunction(name);
+    if (replacement.empty())
+      return op->emitOpError() << "calls '" << name
+                               << "', which the GPU emulator does not model";
+    Type result = op->getNumResults() ? op->getResult(0).getType() : Type();
+    Value value = callRuntime(loc, replacement, result, intrinsic.getArgs());
+    if (result)
+      op->getResult(0).replaceAllUsesWith(value);
+    op->erase();
+    return success();
+  }
+  if (isa<LLVM::InlineAsmOp>(op))
+    return op->emitOpError("(inline assembly) is not modelled by the GPU "
+                           "emulator");
+  if (isa<NVVM::NVVMDialect>(op->getDialect()))
+    return op->emitOpError("is not modelled by the GPU emulator");
+  return success();
+}
+
+LLVM::LLVMFuncOp EmulatorLowering::createEntry(LLVM::LLVMFuncOp kernel,
+                                               StringRef entryName) {
+  Location loc = kernel.getLoc();
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointAfter(kernel);
+  auto entry = LLVM::LLVMFuncOp::create(
+      builder, loc, entryName,
+      LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(builder.getContext()),
+                                  {ptrType}));
+  Block *body = entry.addEntryBlock(builder);
+  builder.setInsertionPointToStart(body);
+  Value params = body->getArgument(0);
+  SmallVector<Value> args;
+  for (auto [index, type] :
+       llvm::enumerate(kernel.getFunctionType().getParams())) {
+    Value slot = LLVM::GEPOp::create(builder, loc, ptrType, ptrType, params,
+                                     ArrayRef<LLVM::GEPArg>{int32_t(index)});
+    Value pointer = LLVM::LoadOp::create(builder, loc, ptrType, slot);
+    args.push_back(LLVM::LoadOp::create(builder, loc, type, pointer));
+  }
+  LLVM::CallOp::create(builder, loc, kernel, args);
+  LLVM::ReturnOp::create(builder, loc, ValueRange());
+  return entry;
+}
+
+LogicalResult EmulatorLowering::lowerLaunch(gpu::LaunchFuncOp launch) {
+  Location loc = launch.getLoc();
+  std::string key = (launch.getKernelModuleName().getValue() + "::" +
+                     launch.getKernelName().getValue())
+                        .str();
+  auto entry = entries.find(key);
+  if (entry == entries.end())
+    return launch.emitOpError() << "launches '" << key
+                                << "', which is not a kernel of a gpu.module "
+                                   "in this module";
+  for (Value operand : launch.getOperands())
+    if (!LLVM::isCompatibleType(operand.getType()) &&
+        !isa<gpu::AsyncTokenType>(operand.getType()))
+      return launch.emitOpError(
+          "has operands that are not LLVM values yet: lower the host code to "
+          "the LLVM dialect (gpu-to-llvm) before kvcache-emulate-nvvm");
+  const DeviceModule &device =
+      deviceModules[launch.getKernelModuleName().getValue()];
+
+  // Argument slots at the function's entry: a launch in a loop must not
+  // grow the stack.
+  auto parent = launch->getParentOfType<LLVM::LLVMFuncOp>();
+  if (!parent)
+    return launch.emitOpError("must be inside an llvm.func");
+  ValueRange kernelOperands = launch.getKernelOperands();
+  SmallVector<Value> slots;
+  Value array;
+  {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(&parent.getBody().front());
+    Value one = i64Constant(loc, 1);
+    for (Value operand : kernelOperands)
+      slots.push_back(LLVM::AllocaOp::create(builder, loc, ptrType,
+                                             operand.getType(), one));
+    auto arrayType = LLVM::LLVMArrayType::get(
+        ptrType, std::max<size_t>(kernelOperands.size(), 1));
+    array = LLVM::AllocaOp::create(builder, loc, ptrType, arrayType, one);
+  }
+  builder.setInsertionPoint(launch);
+  for (auto [index, operand] : llvm::enumerate(kernelOperands)) {
+    LLVM::StoreOp::create(builder, loc, operand, slots[index]);
+    Value slot = LLVM::GEPOp::create(builder, loc, ptrType, ptrType, array,
+                                     ArrayRef<LLVM::GEPArg>{int32_t(index)});
+    LLVM::StoreOp::create(builder, loc, slots[index], slot);
+  }
+  auto toI64 = [&](Value value) -> Value {
+    if (value.getType() == i64Type)
+      return value;
+    return LLVM::ZExtOp::create(builder, loc, i64Type, value);
+  };
+  Value sharedBytes = launch.getDynamicSharedMemorySize();
+  if (!sharedBytes)
+    sharedBytes = i32Constant(loc, 0);
+  Value table = LLVM::AddressOfOp::create(builder, loc, ptrType,
+                                          device.sharedTableName);
+  Value entryAddress =
+      LLVM::AddressOfOp::create(builder, loc, ptrType, entry->second);
+  callRuntime(loc, "__kvemu_launch", Type(),
+              {entryAddress,
+               stringAddress(loc, launch.getKernelName().getValue()), table,
+               i32Constant(loc, device.sharedSizes.size()),
+               toI64(launch.getGridSizeX()), toI64(launch.getGridSizeY()),
+               toI64(launch.getGridSizeZ()), toI64(launch.getBlockSizeX()),
+               toI64(launch.getBlockSizeY()), toI64(launch.getBlockSizeZ()),
+               sharedBytes, array, siteAddress(loc)});
+  launch.erase();
+  return success();
+}
+
+struct KVCacheEmulateNVVMPass
+    : impl::KVCacheEmulateNVVMBase<KVCacheEmulateNVVMPass> {
+  void runOnOperation() override {
+    if (failed(emulateNVVMKernels(getOperation())))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+LogicalResult mlir::kvcache::emulateNVVMKernels(ModuleOp module) {
+  return EmulatorLowering(module).run();
+}
