@@ -29,6 +29,11 @@ config.substitutions.append(
 config.substitutions.append(
     ("%mlir_runner_utils",
      os.path.join(config.mlir_lib_dir, "libmlir_runner_utils" + config.llvm_shlib_ext)))
+# The GPU emulator's runtime, for mlir-runner's -shared-libs.
+config.substitutions.append(
+    ("%kvcache_emulator",
+     os.path.join(config.kvcache_obj_root, "lib",
+                  "libKVCacheGPUEmulator" + config.llvm_shlib_ext)))
 # Independent numpy references run on Debian's interpreter, which has numpy.
 config.substitutions.append(("%python", "/usr/bin/python3"))
 

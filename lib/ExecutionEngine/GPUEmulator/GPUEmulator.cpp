@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <csetjmp>
 #include <cstdarg>
 #include <cstdint>
@@ -97,6 +98,15 @@ struct Reports {
 Reports &reports() {
   static Reports *instance = new Reports;
   return *instance;
+}
+
+/// Aborts without the crash report a host tool may have installed for
+/// SIGABRT (mlir-runner prints a stack dump and asks for a bug report):
+/// the report line already said what went wrong.
+[[noreturn]] void abortQuietly() {
+  std::fflush(nullptr);
+  std::signal(SIGABRT, SIG_DFL);
+  std::abort();
 }
 
 void exitWithFailure() {
@@ -256,10 +266,8 @@ void deliver(const std::string &line, bool fatal) {
     std::fputc('\n', stderr);
     std::fflush(stderr);
   }
-  if (fatal || !emu().continueOnError) {
-    std::fflush(nullptr);
-    std::abort();
-  }
+  if (fatal || !emu().continueOnError)
+    abortQuietly();
   if (!r.trap && !r.atexitInstalled) {
     r.atexitInstalled = true;
     std::atexit(exitWithFailure);
@@ -339,7 +347,7 @@ void ensureFibers(uint32_t count) {
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (memory == MAP_FAILED) {
       std::fputs("kvcache gpu emulator: cannot map a thread stack\n", stderr);
-      std::abort();
+      abortQuietly();
     }
     mprotect(memory, kPageBytes, PROT_NONE); // guard page below the stack
     fiber->stack = static_cast<char *>(memory) + kPageBytes;
@@ -898,7 +906,7 @@ void writeProfile() {
   std::string line = std::string("kvcache gpu emulator: launch: kernel ") +
                      kernel + " " + what + " at " + (site ? site : "unknown");
   deliver(line, /*fatal=*/true);
-  std::abort();
+  abortQuietly();
 }
 
 Fiber &self() {
@@ -907,7 +915,7 @@ Fiber &self() {
     std::fputs("kvcache gpu emulator: a device function was called outside "
                "a kernel launch\n",
                stderr);
-    std::abort();
+    abortQuietly();
   }
   return *e.current;
 }
@@ -1009,7 +1017,7 @@ KVEMU_EXPORT int32_t __kvemu_sreg(int32_t reg) {
   }
   std::fprintf(stderr, "kvcache gpu emulator: unknown special register %d\n",
                reg);
-  std::abort();
+  abortQuietly();
 }
 
 KVEMU_EXPORT void __kvemu_barrier(const char *site) {
@@ -1109,7 +1117,7 @@ KVEMU_EXPORT void __kvemu_assertfail(const char *message, const char *file,
                 fiber ? fiber->id.y : 0, fiber ? fiber->id.z : 0,
                 message ? message : "");
   deliver(text, /*fatal=*/true);
-  std::abort();
+  abortQuietly();
 }
 
 KVEMU_EXPORT int32_t __kvemu_vprintf(const char *format, const char *args) {
