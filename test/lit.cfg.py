@@ -34,6 +34,16 @@ config.substitutions.append(
     ("%kvcache_emulator",
      os.path.join(config.kvcache_obj_root, "lib",
                   "libKVCacheGPUEmulator" + config.llvm_shlib_ext)))
+# mlir-runner with the emulator and MLIR's runner utilities, for the
+# programs of kvcache-to-emulated-gpu: `%emu_run FILE -e main`.
+config.substitutions.append(
+    ("%emu_run",
+     "{} -entry-point-result=void -shared-libs={},{},{}".format(
+         os.path.join(config.llvm_tools_dir, "mlir-runner"),
+         os.path.join(config.mlir_lib_dir, "libmlir_c_runner_utils" + config.llvm_shlib_ext),
+         os.path.join(config.mlir_lib_dir, "libmlir_runner_utils" + config.llvm_shlib_ext),
+         os.path.join(config.kvcache_obj_root, "lib",
+                      "libKVCacheGPUEmulator" + config.llvm_shlib_ext))))
 # Independent numpy references run on Debian's interpreter, which has numpy.
 config.substitutions.append(("%python", "/usr/bin/python3"))
 
