@@ -131,6 +131,7 @@ void mlir::kvcache::buildKVCacheToPTXPipeline(
 void mlir::kvcache::buildKVCacheToEmulatedGPUPipeline(
     OpPassManager &pm, const KVCacheToPTXOptions &options) {
   buildKVCacheToNVVMPipeline(pm, options);
+  pm.addPass(createKVCacheGPUMemoryToHost());
   addHostToLLVMPasses(pm, /*withGPU=*/true);
   pm.addPass(createKVCacheEmulateNVVM());
 }

@@ -232,4 +232,33 @@ def KVCacheEmulateNVVM : Pass<"kvcache-emulate-nvvm", "ModuleOp"> {
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def KVCacheGPUMemoryToHost : Pass<"kvcache-gpu-memory-to-host", "ModuleOp"> {
+  let summary = "Host GPU memory operations to memref operations on host "
+                "memory (for the GPU emulator)";
+  let description = [{
+    On the emulated GPU device memory is host memory. This pass rewrites the
+    synchronous host forms that `gpu-to-llvm` leaves alone:
+    `gpu.alloc` (not `host_shared`) becomes `memref.alloc` aligned to 256
+    bytes, `gpu.dealloc` `memref.dealloc`, `gpu.memcpy` `memref.copy`,
+    `gpu.memset` `linalg.fill`, and a `gpu.wait` without a result is erased
+    (everything already ran). Asynchronous forms are left to `gpu-to-llvm`,
+    whose `mgpu*` runtime calls the emulator provides. `kvcache-to-emulated-gpu`
+    runs it before lowering the host code.
+
+    ```mlir
+    %dev = gpu.alloc () : memref<64xf32>
+    gpu.memcpy %dev, %host : memref<64xf32>, memref<64xf32>
+    ```
+    becomes
+    ```mlir
+    %dev = memref.alloc() {alignment = 256 : i64} : memref<64xf32>
+    memref.copy %host, %dev : memref<64xf32> to memref<64xf32>
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::memref::MemRefDialect",
+  ];
+}
+
 #endif // KVCACHE_CONVERSION_PASSES_TD
