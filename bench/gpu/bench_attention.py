@@ -1,8 +1,9 @@
 """Checks and times the attention_ragged kernels of bench/gpu/attention.mlir
-on a GPU: results against a numpy model (float64 softmax) of SPEC section 4,
-bandwidth (bytes of K/V read / time) as a ratio to a device-to-device copy
-of the same bytes in the same run, and PyTorch's scaled_dot_product_attention
-on the gathered K/V as a second reference. Needs cupy (torch optional).
+on a GPU: results against a numpy model (float64 softmax) of docs/Contract.md
+section 3.3, bandwidth (bytes of K/V read / time) as a ratio to a
+device-to-device copy of the same bytes in the same run, and PyTorch's
+scaled_dot_product_attention on the gathered K/V as a second reference. Needs
+cupy (torch optional).
 
 Usage: bench_attention.py PTX OUT_DIR [--quick]
 """
@@ -37,7 +38,7 @@ def block_sizes(ptx):
 
 
 def model(q, blocks, table, lengths, offsets, page, scale=SCALE):
-    """SPEC section 4 attention in float64."""
+    """docs/Contract.md section 3.3 attention in float64."""
     out = np.zeros(q.shape, np.float64)
     q_heads = q.shape[1]
     group = q_heads // blocks.shape[4]

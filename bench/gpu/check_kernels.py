@@ -1,5 +1,6 @@
 """Runs the kernels of bench/gpu/kernels.mlir on random paged caches and
-compares them with a numpy model of SPEC section 1. Needs a GPU and cupy.
+compares them with a numpy model of docs/Contract.md section 1. Needs a GPU
+and cupy.
 
 Usage: check_kernels.py PTX OUT_DIR
 """
@@ -17,7 +18,7 @@ HEADS, DIM, PAGE = 8, 128, 16
 
 
 def model_rows(blocks, lookup_table, kv, layer, batch, first, count):
-    """Rows of tokens first..first+count-1 of `batch`: SPEC section 1."""
+    """Rows of tokens first..first+count-1 of `batch` (docs/Contract.md 1)."""
     tokens = np.arange(first, first + count)
     pages = lookup_table[batch, tokens // PAGE]
     return blocks[pages, kv, layer, tokens % PAGE]

@@ -1,6 +1,7 @@
 // Kernels the GPU check (bench/gpu/run.sh) runs on random paged caches and
-// compares with a numpy model of SPEC section 1. All use a cache of 8 KV
-// heads x 128 f16 elements, page size 16, one 16-byte vector per thread.
+// compares with a numpy model of docs/Contract.md section 1. All use a cache
+// of 8 KV heads x 128 f16 elements, page size 16, one 16-byte vector per
+// thread.
 
 !cache = !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>
 

@@ -8,9 +8,9 @@
 #   OUT=dir bench/gpu/run.sh    on the GPU machine (bench/gpu/build carried there):
 #                               nothing is built, the PTX is loaded with cupy,
 #                               run on random paged caches and compared with a
-#                               numpy model of SPEC section 1, then times the
-#                               kernel-op and attention kernels against a
-#                               device copy;
+#                               numpy model of docs/Contract.md section 1,
+#                               then times the kernel-op and attention
+#                               kernels against a device copy;
 #                               results in $OUT.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

@@ -12,10 +12,10 @@
 
 Modules:
     builders   IR text of the kernel ops and of a decode step, from a CacheConfig
-    reference  numpy model of SPEC sections 1 and 4 (independent of the compiler)
+    reference  numpy model of docs/Contract.md 1 and 3.3 (no compiler code)
     compiler   parse / verify / print / run_pipeline / compile_ptx (extension)
     cpu        CPUModule: in-process CPU execution on numpy arrays (extension)
-    abi        launch-argument packer of the compiled kernels (SPEC section 6)
+    abi        launch-argument packer of the kernels (docs/KernelABI.md)
     errors     CompileError: MLIR diagnostics with their locations
 
 The compiler and CPU parts need the extension `_kvcache`, built into

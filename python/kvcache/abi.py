@@ -1,4 +1,5 @@
-"""Launch arguments of kernels compiled by kvcache-mlir (SPEC section 6).
+"""Launch arguments of kernels compiled by kvcache-mlir (docs/Contract.md,
+section 7; docs/KernelABI.md).
 
 A kernel parameter of type `!kvcache.paged_cache` becomes five values: the
 layer's `blocks` view (a 4-D memref `[num_pages, page_size, num_heads,

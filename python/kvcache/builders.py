@@ -2,7 +2,8 @@
 
 Each builder returns the text of one `func.func`; a function alone is a valid
 module, and `module(...)` joins several into one. Every function takes the
-cache as the five operands of `kvcache.paged_collection` (SPEC section 1),
+cache as the five operands of `kvcache.paged_collection` (docs/Contract.md
+section 1),
 
     %blocks:           memref<?xKVxLxPxHxDxelt, strided<[?, ?, ?, H*D, D, 1], offset: ?>>
                        (L is `?` when config.num_layers is None; any page,
@@ -124,8 +125,9 @@ def _store(fn, kv, values):
 def _attention(fn, scale, workspace):
     config = fn.config
     if config.mla:
-        raise ValueError("attention_ragged does not take mla caches (SPEC "
-                         "section 4): store_ragged/gather_ragged serve them")
+        raise ValueError("attention_ragged does not take mla caches "
+                         "(docs/Contract.md, section 4.7): "
+                         "store_ragged/gather_ragged serve them")
     key, value = fn.layer_cache("key"), fn.layer_cache("value")
     q_type = rows_type(config, config.query_heads)
     operands = f"%q, {key}, {value}, %row_offsets, %out"
@@ -250,7 +252,7 @@ def kernels(config, scale=None):
 
 def kernel_names(config):
     """{function of `kernels(config)`: the GPU kernels kvcache-to-ptx makes
-    of it} (SPEC docs/KernelABI.md: `<function>_<op>`)."""
+    of it} (docs/KernelABI.md: `<function>_<op>`)."""
     names = {"store_keys": ["store_keys_store_ragged"],
              "gather_keys": ["gather_keys_gather_ragged"],
              "copy_pages": ["copy_pages_copy_pages"]}

@@ -1,4 +1,4 @@
-"""The parameters of a paged KV cache (SPEC sections 1 and 2).
+"""The parameters of a paged KV cache (docs/Contract.md, sections 1 and 2).
 
 A `CacheConfig` names what the `!kvcache.paged_collection` type fixes
 (element type, KV heads, head size, page size, mla, assert_write_mode) plus

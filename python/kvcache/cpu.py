@@ -14,7 +14,7 @@ Argument types, by the function's MLIR signature:
                                 (bf16: uint16 bits) and static sizes; an
                                 identity layout needs a C-contiguous array, a
                                 `strided<...>` one any strides it allows; at
-                                least 16-byte aligned (SPEC section 1)
+                                least 16-byte aligned (docs/Contract.md 1)
     !kvcache.paged_collection   a reference.PagedCache or the tuple
                                 (blocks, cache_lengths, lookup_table,
                                  max_seq_length, max_cache_length)
@@ -111,7 +111,8 @@ class _MemRefType:
                              "its base array instead")
         if array.ctypes.data % _ALIGNMENT:
             raise ValueError(f"{what}: the array is not {_ALIGNMENT}-byte "
-                             "aligned (SPEC section 1); pass a copy")
+                             "aligned (docs/Contract.md, section 1); "
+                             "pass a copy")
         return strides
 
 
@@ -155,8 +156,8 @@ def _check_blocks(blocks, type_text, what):
 
 
 def _flatten(type_text, value, what):
-    """The LLVM-level values of one argument (SPEC section 6 for the kvcache
-    types, MLIR's memref descriptor expansion for memrefs)."""
+    """The LLVM-level values of one argument (docs/Contract.md section 7 for
+    the kvcache types, MLIR's memref descriptor expansion for memrefs)."""
     if type_text.startswith("memref<"):
         strides = _MemRefType(type_text).check(value, what)
         pointer = value.ctypes.data

@@ -1,9 +1,9 @@
-"""A numpy model of the paged KV cache: SPEC sections 1 (layout, lookups) and
-4 (store_ragged, gather_ragged, copy_pages, attention_ragged).
+"""A numpy model of the paged KV cache: docs/Contract.md sections 1 (layout,
+lookups) and 3.3 (store_ragged, gather_ragged, copy_pages, attention_ragged).
 
-Written from the SPEC alone, with no compiler code, so that compiled kernels
-can be checked against it. The kernel functions never change their inputs:
-they return new arrays.
+Written from the contract alone, with no compiler code, so that compiled
+kernels can be checked against it. The kernel functions never change their
+inputs: they return new arrays.
 
     cache = reference.random_cache(config, cache_lengths=[5, 0], new_lengths=[1, 3])
     expected = reference.store_ragged(cache.key_cache(layer=0), new, row_offsets)
@@ -53,7 +53,7 @@ def from_float32(values, dtype):
 
 
 class PagedCache:
-    """The five values of a `!kvcache.paged_collection` (SPEC section 1):
+    """The five values of a `!kvcache.paged_collection` (docs/Contract.md 1):
 
     blocks           [num_pages, kv_dim, num_layers, page_size, num_heads, head_size]
     cache_lengths    [batch] int32: tokens of sequence b already cached

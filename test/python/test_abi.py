@@ -1,4 +1,4 @@
-"""Tests of kvcache.abi, the launch-argument packer (SPEC section 6)."""
+"""Tests of kvcache.abi, the launch-argument packer (docs/Contract.md 7)."""
 
 import ctypes
 import os

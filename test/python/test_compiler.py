@@ -62,7 +62,7 @@ def test_functions_lists_signatures():
     [(name, kind, arguments, _)] = [f for f in lowered.functions()
                                     if f[0] == "row_sum"]
     assert kind == "llvm.func"
-    assert len(arguments) == 25 + 3  # SPEC section 6: a cache is 25 values
+    assert len(arguments) == 25 + 3  # Contract.md 7.2: a cache is 25
 
 
 def test_parse_error_has_location():

@@ -1,5 +1,5 @@
-"""kvcache.reference, the numpy model, checked against SPEC section 1's
-formulas and simple facts (no compiler involved)."""
+"""kvcache.reference, the numpy model, checked against the formulas of
+docs/Contract.md section 1 and simple facts (no compiler involved)."""
 
 import numpy as np
 import pytest

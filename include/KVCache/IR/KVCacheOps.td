@@ -146,9 +146,10 @@ def KVCache_MaxCacheLengthOp
 def KVCache_NumPagesOp : KVCache_Op<"num_pages", [Pure]> {
   let summary = "Number of physical pages of the cache (an extension)";
   let description = [{
-    `num_pages`, dim 0 of `blocks`, as an `index`. Not in SPEC section 3:
-    the kernel-op lowerings use it to stay within the access ops. On a layer
-    cache it folds to the collection the cache came from.
+    `num_pages`, dim 0 of `blocks`, as an `index`. An extension (see
+    docs/Contract.md, section 3.1): the kernel-op lowerings use it to stay
+    within the access ops. On a layer cache it folds to the collection the
+    cache came from.
 
     ```mlir
     %n = kvcache.num_pages %c : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
@@ -163,9 +164,9 @@ def KVCache_NumPagesOp : KVCache_Op<"num_pages", [Pure]> {
 def KVCache_NumLayersOp : KVCache_Op<"num_layers", [Pure]> {
   let summary = "Number of layers of a collection (an extension)";
   let description = [{
-    `num_layers`, dim 2 of `blocks`, as an `index`. Not in SPEC section 3:
-    `copy_pages` lowerings use it to visit every layer through the access
-    ops.
+    `num_layers`, dim 2 of `blocks`, as an `index`. An extension (see
+    docs/Contract.md, section 3.1): `copy_pages` lowerings use it to visit
+    every layer through the access ops.
 
     ```mlir
     %l = kvcache.num_layers %c : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>

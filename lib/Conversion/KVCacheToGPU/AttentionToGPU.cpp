@@ -2,7 +2,8 @@
 //
 // Part of the kvcache-mlir project.
 //
-// Flash-decoding for paged caches (design notes: GPU-DESIGN.md):
+// Flash-decoding for paged caches (kernel parameters, grids and the
+// workspace layout: docs/KernelABI.md):
 //
 // - a thread block per (query row, KV head, context split); the G query
 //   heads of the KV group live in the same block and share every K/V load;

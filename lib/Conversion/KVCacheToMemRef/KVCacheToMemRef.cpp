@@ -26,7 +26,7 @@ using namespace mlir;
 using namespace mlir::kvcache;
 
 //===----------------------------------------------------------------------===//
-// Type conversion (SPEC section 6)
+// Type conversion (docs/Contract.md, section 7: kernel ABI)
 //===----------------------------------------------------------------------===//
 
 /// The lowered `blocks` of a collection, `memref<? x kv x ? x P x H x D x elt,
@@ -204,8 +204,8 @@ void AccessEmitter::checkElementAccess(Type valueType, Value page, Value slot,
 }
 
 /// The alignment a vector access of `width` elements may claim: its whole
-/// width in bytes (SPEC section 3), as far as the row layout and the 16-byte
-/// alignment of `blocks` guarantee it.
+/// width in bytes (docs/Contract.md, section 3.2), as far as the row layout
+/// and the 16-byte alignment of `blocks` guarantee it.
 static uint64_t getVectorAlignment(const PagedCacheParams &params,
                                    int64_t width) {
   uint64_t elementBytes =

@@ -1,6 +1,7 @@
 // RUN: kvcache-opt %s -split-input-file -convert-kvcache-to-gpu | FileCheck %s
 
-// The GPU design of attention_ragged (GPU-DESIGN.md), read off the IR for a
+// The GPU design of attention_ragged (flash-decoding, see the header of
+// lib/Conversion/KVCacheToGPU/AttentionToGPU.cpp), read off the IR for a
 // decode step with GQA group 4 (32 query heads, 8 KV heads, head 128 f16):
 // a block per (row, KV head, split) of 128 threads; in each step of the key
 // loop a thread issues ONE cp.async of its 16-byte K slice and ONE of its V

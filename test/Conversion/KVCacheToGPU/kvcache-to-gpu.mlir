@@ -3,7 +3,8 @@
 // RUN:   | FileCheck %s --check-prefix=OPTIONS
 
 // The kernel ops become gpu.launch kernels written with kvcache access ops
-// (SPEC section 4; page addressing is left to convert-kvcache-to-memref).
+// (docs/Contract.md, section 3.3; page addressing is left to
+// convert-kvcache-to-memref).
 // Each launch is guarded by an scf.if (a zero-sized grid is a launch error);
 // the grid is min(work items, max-blocks) blocks visiting the work items in a
 // grid-stride loop; a block has min(chunks per item, threads-per-block)

@@ -2,13 +2,13 @@
 // RUN: kvcache-opt %s -convert-kvcache-to-memref=checked=true -split-input-file | FileCheck %s --check-prefix=CHECKED
 // RUN: kvcache-opt %s -kvcache-expand-accesses -convert-kvcache-to-memref=checked=true -split-input-file | FileCheck %s --check-prefix=EXPANDED
 
-// Run-time checks (SPEC section 2). With checked=true every access checks its
-// indices; without it only writes through an assert_write_mode = 1 cache are
-// checked. A failed check on the host prints a message naming the op, its
-// location, the value and the bound to stderr (dprintf to fd 2) and aborts:
-// "<what> %lld is out of range: <bound name> is %lld". In device code it is a
-// cf.assert without the values: "<what> is out of range (must be below
-// <bound name>)" or "<what> is not a multiple of <N>".
+// Run-time checks (docs/Contract.md, section 5). With checked=true every
+// access checks its indices; without it only writes through an
+// assert_write_mode = 1 cache are checked. A failed check on the host prints a
+// message naming the op, its location, the value and the bound to stderr
+// (dprintf to fd 2) and aborts: "<what> %lld is out of range: <bound name> is
+// %lld". In device code it is a cf.assert without the values: "<what> is out
+// of range (must be below <bound name>)" or "<what> is not a multiple of <N>".
 // Ops carry explicit locations so that the messages are exact.
 
 !cache = !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>

@@ -1,7 +1,7 @@
 // RUN: kvcache-opt %s -convert-kvcache-to-memref -split-input-file | FileCheck %s --implicit-check-not=unrealized_conversion_cast
 
 // The access ops lower to memref/vector/arith, and every value of a kvcache
-// type becomes its five lowered values (SPEC section 6):
+// type becomes its five lowered values (docs/Contract.md, section 7):
 //   paged_collection: memref<? x kv x ? x P x H x D x elt, strided<[?, ?, ?, H*D, D, 1], offset: ?>>,
 //                     memref<?xi32>, memref<?x?xi32>, i32, i32
 //   paged_cache:      memref<? x P x H x D x elt, strided<[?, H*D, D, 1], offset: ?>>,

@@ -1,12 +1,12 @@
 // RUN: kvcache-opt %s -convert-kvcache-to-scf=vector-bytes=16 -cse | FileCheck %s
 
-// The kernel ops become scf.for loop nests over kvcache access ops (SPEC
-// section 4): page addressing is left to convert-kvcache-to-memref. A token
-// row moves head by head in vectors of the largest power-of-two width of at
-// most 16 bytes that divides head_size and every stride (and the offset) of
-// the row memref, so each access is aligned to its width. The pass creates
-// constants next to the loops that use them and does not fold; -cse merges
-// the repeated ones so each is matched once.
+// The kernel ops become scf.for loop nests over kvcache access ops
+// (docs/Contract.md, section 3.3): page addressing is left to
+// convert-kvcache-to-memref. A token row moves head by head in vectors of the
+// largest power-of-two width of at most 16 bytes that divides head_size and
+// every stride (and the offset) of the row memref, so each access is aligned
+// to its width. The pass creates constants next to the loops that use them and
+// does not fold; -cse merges the repeated ones so each is matched once.
 
 !cache = !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>
 !collection = !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>

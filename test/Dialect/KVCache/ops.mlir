@@ -51,7 +51,7 @@ func.func @cache_types(
 }
 
 //===----------------------------------------------------------------------===//
-// Access ops: the examples of SPEC section 3
+// Access ops: the examples of docs/Contract.md, section 3.2
 //===----------------------------------------------------------------------===//
 
 // CHECK-LABEL: func.func @spec_access_ops
@@ -256,7 +256,7 @@ func.func @tiles(%k: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, p
 }
 
 //===----------------------------------------------------------------------===//
-// Kernel ops: the examples of SPEC section 4
+// Kernel ops: the examples of docs/Contract.md, section 3.3
 //===----------------------------------------------------------------------===//
 
 // CHECK-LABEL: func.func @spec_kernel_ops

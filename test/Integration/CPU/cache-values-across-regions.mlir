@@ -3,7 +3,8 @@
 // RUN:     -shared-libs=%mlir_c_runner_utils,%mlir_runner_utils \
 // RUN: | %python %S/reference.py %s | FileCheck %s
 
-// Cache values crossing region and function boundaries (SPEC section 3),
+// Cache values crossing region and function boundaries (docs/Contract.md,
+// section 3.4),
 // checked against the numpy model of reference.py: a collection returned by a
 // function, a cache picked by scf.if on a run-time condition, caches carried
 // through scf.for iter_args and returned from a function; and the metadata

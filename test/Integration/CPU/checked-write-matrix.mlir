@@ -1,4 +1,5 @@
-// The out-of-range write matrix (SPEC section 2): every writing op
+// The out-of-range write matrix (docs/Contract.md, section 5): every
+// writing op
 // (kvcache.store, kvcache.page_store, kvcache.store_ragged,
 // kvcache.copy_pages) with every fault that applies to it, one entry function
 // per (op, fault), in two modes:

@@ -3,12 +3,12 @@
 #
 # Part of the kvcache-mlir project.
 #
-# Writes the kernel-*.mlir tests of this directory: CPU execution tests of
-# the kernel ops of SPEC section 4 (store_ragged, gather_ragged, copy_pages,
-# attention_ragged), checked by kernel_reference.py. Each test is one
-# configuration below; the program fills every buffer from an integer formula
-# that the reference recomputes, runs the ops in order, prints every output
-# row and (for the store/gather/copy tests) all of `blocks`.
+# Writes the kernel-*.mlir tests of this directory: CPU execution tests of the
+# kernel ops of docs/Contract.md section 3.3 (store_ragged, gather_ragged,
+# copy_pages, attention_ragged), checked by kernel_reference.py. Each test is
+# one configuration below; the program fills every buffer from an integer
+# formula that the reference recomputes, runs the ops in order, prints every
+# output row and (for the store/gather/copy tests) all of `blocks`.
 #
 #   python3 generate_kernel_tests.py          # rewrites the kernel-*.mlir
 #

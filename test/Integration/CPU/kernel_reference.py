@@ -4,9 +4,10 @@
 # Part of the kvcache-mlir project.
 #
 # An independent reference for the CPU execution tests of the kernel ops of
-# SPEC section 4 (store_ragged, gather_ragged, copy_pages, attention_ragged),
-# written from the SPEC text alone, without any compiler code. The memory
-# layout (SPEC section 1) is reference.py's PagedCacheModel.
+# docs/Contract.md section 3.3 (store_ragged, gather_ragged, copy_pages,
+# attention_ragged), written from the contract text alone, without any
+# compiler code. The memory layout (docs/Contract.md section 1) is
+# reference.py's PagedCacheModel.
 #
 #   kvcache-opt test.mlir -kvcache-to-cpu | mlir-runner ... \
 #     | python3 kernel_reference.py test.mlir
@@ -127,8 +128,8 @@ class KernelModel:
         cache = self.cache
         lengths = cache.cache_lengths
         if op == "store_ragged":
-            # SPEC 4: row r in [offsets[b], offsets[b+1]) is written at token
-            # position cache_length(b) + r - offsets[b] of sequence b.
+            # Contract 3.3: row r in [offsets[b], offsets[b+1]) is written at
+            # token position cache_length(b) + r - offsets[b] of sequence b.
             kv, layer, offsets = step["kv"], step["layer"], step["offsets"]
             self.check_cache(kv, layer)
             check_offsets(offsets, self.batch, step["rows"], f"step {index}")
@@ -138,8 +139,8 @@ class KernelModel:
                     page, slot = cache.address(b, lengths[b] + r - offsets[b])
                     cache.blocks[page, kv, layer, slot] = new[r]
         elif op == "gather_ragged":
-            # SPEC 4: out row r in [offsets[b], offsets[b+1]) receives token
-            # position r - offsets[b] of sequence b.
+            # Contract 3.3: out row r in [offsets[b], offsets[b+1]) receives
+            # token position r - offsets[b] of sequence b.
             kv, layer, offsets = step["kv"], step["layer"], step["offsets"]
             self.check_cache(kv, layer)
             check_offsets(offsets, self.batch, step["rows"], f"step {index}")
@@ -150,7 +151,7 @@ class KernelModel:
                     out[r] = cache.blocks[page, kv, layer, slot]
             self.outputs[index] = ("gather_ragged", out)
         elif op == "copy_pages":
-            # SPEC 4: copy page src to page dst in every layer, K and V.
+            # Contract 3.3: copy page src to page dst in every layer, K and V.
             pairs = step["pairs"]
             sources = {s for s, _ in pairs}
             destinations = [d for _, d in pairs]
@@ -167,8 +168,9 @@ class KernelModel:
             raise Failure(f"unknown op '{op}'")
 
     def attention(self, index, step):
-        # SPEC 4: query row r of sequence b sits at p = cache_length(b) + r -
-        # offsets[b] and attends to key positions [0, p]:
+        # Contract 3.3: query row r of sequence b sits at
+        # p = cache_length(b) + r - offsets[b] and attends to key positions
+        # [0, p]:
         # out[r, h] = softmax_j(scale * q[r, h] . K[b, j, h / G]) @ V[b, j, h / G].
         cache = self.cache
         layer, offsets = step["layer"], step["offsets"]

@@ -4,7 +4,8 @@
 # Part of the kvcache-mlir project.
 #
 # An independent reference for the CPU execution tests: a numpy model of the
-# memory layout of SPEC section 1, written without any compiler code.
+# memory layout of docs/Contract.md section 1, written without any compiler
+# code.
 #
 #   kvcache-opt test.mlir -kvcache-to-cpu | mlir-runner ... \
 #     | python3 reference.py test.mlir
@@ -79,7 +80,7 @@ def load_config(test_path):
 
 class PagedCacheModel:
     """blocks[num_pages, kv_dim, num_layers, page_size, num_heads, head_size]
-    and the metadata of SPEC section 1."""
+    and the metadata of docs/Contract.md section 1."""
 
     def __init__(self, config):
         self.config = config
@@ -134,7 +135,7 @@ class PagedCacheModel:
         if np.abs(self.blocks).max() > self.limit:
             raise Failure("fill values are not exact in " + self.dtype)
 
-    # SPEC section 1: token t of sequence b lives at
+    # docs/Contract.md section 1: token t of sequence b lives at
     # blocks[lookup_table[b, t floordiv page_size], kv, l, t mod page_size, h, d].
     def address(self, b, t):
         column = t // self.page_size

@@ -9,7 +9,7 @@
 // power-of-two page size (16 tokens of 8 heads x 128 elements), compiled to
 // PTX; access-ops-ptxas.test assembles the same PTX with ptxas.
 //
-// What the PTX must show (SPEC sections 3 and 6):
+// What the PTX must show (docs/Contract.md, sections 3.2 and 7):
 // - a vector<8xf16> load or store through the cache is one 128-bit global
 //   access (ld/st.global.v4.b32), never eight 16-bit ones;
 // - with page_size 16 the lookup is a 32-bit shift and mask: no div/rem

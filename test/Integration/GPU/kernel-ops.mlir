@@ -7,10 +7,11 @@
 // RUN:   --implicit-check-not=div. --implicit-check-not=rem. \
 // RUN:   --implicit-check-not='{{(ld|st)\.global\.(v2\.|b16|u16)}}'
 
-// The kernel ops (SPEC section 4) compiled by kvcache-compile to PTX for
-// sm_90 and sm_80, one function (one kernel, named <function>_<op>) each, on
-// caches whose token rows are a multiple of 16 bytes. kernel-ops-narrow.mlir
-// has the head sizes that are not; kernel-ops-ptxas.test assembles both.
+// The kernel ops (docs/Contract.md, section 3.3) compiled by kvcache-compile
+// to PTX for sm_90 and sm_80, one function (one kernel, named <function>_<op>)
+// each, on caches whose token rows are a multiple of 16 bytes.
+// kernel-ops-narrow.mlir has the head sizes that are not;
+// kernel-ops-ptxas.test assembles both.
 //
 // What the PTX must show:
 // - every row chunk moves as one 128-bit global access: ld.global.v4.b32 from
@@ -35,8 +36,9 @@
 // 2048 per page.
 
 // CHECK-LABEL: .visible .entry store_f16_store_ragged(
-// The operands in order (SPEC section 6): the cache (25 parameters, its
-// max_seq_length and max_cache_length .u32), new (9), row_offsets (5).
+// The operands in order (docs/Contract.md, section 7): the cache (25
+// parameters, its max_seq_length and max_cache_length .u32), new (9),
+// row_offsets (5).
 // CHECK: .param .u32 store_f16_store_ragged_param_23,
 // CHECK-NEXT: .param .u32 store_f16_store_ragged_param_24,
 // CHECK-NEXT: .param .u64 .ptr .align 1 store_f16_store_ragged_param_25,

@@ -16,7 +16,7 @@ class TypeConverter;
 
 namespace kvcache {
 
-/// Adds the kernel ABI decomposition (SPEC section 6) of
+/// Adds the kernel ABI decomposition (docs/Contract.md, section 7) of
 /// `!kvcache.paged_collection` (5 values) and `!kvcache.paged_cache`
 /// (5 values) to `typeConverter`. Other types are left to other conversions;
 /// combine with an identity conversion (`addConversion([](Type t) { return
