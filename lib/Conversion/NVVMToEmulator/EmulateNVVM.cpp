@@ -72,7 +72,7 @@ constexpr StringLiteral kSpecialRegisters[] = {
 /// an `llvm.nvvm.*` intrinsic, or "" when the emulator does not model it.
 std::string modelledDeviceFunction(StringRef name) {
   if (name == "__assertfail" || name == "vprintf")
-    return ("__kvemu_" + name).str();
+    return ("__kvemu_" + name.ltrim('_')).str();
   static constexpr StringLiteral libdevice[] = {
       "__nv_expf",  "__nv_exp2f", "__nv_logf",  "__nv_log2f",  "__nv_sqrtf",
       "__nv_rsqrtf", "__nv_powf", "__nv_fabsf", "__nv_tanhf", "__nv_sinf",
@@ -343,10 +343,8 @@ LogicalResult EmulatorLowering::lowerDeviceModule(gpu::GPUModuleOp gpuModule) {
     if (!symbol)
       continue;
     if (auto func = dyn_cast<LLVM::LLVMFuncOp>(&op); func && func.isExternal()) {
-      if (!module.lookupSymbol(func.getName())) {
+      if (!module.lookupSymbol(func.getName()))
         op.moveBefore(module.getBody(), module.getBody()->end());
-        func.setPrivate();
-      }
       continue;
     }
     if (module.lookupSymbol(symbol.getName()))
