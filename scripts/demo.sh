@@ -4,7 +4,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 kvcache_install_packages
-kvcache_build --target kvcache-opt --target kvcache-compile
+kvcache_build --target kvcache-opt --target kvcache-compile --target KVCacheGPUEmulator
 
 bin="$KVCACHE_BUILD/bin"
 examples="$KVCACHE_ROOT/examples"
@@ -44,3 +44,17 @@ if [ -x "$ptxas" ]; then
 else
   echo "(ptxas not installed: PTX not assembled; users need no CUDA toolkit)"
 fi
+
+echo
+echo "== 5. examples/read_keys_gpu.mlir: the same kernel run on the emulated GPU (no GPU needed)"
+"$bin/kvcache-opt" -kvcache-to-emulated-gpu "$examples/read_keys_gpu.mlir" \
+  -o "$out/read_keys_gpu.emulated.mlir"
+echo "lowered IR: $out/read_keys_gpu.emulated.mlir; executed by the emulator with race, barrier and"
+echo "cp.async checks (head 0 element 0, then head 7 element 127, of each gathered token):"
+rm -f "$out/read_keys_gpu.profile.json"
+KVCACHE_EMU_PROFILE="$out/read_keys_gpu.profile.json" "$LLVM_PREFIX/bin/mlir-runner" -e main \
+  -entry-point-result=void \
+  -shared-libs="$LLVM_PREFIX/lib/libmlir_c_runner_utils.so,$LLVM_PREFIX/lib/libmlir_runner_utils.so,$KVCACHE_BUILD/lib/libKVCacheGPUEmulator.so" \
+  "$out/read_keys_gpu.emulated.mlir" | tail -n +2
+echo "traffic profile of the launch (KVCACHE_EMU_PROFILE):"
+cat "$out/read_keys_gpu.profile.json"
