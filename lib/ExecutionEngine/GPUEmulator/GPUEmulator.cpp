@@ -25,6 +25,7 @@
 #include "KVCache/ExecutionEngine/GPUEmulator.h"
 
 #include <algorithm>
+#include <ctime>
 #include <cmath>
 #include <csignal>
 #include <csetjmp>
@@ -229,6 +230,14 @@ struct Emulator {
   std::vector<size_t> sharedOffsets;
   uint64_t sharedBytes = 0;
 
+  // Totals over the process, printed at exit with KVCACHE_EMU_STATS=1.
+  struct Totals {
+    uint64_t launches = 0, blocks = 0, threads = 0, switches = 0,
+             accesses = 0;
+    double seconds = 0;
+  } totals;
+  bool statsInstalled = false;
+
   // Global memory shadow, by 4 KiB page.
   std::unordered_map<uintptr_t, std::unique_ptr<ByteShadow[]>> pages;
   uintptr_t lastPage = ~uintptr_t(0);
@@ -360,6 +369,7 @@ void ensureFibers(uint32_t count) {
 void switchTo(Fiber &fiber) {
   Emulator &e = emu();
   e.current = &fiber;
+  ++e.totals.switches;
   if (_setjmp(e.scheduler) == 0) {
 #ifdef KVEMU_ASAN
     startSwitch(fiber.stack, kStackBytes, &e.schedulerFakeStack);
@@ -909,6 +919,28 @@ void writeProfile() {
   abortQuietly();
 }
 
+/// CPU time of this thread (the fibers run on it): wall time on a shared
+/// machine would measure the neighbours.
+double cpuSeconds() {
+  timespec now;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return now.tv_sec + now.tv_nsec * 1e-9;
+}
+
+/// KVCACHE_EMU_STATS=1: what the emulator did, at exit, to stderr.
+void printStatistics() {
+  const Emulator::Totals &t = emu().totals;
+  std::fprintf(stderr,
+               "kvcache gpu emulator: %llu launches, %llu blocks, %llu "
+               "threads, %llu thread switches, %llu memory accesses checked, "
+               "%.3f CPU seconds in kernels (%.1f million switches/s)\n",
+               (unsigned long long)t.launches, (unsigned long long)t.blocks,
+               (unsigned long long)t.threads,
+               (unsigned long long)t.switches,
+               (unsigned long long)t.accesses, t.seconds,
+               t.seconds > 0 ? t.switches / t.seconds / 1e6 : 0.0);
+}
+
 Fiber &self() {
   Emulator &e = emu();
   if (!e.current) {
@@ -962,6 +994,7 @@ KVEMU_EXPORT void __kvemu_launch(void (*entry)(void **), const char *kernel,
   currentEntry = entry;
   currentParams = params;
 
+  double started = cpuSeconds();
   uint64_t blocks = uint64_t(gx) * gy * gz;
   std::vector<uint64_t> order(blocks);
   for (uint64_t i = 0; i < blocks; ++i)
@@ -979,6 +1012,14 @@ KVEMU_EXPORT void __kvemu_launch(void (*entry)(void **), const char *kernel,
   if (e.profiling)
     writeProfile();
   e.active = false;
+  ++e.totals.launches;
+  e.totals.blocks += blocks;
+  e.totals.threads += blocks * e.threads;
+  e.totals.seconds += cpuSeconds() - started;
+  if (!e.statsInstalled && std::getenv("KVCACHE_EMU_STATS")) {
+    e.statsInstalled = true;
+    std::atexit(printStatistics);
+  }
 }
 
 KVEMU_EXPORT void *__kvemu_shared(int32_t index) {
@@ -1058,11 +1099,11 @@ KVEMU_EXPORT void __kvemu_access(void *pointer, int64_t bytes, int32_t flags,
   uint32_t space = uint32_t(flags) >> kAccessSpaceShift;
   if (bytes <= 0)
     return;
+  ++e.totals.accesses;
   if (space == kSharedSpace || inArena(address))
     sharedAccess(address, uint64_t(bytes), write, atomic, site);
   else
     globalAccess(address, uint64_t(bytes), write, atomic, site);
-  (void)e;
 }
 
 KVEMU_EXPORT void __kvemu_cp_async(void *dst, const void *src, int32_t bytes,
