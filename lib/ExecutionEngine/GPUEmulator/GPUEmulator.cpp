@@ -229,6 +229,7 @@ struct Emulator {
   std::vector<ByteShadow> sharedShadow;
   std::vector<size_t> sharedOffsets;
   uint64_t sharedBytes = 0;
+  int32_t dynamicSharedBytes = 0;
 
   // Totals over the process, printed at exit with KVCACHE_EMU_STATS=1.
   struct Totals {
@@ -979,7 +980,9 @@ KVEMU_EXPORT void __kvemu_launch(void (*entry)(void **), const char *kernel,
     launchError(kernel, site, "has a negative dynamic shared memory size");
   e.active = true;
   ++e.launchId;
-  if (e.pages.size() > (1u << 16)) { // over 256 MiB of shadowed memory
+  // Records of earlier launches never conflict: dropping them bounds the
+  // shadow (72 bytes per byte of global memory touched) to about 600 MB.
+  if (e.pages.size() > 2048) {
     e.pages.clear();
     e.lastPage = ~uintptr_t(0);
   }
@@ -989,6 +992,7 @@ KVEMU_EXPORT void __kvemu_launch(void (*entry)(void **), const char *kernel,
   e.threads = uint32_t(bx * by * bz);
   e.profile = Profile();
   e.instructions.clear();
+  e.dynamicSharedBytes = dynamicSharedBytes;
   layOutSharedMemory(sharedSizes, numShared, dynamicSharedBytes);
   ensureFibers(e.threads);
   currentEntry = entry;
@@ -1053,7 +1057,7 @@ KVEMU_EXPORT int32_t __kvemu_sreg(int32_t reg) {
   case LaneMaskLt: return int32_t((1u << lane) - 1);
   case LaneMaskGe: return int32_t(~((1u << lane) - 1));
   case LaneMaskGt: return int32_t(lane == 31 ? 0u : ~((2u << lane) - 1));
-  case DynamicSmemSize: return 0;
+  case DynamicSmemSize: return e.dynamicSharedBytes;
   default: break;
   }
   std::fprintf(stderr, "kvcache gpu emulator: unknown special register %d\n",
