@@ -13,6 +13,7 @@
 //   kvcache-to-cpu                      (starts with convert-kvcache-to-scf)
 //   kvcache-to-ptx minus gpu-module-to-binary (starts with
 //                                        convert-kvcache-to-gpu)
+//   kvcache-to-emulated-gpu             (ends with kvcache-emulate-nvvm)
 //
 // Diagnostics are swallowed: a clean error is the expected answer to bad
 // input. Besides crashes and sanitizer reports, the target aborts on what a
@@ -133,6 +134,10 @@ struct FuzzState {
     kvcache::buildKVCacheToPTXPipeline(ptx, kvcache::KVCacheToPTXOptions());
     pipelines.push_back(
         splitPipeline(ptx, serialize ? "" : "gpu-module-to-binary"));
+    OpPassManager emulated(ModuleOp::getOperationName());
+    kvcache::buildKVCacheToEmulatedGPUPipeline(emulated,
+                                               kvcache::KVCacheToPTXOptions());
+    pipelines.push_back(splitPipeline(emulated, /*skip=*/""));
   }
 
   static std::vector<Step> splitPipeline(OpPassManager &pm, StringRef skip) {

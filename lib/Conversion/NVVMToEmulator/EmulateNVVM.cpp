@@ -280,6 +280,11 @@ EmulatorLowering::collectSharedMemory(gpu::GPUModuleOp gpuModule,
 
 LogicalResult EmulatorLowering::lowerDeviceModule(gpu::GPUModuleOp gpuModule) {
   StringRef moduleName = gpuModule.getSymName();
+  for (Operation &op : *gpuModule.getBody())
+    if (!isa<LLVM::LLVMDialect>(op.getDialect()))
+      return op.emitOpError(
+          "must be lowered to the NVVM/LLVM dialects before "
+          "kvcache-emulate-nvvm (kvcache-to-emulated-gpu does that)");
   DeviceModule &device = deviceModules[moduleName];
   if (failed(collectSharedMemory(gpuModule, device)))
     return failure();

@@ -101,3 +101,14 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    // expected-error @below {{'gpu.func' op must be lowered to the NVVM/LLVM dialects before kvcache-emulate-nvvm (kvcache-to-emulated-gpu does that)}}
+    gpu.func @kernel() kernel {
+      gpu.return
+    }
+  }
+}
