@@ -8,6 +8,7 @@
     ir = builders.decode_step(config)            # kvcache IR, no hand-written MLIR
     kvcache.verify(ir)
     cpu = kvcache.CPUModule(ir)                  # kvcache-to-cpu + LLVM JIT
+    gpu = kvcache.EmulatedGPUModule(ir)          # the kernels on the GPU emulator
     ptx = kvcache.compile_ptx(ir, chip="sm_90")  # kvcache-to-ptx
 
 Modules:
@@ -15,10 +16,13 @@ Modules:
     reference  numpy model of docs/Contract.md 1 and 3.3 (no compiler code)
     compiler   parse / verify / print / run_pipeline / compile_ptx (extension)
     cpu        CPUModule: in-process CPU execution on numpy arrays (extension)
+    emulator   EmulatedGPUModule: the same calls, the kernels run on the GPU
+               emulator with its checks (extension)
     abi        launch-argument packer of the kernels (docs/KernelABI.md)
-    errors     CompileError: MLIR diagnostics with their locations
+    errors     CompileError: MLIR diagnostics with their locations;
+               EmulatorError: the GPU emulator's reports
 
-The compiler and CPU parts need the extension `_kvcache`, built into
+The compiler, CPU and emulator parts need the extension `_kvcache`, built into
 build/python/kvcache by the normal build (use PYTHONPATH=build/python); the
 others are plain Python + numpy and also work from the source tree.
 """
@@ -27,19 +31,22 @@ import importlib.util
 
 from . import abi, builders, reference  # noqa: F401
 from .config import CacheConfig  # noqa: F401
-from .errors import CompileError, Diagnostic  # noqa: F401
+from .errors import CompileError, Diagnostic, EmulatorError  # noqa: F401
 
-__all__ = ["CacheConfig", "CompileError", "Diagnostic", "abi", "builders",
-           "reference"]
+__all__ = ["CacheConfig", "CompileError", "Diagnostic", "EmulatorError", "abi",
+           "builders", "reference"]
 _EXTENSION_NAMES = ("Module", "compile_ptx", "kernel_names", "lower_to_cpu",
-                    "parse", "run_pipeline", "verify", "CPUModule", "compiler",
-                    "cpu")
+                    "lower_to_emulated_gpu", "parse", "run_pipeline", "verify",
+                    "CPUModule", "EmulatedGPUModule", "compiler", "cpu",
+                    "emulator")
 
 if importlib.util.find_spec(f"{__name__}._kvcache") is not None:
-    from . import compiler, cpu  # noqa: F401
+    from . import compiler, cpu, emulator  # noqa: F401
     from .compiler import (Module, compile_ptx, kernel_names,  # noqa: F401
-                           lower_to_cpu, parse, run_pipeline, verify)
+                           lower_to_cpu, lower_to_emulated_gpu, parse,
+                           run_pipeline, verify)
     from .cpu import CPUModule  # noqa: F401
+    from .emulator import EmulatedGPUModule  # noqa: F401
     __all__ += _EXTENSION_NAMES
 else:
     def __getattr__(name):

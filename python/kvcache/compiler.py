@@ -7,6 +7,7 @@
     print(module)                                  # the verified IR
     lowered = kvcache.run_pipeline(text, "kvcache-expand-accesses,cse")
     ptx = kvcache.compile_ptx(text, chip="sm_90")
+    emulated = kvcache.lower_to_emulated_gpu(text)  # kernels on the emulator
 """
 
 import re
@@ -14,8 +15,8 @@ import re
 from . import _kvcache
 from .errors import CompileError  # noqa: F401  (raised by the extension)
 
-__all__ = ["Module", "compile_ptx", "kernel_names", "lower_to_cpu", "parse",
-           "run_pipeline", "verify"]
+__all__ = ["Module", "compile_ptx", "kernel_names", "lower_to_cpu",
+           "lower_to_emulated_gpu", "parse", "run_pipeline", "verify"]
 
 Module = _kvcache.Module
 Module.__doc__ = """A parsed and verified `builtin.module`.
@@ -61,15 +62,25 @@ def run_pipeline(ir, pipeline, filename="<string>"):
     return module if isinstance(ir, Module) else str(module)
 
 
+def check_opt_level(opt_level):
+    """ValueError unless `opt_level` is an LLVM optimization level."""
+    if opt_level not in (0, 1, 2, 3):
+        raise ValueError(f"opt_level must be 0-3, got {opt_level!r}")
+
+
+def check_gpu_options(chip, opt_level):
+    """ValueError unless `chip` is sm_XX and `opt_level` 0-3."""
+    if not isinstance(chip, str) or not _CHIP.match(chip):
+        raise ValueError(f"chip must look like 'sm_90', got {chip!r}")
+    check_opt_level(opt_level)
+
+
 def compile_ptx(ir, chip="sm_90", opt_level=3, checked=False,
                 filename="<string>"):
     """The PTX of every kernel of `ir` (kernel ops and gpu.modules), through
     the kvcache-to-ptx pipeline, as one string: what `kvcache-compile` writes.
     No CUDA toolkit is needed."""
-    if not isinstance(chip, str) or not _CHIP.match(chip):
-        raise ValueError(f"chip must look like 'sm_90', got {chip!r}")
-    if opt_level not in (0, 1, 2, 3):
-        raise ValueError(f"opt_level must be 0-3, got {opt_level!r}")
+    check_gpu_options(chip, opt_level)
     module = _copy(ir, filename)
     module.lower_to_ptx(chip, opt_level, bool(checked))
     ptx = module.collect_ptx()
@@ -85,6 +96,18 @@ def lower_to_cpu(ir, checked=False, filename="<string>"):
     """A new Module in the LLVM dialect (the kvcache-to-cpu pipeline)."""
     module = _copy(ir, filename)
     module.run_pipeline(f"kvcache-to-cpu{{checked={str(bool(checked)).lower()}}}")
+    return module
+
+
+def lower_to_emulated_gpu(ir, chip="sm_90", opt_level=3, checked=False,
+                          filename="<string>"):
+    """A new Module in the LLVM dialect (the kvcache-to-emulated-gpu
+    pipeline): the kernels, as kvcache-to-ptx builds them for `chip`, become
+    CPU code calling the GPU emulator runtime (libKVCacheGPUEmulator.so);
+    host functions keep their kvcache-to-cpu signatures."""
+    check_gpu_options(chip, opt_level)
+    module = _copy(ir, filename)
+    module.lower_to_emulated_gpu(chip, opt_level, bool(checked))
     return module
 
 

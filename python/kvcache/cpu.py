@@ -31,9 +31,9 @@ import re
 import numpy as np
 
 from . import _kvcache, abi
-from .compiler import lower_to_cpu, parse
+from .compiler import check_opt_level, lower_to_cpu, parse
 
-__all__ = ["CPUModule", "RUNNER_UTILS"]
+__all__ = ["CPUModule", "CompiledModule", "RUNNER_UTILS"]
 
 # MLIR's runtime helpers (vector.print, memref printing), when installed.
 RUNNER_UTILS = [path for path in (
@@ -189,30 +189,30 @@ def _flatten(type_text, value, what):
                     "from Python")
 
 
-class CPUModule:
-    """Functions of kvcache IR compiled for this CPU.
-
-    ir:          MLIR text or a kvcache.Module (func.func functions)
-    checked:     run-time checks of every access (kvcache-to-cpu{checked});
-                 a failed check prints to stderr and aborts the process
-    opt_level:   LLVM optimization level of the JIT (0-3)
-    shared_libs: libraries to load (default: MLIR's runner utils)
+class CompiledModule:
+    """Functions of kvcache IR lowered to the LLVM dialect and compiled
+    in-process by MLIR's ExecutionEngine, called with numpy arrays. The
+    subclasses choose the lowering: CPUModule (kvcache-to-cpu) and
+    kvcache.EmulatedGPUModule (kvcache-to-emulated-gpu); the host functions
+    have the same signatures under both, so calls are the same.
 
     `module.<name>(*args)` or `module.call(name, *args)` calls function
     `name`; `module.lowered` is the LLVM-dialect module that was compiled.
     """
 
-    def __init__(self, ir, checked=False, opt_level=2, shared_libs=None,
-                 filename="<string>"):
-        if opt_level not in (0, 1, 2, 3):
-            raise ValueError(f"opt_level must be 0-3, got {opt_level!r}")
-        source = parse(ir, filename)
+    def __init__(self, source, lowered, opt_level, shared_libs,
+                 emulator_library=""):
+        """`source`: the parsed input (its func.func signatures are the
+        calling convention); `lowered`: its LLVM-dialect lowering;
+        `emulator_library`: the GPU emulator runtime to load and trap
+        failures of, or "" for none."""
         self.signatures = {name: (arguments, results)
                            for name, kind, arguments, results in source.functions()
                            if kind == "func.func"}
-        self.lowered = lower_to_cpu(source, checked)
+        self.lowered = lowered
         libs = RUNNER_UTILS if shared_libs is None else list(shared_libs)
-        self._engine = _kvcache.JitModule(self.lowered, opt_level, libs)
+        self._engine = _kvcache.JitModule(lowered, opt_level, libs,
+                                          emulator_library)
 
     def call(self, name, *args):
         """Calls function `name`: one Python value per MLIR argument."""
@@ -236,3 +236,24 @@ class CPUModule:
 
     def __dir__(self):
         return list(super().__dir__()) + list(self.signatures)
+
+
+class CPUModule(CompiledModule):
+    """Functions of kvcache IR compiled for this CPU.
+
+    ir:          MLIR text or a kvcache.Module (func.func functions)
+    checked:     run-time checks of every access (kvcache-to-cpu{checked});
+                 a failed check prints to stderr and aborts the process
+    opt_level:   LLVM optimization level of the JIT (0-3)
+    shared_libs: libraries to load (default: MLIR's runner utils)
+
+    `module.<name>(*args)` or `module.call(name, *args)` calls function
+    `name`; `module.lowered` is the LLVM-dialect module that was compiled.
+    """
+
+    def __init__(self, ir, checked=False, opt_level=2, shared_libs=None,
+                 filename="<string>"):
+        check_opt_level(opt_level)
+        source = parse(ir, filename)
+        super().__init__(source, lower_to_cpu(source, checked), opt_level,
+                         shared_libs)

@@ -9,11 +9,15 @@ or JIT compilation and raises one `CompileError` carrying all of them:
     except kvcache.CompileError as error:
         print(error)                       # model.mlir:3:7: error: ...
         error.diagnostics[0].location      # "model.mlir:3:7"
+
+A kernel run by the GPU emulator (kvcache.EmulatedGPUModule) that fails one
+of the emulator's checks or a device assert raises `EmulatorError` with the
+emulator's report lines; the arrays may be partly written.
 """
 
 from collections import namedtuple
 
-__all__ = ["CompileError", "Diagnostic"]
+__all__ = ["CompileError", "Diagnostic", "EmulatorError"]
 
 Diagnostic = namedtuple("Diagnostic", ["severity", "location", "message", "notes"])
 Diagnostic.__doc__ = """One MLIR diagnostic: severity ("error", "warning",
@@ -35,3 +39,32 @@ class CompileError(Exception):
     def locations(self):
         """The location of each diagnostic, in order."""
         return [d.location for d in self.diagnostics]
+
+
+class EmulatorError(RuntimeError):
+    """A call of an EmulatedGPUModule failed a check of the GPU emulator (a
+    race, an uninitialized or out-of-bounds shared-memory access, a barrier
+    or shuffle not reached by every thread, a launch error) or a device
+    assert. `reports` holds the emulator's report lines, `str(error)` joins
+    them; `kinds` names what failed, one entry per line: the check
+    ("race", "uninitialized", "shared bounds", "barrier", "shuffle",
+    "cp.async", "launch") or "assert" for a device assert."""
+
+    _PREFIX = "kvcache gpu emulator: "
+
+    def __init__(self, reports):
+        if isinstance(reports, str):
+            reports = reports.splitlines()
+        self.reports = [line for line in reports if line]
+        super().__init__("\n".join(self.reports) or
+                         "the GPU emulator reported an error")
+
+    @property
+    def kinds(self):
+        kinds = []
+        for line in self.reports:
+            if line.startswith(self._PREFIX):
+                kinds.append(line[len(self._PREFIX):].split(":", 1)[0])
+            else:
+                kinds.append("assert")
+        return kinds

@@ -8,9 +8,13 @@
 //   Module          parse, verify, print, clone, run a textual pass pipeline,
 //                   list functions, collect the PTX of gpu.binary ops;
 //   compile_ptx     the kvcache-to-ptx pipeline, PTX out;
+//   lower_to_emulated_gpu  the kvcache-to-emulated-gpu pipeline;
 //   JitModule       an LLVM-dialect module compiled in-process by
 //                   mlir::ExecutionEngine, functions called through their
-//                   packed wrappers with one flat value per LLVM parameter.
+//                   packed wrappers with one flat value per LLVM parameter;
+//                   optionally linked against the GPU emulator runtime,
+//                   whose check failures and device asserts jump back here
+//                   and are raised as kvcache.errors.EmulatorError.
 //
 // MLIR diagnostics are collected and raised as kvcache.errors.CompileError
 // (message, diagnostics with locations). The Python side (kvcache/*.py) maps
@@ -19,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KVCache/Conversion/Passes.h"
+#include "KVCache/ExecutionEngine/GPUEmulator.h"
 #include "KVCache/IR/KVCacheDialect.h"
 #include "KVCache/Pipelines/Pipelines.h"
 #include "KVCache/Transforms/Passes.h"
@@ -46,9 +51,13 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <csetjmp>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <mutex>
+
+#include <dlfcn.h>
 
 namespace py = pybind11;
 using namespace mlir;
@@ -276,13 +285,15 @@ public:
 
   /// The kvcache-to-ptx pipeline in place.
   void lowerToPTX(const std::string &chip, unsigned optLevel, bool checked) {
-    PassManager pm(context.get());
-    kvcache::KVCacheToPTXOptions options;
-    options.chip = chip;
-    options.optLevel = optLevel;
-    options.checked = checked;
-    kvcache::buildKVCacheToPTXPipeline(pm, options);
-    run(pm, "kvcache-to-ptx failed");
+    runGPUPipeline(kvcache::buildKVCacheToPTXPipeline, "kvcache-to-ptx", chip,
+                   optLevel, checked);
+  }
+
+  /// The kvcache-to-emulated-gpu pipeline in place.
+  void lowerToEmulatedGPU(const std::string &chip, unsigned optLevel,
+                          bool checked) {
+    runGPUPipeline(kvcache::buildKVCacheToEmulatedGPUPipeline,
+                   "kvcache-to-emulated-gpu", chip, optLevel, checked);
   }
 
   /// The PTX of every gpu.binary object, in order.
@@ -331,6 +342,21 @@ public:
   MLIRContext *getContext() const { return context.get(); }
 
 private:
+  using GPUPipelineBuilder = void (*)(OpPassManager &,
+                                      const kvcache::KVCacheToPTXOptions &);
+
+  void runGPUPipeline(GPUPipelineBuilder build, const std::string &name,
+                      const std::string &chip, unsigned optLevel,
+                      bool checked) {
+    PassManager pm(context.get());
+    kvcache::KVCacheToPTXOptions options;
+    options.chip = chip;
+    options.optLevel = optLevel;
+    options.checked = checked;
+    build(pm, options);
+    run(pm, name + " failed");
+  }
+
   void run(PassManager &pm, const std::string &fallback) {
     DiagnosticCollector diagnostics(context.get());
     if (failed(pm.run(*module)))
@@ -375,13 +401,104 @@ std::optional<ScalarKind> getScalarKind(Type type) {
   return std::nullopt;
 }
 
+//===----------------------------------------------------------------------===//
+// The GPU emulator runtime
+//===----------------------------------------------------------------------===//
+
+/// The control interface (GPUEmulator.h) of a loaded
+/// libKVCacheGPUEmulator.so.
+struct EmulatorRuntime {
+  decltype(&kvcache_emu_set_trap) setTrap = nullptr;
+  decltype(&kvcache_emu_reports) reports = nullptr;
+  decltype(&kvcache_emu_error_count) errorCount = nullptr;
+  decltype(&kvcache_emu_clear_reports) clearReports = nullptr;
+};
+
+/// Loads the runtime at `path` into the process, once per path and for good:
+/// RTLD_GLOBAL, so that the JIT resolves the `__kvemu_*` and `mgpu*` calls of
+/// the emulated code to this copy, whose control functions we hold.
+const EmulatorRuntime &loadEmulatorRuntime(const std::string &path) {
+  static std::mutex mutex;
+  static std::map<std::string, EmulatorRuntime> loaded;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = loaded.find(path);
+  if (found != loaded.end())
+    return found->second;
+  void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
+  if (!handle)
+    throw std::runtime_error("cannot load the GPU emulator runtime: " +
+                             std::string(dlerror()));
+  EmulatorRuntime runtime;
+  auto lookup = [&](auto &function, const char *name) {
+    function = reinterpret_cast<std::remove_reference_t<decltype(function)>>(
+        dlsym(handle, name));
+    if (!function)
+      throw std::runtime_error(path +
+                               " is not the GPU emulator runtime: it has no " +
+                               name);
+  };
+  lookup(runtime.setTrap, "kvcache_emu_set_trap");
+  lookup(runtime.reports, "kvcache_emu_reports");
+  lookup(runtime.errorCount, "kvcache_emu_error_count");
+  lookup(runtime.clearReports, "kvcache_emu_clear_reports");
+  return loaded.emplace(path, runtime).first->second;
+}
+
+/// The emulator's state (the running launch, the trap, the reports) is the
+/// process's: one emulated call at a time.
+std::mutex &emulatorMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+/// Calls `entry(arguments)` with the emulator's trap set. Returns false when
+/// a check failure or a device assert jumped back (longjmp) instead of
+/// returning. The jump skips the frames of the emulated code and of the
+/// runtime without unwinding them: this frame holds nothing with a
+/// destructor, and its callers' objects were all constructed before it.
+[[gnu::noinline]] bool callWithTrap(const EmulatorRuntime *runtime,
+                                    void (*entry)(void **),
+                                    void **arguments) {
+  jmp_buf env;
+  if (setjmp(env) == 0) {
+    runtime->setTrap(&env);
+    entry(arguments);
+    runtime->setTrap(nullptr);
+    return true;
+  }
+  runtime->setTrap(nullptr);
+  return false;
+}
+
+/// Raises kvcache.errors.EmulatorError holding the report lines.
+[[noreturn]] void raiseEmulatorError(const std::string &reports) {
+  py::list lines;
+  for (StringRef line : llvm::split(reports, '\n'))
+    if (!line.empty())
+      lines.append(line.str());
+  py::object errorType =
+      py::module_::import("kvcache.errors").attr("EmulatorError");
+  py::object error = errorType(lines);
+  PyErr_SetObject(errorType.ptr(), error.ptr());
+  throw py::error_already_set();
+}
+
+//===----------------------------------------------------------------------===//
+// In-process execution
+//===----------------------------------------------------------------------===//
+
 /// An LLVM-dialect module compiled by mlir::ExecutionEngine. Every function
 /// gets a packed wrapper `_mlir_<name>(void **)`; its arguments are the LLVM
-/// parameters (memrefs already expanded to their descriptor fields).
+/// parameters (memrefs already expanded to their descriptor fields). With
+/// an emulator library (code from kvcache-to-emulated-gpu), the library is
+/// loaded first and each call runs under its trap.
 class JitModule {
 public:
   JitModule(const PyModule &module, unsigned optLevel,
-            const std::vector<std::string> &sharedLibs) {
+            const std::vector<std::string> &sharedLibs,
+            const std::string &emulatorLibrary) {
+    if (!emulatorLibrary.empty())
+      emulator = &loadEmulatorRuntime(emulatorLibrary);
     static std::once_flag once;
     std::call_once(once, [] {
       llvm::InitializeNativeTarget();
@@ -408,6 +525,8 @@ public:
     }
 
     SmallVector<StringRef> libs(sharedLibs.begin(), sharedLibs.end());
+    if (emulator)
+      libs.push_back(emulatorLibrary);
     auto transformer = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
                                                  /*targetMachine=*/nullptr);
     ExecutionEngineOptions options;
@@ -453,13 +572,16 @@ public:
     if (signature.result)
       pointers.push_back(&slots.back());
 
-    llvm::Error error = [&] {
+    auto function = engine->lookupPacked(name);
+    if (!function)
+      throw std::runtime_error("cannot call '" + name + "': " +
+                               llvm::toString(function.takeError()));
+    if (emulator) {
+      runEmulated(*function, pointers.data());
+    } else {
       py::gil_scoped_release release;
-      return engine->invokePacked(name, pointers);
-    }();
-    if (error)
-      throw std::runtime_error("cannot call '" + name +
-                               "': " + llvm::toString(std::move(error)));
+      (*function)(pointers.data());
+    }
     if (!signature.result)
       return py::none();
     return loadScalar(*signature.result, &slots.back());
@@ -473,6 +595,26 @@ public:
   }
 
 private:
+  /// Runs `entry` on the emulator; raises EmulatorError when it reported a
+  /// failure (jumped back, or recorded one under KVCACHE_EMU_ON_ERROR=continue).
+  void runEmulated(void (*entry)(void **), void **arguments) {
+    bool completed;
+    int errors;
+    std::string reports;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(emulatorMutex());
+      emulator->clearReports();
+      completed = callWithTrap(emulator, entry, arguments);
+      errors = emulator->errorCount();
+      reports = emulator->reports();
+      emulator->clearReports();
+      std::fflush(stdout); // device printf, before Python prints more
+    }
+    if (!completed || errors > 0)
+      raiseEmulatorError(reports);
+  }
+
   struct Signature {
     std::vector<ScalarKind> params;
     std::optional<ScalarKind> result;
@@ -548,6 +690,7 @@ private:
     return py::none();
   }
 
+  const EmulatorRuntime *emulator = nullptr;
   std::unique_ptr<ExecutionEngine> engine;
   std::map<std::string, Signature> signatures;
 };
@@ -580,13 +723,23 @@ PYBIND11_MODULE(_kvcache, m) {
       .def("lower_to_ptx", &PyModule::lowerToPTX, py::arg("chip"),
            py::arg("opt_level"), py::arg("checked"),
            "Runs the kvcache-to-ptx pipeline on the module, in place.")
+      .def("lower_to_emulated_gpu", &PyModule::lowerToEmulatedGPU,
+           py::arg("chip"), py::arg("opt_level"), py::arg("checked"),
+           "Runs the kvcache-to-emulated-gpu pipeline on the module, in "
+           "place.")
       .def("collect_ptx", &PyModule::collectPTX)
       .def("functions", &PyModule::functions);
 
   py::class_<JitModule>(m, "JitModule")
       .def(py::init<const PyModule &, unsigned,
-                    const std::vector<std::string> &>(),
-           py::arg("module"), py::arg("opt_level"), py::arg("shared_libs"))
+                    const std::vector<std::string> &, const std::string &>(),
+           py::arg("module"), py::arg("opt_level"), py::arg("shared_libs"),
+           py::arg("emulator_library") = "")
       .def("invoke", &JitModule::invoke, py::arg("name"), py::arg("values"))
       .def("function_names", &JitModule::functionNames);
+
+  // Where kvcache.emulator looks for libKVCacheGPUEmulator.so.
+  m.attr("EMULATOR_LIBRARY_NAME") = KVCACHE_EMULATOR_LIBRARY_NAME;
+  m.attr("EMULATOR_BUILD_DIR") = KVCACHE_EMULATOR_BUILD_DIR;
+  m.attr("INSTALL_LIBDIR") = KVCACHE_INSTALL_LIBDIR;
 }

@@ -1,5 +1,6 @@
-"""Every kernel op, built by kvcache.builders, executed on the CPU against
-kvcache.reference over random configurations, and compiled to PTX."""
+"""Every kernel op, built by kvcache.builders, executed on the CPU and on the
+GPU emulator against kvcache.reference over random configurations, and
+compiled to PTX."""
 
 import random
 
@@ -33,6 +34,11 @@ def random_config(seed):
 
 SEEDS = range(16)
 CONFIGS = [random_config(seed) for seed in SEEDS]
+
+# Where the kernel ops run: kvcache-to-cpu (loops on the CPU), or the GPU
+# kernels of kvcache-to-emulated-gpu on the emulator, with its race, bounds
+# and uninitialized-memory checks; same calls, same arrays.
+TARGETS = {"cpu": kvcache.CPUModule, "emulated-gpu": kvcache.EmulatedGPUModule}
 
 
 def config_id(config):
@@ -85,10 +91,11 @@ def attention_error(expected, actual, dtype):
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-def test_kernel_ops_on_cpu_match_the_reference(seed):
+@pytest.mark.parametrize("target", TARGETS)
+def test_kernel_ops_match_the_reference(target, seed):
     config = CONFIGS[seed]
     step = Step(config, seed)
-    cpu = kvcache.CPUModule(builders.kernels(config), checked=seed % 3 == 0)
+    module = TARGETS[target](builders.kernels(config), checked=seed % 3 == 0)
     cache, layer, offsets = step.cache, step.layer, step.row_offsets
 
     # store_ragged: K (and V), bit for bit.
@@ -97,7 +104,7 @@ def test_kernel_ops_on_cpu_match_the_reference(seed):
         new = step.new_rows()
         view = getattr(cache, f"{kind}_cache")(layer)
         expected = reference.store_ragged(view, new, offsets)
-        getattr(cpu, f"store_{kind}s")(*cache.arguments(), layer, new, offsets)
+        getattr(module, f"store_{kind}s")(*cache.arguments(), layer, new, offsets)
         np.testing.assert_array_equal(cache.blocks, expected, err_msg=kind)
 
     # gather_ragged: every sequence's whole context, after a gap of 2 rows.
@@ -107,7 +114,7 @@ def test_kernel_ops_on_cpu_match_the_reference(seed):
         out = step.filled(int(ctx_offsets[-1]) + 1)
         view = getattr(cache, f"{kind}_cache")(layer)
         expected = reference.gather_ragged(view, ctx_offsets, out)
-        getattr(cpu, f"gather_{kind}s")(*cache.arguments(), layer, out, ctx_offsets)
+        getattr(module, f"gather_{kind}s")(*cache.arguments(), layer, out, ctx_offsets)
         np.testing.assert_array_equal(out, expected, err_msg=kind)
 
     # attention_ragged, without and with a workspace (split contexts).
@@ -117,13 +124,13 @@ def test_kernel_ops_on_cpu_match_the_reference(seed):
         expected = reference.attention_ragged(
             q, cache.key_cache(layer), cache.value_cache(layer), offsets, out,
             config.default_scale)
-        cpu.attention(*cache.arguments(), layer, q, offsets, out)
+        module.attention(*cache.arguments(), layer, q, offsets, out)
         assert attention_error(expected, out, config.dtype) <= \
             ATTENTION_TOLERANCE[config.dtype]
         out = step.filled(step.rows + 1, config.query_heads)
         workspace = np.zeros(step.rows * config.query_heads *
                              (config.head_size + 2) * 16, np.float32)
-        cpu.attention_split(*cache.arguments(), layer, q, offsets, out, workspace)
+        module.attention_split(*cache.arguments(), layer, q, offsets, out, workspace)
         assert attention_error(expected, out, config.dtype) <= \
             ATTENTION_TOLERANCE[config.dtype]
 
@@ -133,12 +140,13 @@ def test_kernel_ops_on_cpu_match_the_reference(seed):
     count = min(len(spare), len(used), 3)
     pairs = np.array(list(zip(spare[:count], used[:count])), np.int32).reshape(-1, 2)
     expected = reference.copy_pages(cache, pairs)
-    cpu.copy_pages(*cache.arguments(), pairs)
+    module.copy_pages(*cache.arguments(), pairs)
     np.testing.assert_array_equal(cache.blocks, expected)
 
 
 @pytest.mark.parametrize("workspace", [False, True])
-def test_decode_step_on_cpu_matches_the_reference(workspace):
+@pytest.mark.parametrize("target", TARGETS)
+def test_decode_step_matches_the_reference(target, workspace):
     config = kvcache.CacheConfig("f16", num_heads=2, head_size=64, page_size=16,
                                  num_layers=2, q_heads=8)
     rng = np.random.default_rng(7)
@@ -150,15 +158,16 @@ def test_decode_step_on_cpu_matches_the_reference(workspace):
     out = np.zeros((3, 8, 64), np.float16)
     stored, expected = reference.decode_step(cache, 1, q, new_keys, new_values,
                                              offsets, out, config.default_scale)
-    cpu = kvcache.CPUModule(builders.decode_step(config, workspace=workspace))
+    module = TARGETS[target](builders.decode_step(config, workspace=workspace))
     extra = [np.zeros(3 * 8 * 66 * 16, np.float32)] if workspace else []
-    cpu.decode_step(*cache.arguments(), 1, q, new_keys, new_values, offsets, out,
+    module.decode_step(*cache.arguments(), 1, q, new_keys, new_values, offsets, out,
                     *extra)
     np.testing.assert_array_equal(cache.blocks, stored.blocks)
     assert attention_error(expected, out, "f16") <= ATTENTION_TOLERANCE["f16"]
 
 
-def test_mla_decode_step_on_cpu_matches_the_reference():
+@pytest.mark.parametrize("target", TARGETS)
+def test_mla_decode_step_matches_the_reference(target):
     config = kvcache.CacheConfig("bf16", num_heads=1, head_size=72, page_size=4,
                                  mla=True)
     rng = np.random.default_rng(3)
@@ -169,8 +178,8 @@ def test_mla_decode_step_on_cpu_matches_the_reference():
     context = np.zeros((14, 1, 72), np.uint16)
     stored = cache.copy(reference.store_ragged(cache.key_cache(0), new, offsets))
     expected = reference.gather_ragged(stored.key_cache(0), ctx_offsets, context)
-    cpu = kvcache.CPUModule(builders.decode_step(config))
-    cpu.decode_step(*cache.arguments(), 0, new, offsets, context, ctx_offsets)
+    module = TARGETS[target](builders.decode_step(config))
+    module.decode_step(*cache.arguments(), 0, new, offsets, context, ctx_offsets)
     np.testing.assert_array_equal(cache.blocks, stored.blocks)
     np.testing.assert_array_equal(context, expected)
 

@@ -71,6 +71,7 @@ constexpr StringLiteral kSpecialRegisters[] = {
 /// The runtime function that replaces a device function without a body or
 /// an `llvm.nvvm.*` intrinsic, or "" when the emulator does not model it.
 std::string modelledDeviceFunction(StringRef name) {
+  // The runtime's names: __kvemu_assertfail, __kvemu_vprintf.
   if (name == "__assertfail" || name == "vprintf")
     return ("__kvemu_" + name.ltrim('_')).str();
   static constexpr StringLiteral libdevice[] = {
@@ -162,6 +163,18 @@ private:
   Value toGenericPointer(Location loc, Value pointer);
   int64_t typeSize(Operation *scope, Type type) {
     return DataLayout::closest(scope).getTypeSize(type).getFixedValue();
+  }
+  /// The bytes a load or store of `type` touches (LLVM's store size). MLIR's
+  /// type size pads a vector to a power-of-two element count (vector<3xf32>:
+  /// 16 bytes), but the access covers only its elements (12 bytes).
+  int64_t accessSize(Operation *scope, Type type) {
+    if (auto vector = dyn_cast<VectorType>(type))
+      return llvm::divideCeil(
+          vector.getNumElements() *
+              DataLayout::closest(scope).getTypeSizeInBits(
+                  vector.getElementType()),
+          8);
+    return typeSize(scope, type);
   }
 
   ModuleOp module;
@@ -411,7 +424,7 @@ LogicalResult EmulatorLowering::rewriteDeviceOp(Operation *op,
                         ? kEmulatorAccessAtomic
                         : 0;
     instrumentAccess(op, load.getAddr(),
-                     i64Constant(loc, typeSize(op, load.getType())), flags);
+                     i64Constant(loc, accessSize(op, load.getType())), flags);
     return success();
   }
   if (auto store = dyn_cast<LLVM::StoreOp>(op)) {
@@ -420,19 +433,19 @@ LogicalResult EmulatorLowering::rewriteDeviceOp(Operation *op,
       flags |= kEmulatorAccessAtomic;
     instrumentAccess(
         op, store.getAddr(),
-        i64Constant(loc, typeSize(op, store.getValue().getType())), flags);
+        i64Constant(loc, accessSize(op, store.getValue().getType())), flags);
     return success();
   }
   if (auto rmw = dyn_cast<LLVM::AtomicRMWOp>(op)) {
     instrumentAccess(op, rmw.getPtr(),
-                     i64Constant(loc, typeSize(op, rmw.getVal().getType())),
+                     i64Constant(loc, accessSize(op, rmw.getVal().getType())),
                      kEmulatorAccessWrite | kEmulatorAccessAtomic);
     return success();
   }
   if (auto cmpxchg = dyn_cast<LLVM::AtomicCmpXchgOp>(op)) {
     instrumentAccess(
         op, cmpxchg.getPtr(),
-        i64Constant(loc, typeSize(op, cmpxchg.getVal().getType())),
+        i64Constant(loc, accessSize(op, cmpxchg.getVal().getType())),
         kEmulatorAccessWrite | kEmulatorAccessAtomic);
     return success();
   }

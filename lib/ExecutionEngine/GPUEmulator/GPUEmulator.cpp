@@ -843,11 +843,9 @@ void readEnvironment() {
     uint64_t seed = order[6] == ':' ? std::strtoull(order + 7, nullptr, 0) : 0;
     e.random.seed(seed);
   } else if (order && *order && std::strcmp(order, "forward") != 0) {
-    std::fprintf(stderr,
-                 "kvcache gpu emulator: KVCACHE_EMU_ORDER=%s is not one of "
-                 "forward, reverse, random:<seed>\n",
-                 order);
-    std::exit(2);
+    deliver(std::string("kvcache gpu emulator: KVCACHE_EMU_ORDER=") + order +
+                " is not one of forward, reverse, random:<seed>",
+            /*fatal=*/true);
   }
   const char *onError = std::getenv("KVCACHE_EMU_ON_ERROR");
   e.continueOnError = onError && std::strcmp(onError, "continue") == 0;
