@@ -1,0 +1,148 @@
+"""The GPU emulator's traffic profile (KVCACHE_EMU_PROFILE) used as a
+performance test without a GPU: the data-movement kernels are perfectly
+coalesced (every warp instruction touches the fewest 32-byte sectors its
+bytes allow) and decode attention reads each K/V byte of a context once per
+(sequence, KV head), at page sizes 1, 16 and 128."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+pytest.importorskip("kvcache._kvcache")
+
+import kvcache  # noqa: E402
+from kvcache import builders, reference  # noqa: E402
+
+PAGE_SIZES = [1, 16, 128]
+
+
+def aligned(array, alignment=256):
+    """A copy of `array` whose data starts on an `alignment`-byte boundary
+    (the profile's sector counts assume buffers aligned as a GPU allocator
+    aligns them)."""
+    raw = np.empty(array.nbytes + alignment, np.uint8)
+    start = -raw.ctypes.data % alignment
+    copy = raw[start:start + array.nbytes].view(array.dtype).reshape(array.shape)
+    copy[...] = array
+    return copy
+
+
+def aligned_cache(cache):
+    return reference.PagedCache(aligned(cache.blocks), aligned(cache.cache_lengths),
+                                aligned(cache.lookup_table), cache.max_seq_length,
+                                cache.max_cache_length, cache.dtype)
+
+
+def profiled(tmp_path, call):
+    """Runs `call()` with KVCACHE_EMU_PROFILE set; returns its launches."""
+    path = tmp_path / "profile.jsonl"
+    path.unlink(missing_ok=True)  # the emulator appends
+    os.environ["KVCACHE_EMU_PROFILE"] = str(path)
+    try:
+        call()
+    finally:
+        del os.environ["KVCACHE_EMU_PROFILE"]
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def assert_coalesced(launches):
+    assert launches
+    for launch in launches:
+        assert launch["load_sectors"] == launch["ideal_load_sectors"], launch
+        assert launch["store_sectors"] == launch["ideal_store_sectors"], launch
+        assert launch["global_store_bytes"] > 0, launch
+
+
+@pytest.mark.parametrize("page_size", PAGE_SIZES)
+@pytest.mark.parametrize("dtype,heads,head_size",
+                         [("f16", 4, 128), ("f32", 1, 64), ("bf16", 2, 96)])
+def test_data_movement_kernels_are_coalesced(tmp_path, page_size, dtype, heads,
+                                             head_size):
+    config = kvcache.CacheConfig(dtype, num_heads=heads, head_size=head_size,
+                                 page_size=page_size, num_layers=2)
+    rng = np.random.default_rng(page_size)
+    cache_lengths, new_lengths = [5, 40, 0, 130], [3, 1, 2, 7]
+    cache = aligned_cache(reference.random_cache(config, cache_lengths,
+                                                 new_lengths, rng, spare_pages=3))
+    module = kvcache.EmulatedGPUModule(builders.kernels(config))
+    offsets = aligned(reference.row_offsets(new_lengths))
+    new = aligned(reference.random_rows(rng, int(offsets[-1]), heads, head_size,
+                                        dtype))
+    totals = [c + n for c, n in zip(cache_lengths, new_lengths)]
+    ctx_offsets = aligned(reference.row_offsets(totals))
+    out = aligned(np.zeros((int(ctx_offsets[-1]), heads, head_size),
+                           new.dtype))
+    used = sorted(set(cache.lookup_table.ravel().tolist()))
+    spare = sorted(set(range(cache.num_pages)) - set(used))
+    pairs = aligned(np.array(list(zip(spare[:2], used[:2])), np.int32))
+
+    stored = reference.store_ragged(cache.key_cache(1), new, offsets)
+    store = profiled(tmp_path, lambda: module.store_keys(
+        *cache.arguments(), 1, new, offsets))
+    np.testing.assert_array_equal(cache.blocks, stored)
+    gathered = reference.gather_ragged(cache.key_cache(1), ctx_offsets, out.copy())
+    gather = profiled(tmp_path, lambda: module.gather_keys(
+        *cache.arguments(), 1, out, ctx_offsets))
+    np.testing.assert_array_equal(out, gathered)
+    copied = reference.copy_pages(cache, pairs)
+    copy = profiled(tmp_path, lambda: module.copy_pages(*cache.arguments(), pairs))
+    np.testing.assert_array_equal(cache.blocks, copied)
+
+    for launches, kernel in [(store, "store_ragged"), (gather, "gather_ragged"),
+                             (copy, "copy_pages")]:
+        assert len(launches) == 1 and kernel in launches[0]["kernel"], launches
+        assert_coalesced(launches)
+    # Each kernel moves what it must: the rows (store/gather), two whole
+    # pages in every layer, K and V (copy).
+    element = new.dtype.itemsize
+    row_bytes = heads * head_size * element
+    assert store[0]["global_store_bytes"] == offsets[-1] * row_bytes
+    assert gather[0]["global_store_bytes"] == ctx_offsets[-1] * row_bytes
+    assert copy[0]["global_store_bytes"] == \
+        len(pairs) * 2 * 2 * page_size * row_bytes
+
+
+@pytest.mark.parametrize("page_size", PAGE_SIZES)
+@pytest.mark.parametrize("split", [False, True])
+def test_decode_attention_reads_each_kv_byte_once(tmp_path, page_size, split):
+    """One query row per sequence, GQA 4 (8 query heads on 2 KV heads): the
+    attention kernel loads every key and value of each context once per
+    (sequence, KV head), its memory traffic within 15% of the K/V and query
+    bytes; with a workspace the context is split over blocks and merged."""
+    config = kvcache.CacheConfig("f16", num_heads=2, head_size=128,
+                                 page_size=page_size, num_layers=1, q_heads=8)
+    rng = np.random.default_rng(11)
+    cache_lengths = [300, 16, 0, 700]
+    batch = len(cache_lengths)
+    cache = aligned_cache(reference.random_cache(config, cache_lengths,
+                                                 [1] * batch, rng))
+    offsets = aligned(reference.row_offsets([1] * batch))
+    q = aligned(reference.random_rows(rng, batch, 8, 128, "f16"))
+    out = aligned(np.zeros((batch, 8, 128), np.float16))
+    module = kvcache.EmulatedGPUModule(builders.attention_ragged(
+        config, workspace=split))
+    expected = reference.attention_ragged(
+        q, cache.key_cache(0), cache.value_cache(0), offsets, out.copy(),
+        config.default_scale)
+    extra = [aligned(np.zeros(batch * 8 * 130 * 16, np.float32))] if split else []
+    launches = profiled(tmp_path, lambda: module.attention_ragged(
+        *cache.arguments(), 0, q, offsets, out, *extra))
+    error = np.abs(out.astype(np.float32) - expected.astype(np.float32)).max()
+    assert error <= 2e-3
+
+    attention = [launch for launch in launches if "merge" not in launch["kernel"]]
+    assert len(attention) == 1, launches
+    if split:
+        assert attention[0]["grid"][2] > 1, attention  # the context really splits
+        assert any("merge" in launch["kernel"] for launch in launches), launches
+    kv_bytes = sum(n + 1 for n in cache_lengths) * 2 * 128 * 2 * 2  # K and V
+    # sm_90 moves K and V with cp.async: every byte exactly once.
+    assert attention[0]["cp_async_bytes"] == kv_bytes, attention
+    # Memory traffic (32-byte sectors) within 15% of the K/V and query bytes.
+    # The bytes requested by the lanes are higher (every lane of a warp
+    # loads the lookup-table entry and the lengths it shares with the
+    # others: one sector, but 4 bytes a lane).
+    traffic = 32 * attention[0]["load_sectors"]
+    assert kv_bytes <= traffic <= 1.15 * (kv_bytes + q.nbytes), attention
