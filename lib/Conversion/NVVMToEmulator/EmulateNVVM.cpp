@@ -68,8 +68,9 @@ constexpr StringLiteral kSpecialRegisters[] = {
 /// The runtime function that replaces a device function without a body or
 /// an `llvm.nvvm.*` intrinsic, or "" when the emulator does not model it.
 std::string modelledDeviceFunction(StringRef name) {
+  // The runtime's names: `__kvemu_assertfail`, `__kvemu_vprintf`.
   if (name == "__assertfail" || name == "vprintf")
-    return ("__kvemu_" + name).str();
+    return ("__kvemu_" + name.ltrim('_')).str();
   static constexpr StringLiteral libdevice[] = {
       "__nv_expf",  "__nv_exp2f", "__nv_logf",  "__nv_log2f",  "__nv_sqrtf",
       "__nv_rsqrtf", "__nv_powf", "__nv_fabsf", "__nv_tanhf", "__nv_sinf",
