@@ -42,6 +42,7 @@
 #include "mlir/Interfaces/DataLayoutInterfaces.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace mlir {
 #define GEN_PASS_DEF_KVCACHEEMULATENVVM
@@ -160,6 +161,18 @@ private:
   Value toGenericPointer(Location loc, Value pointer);
   int64_t typeSize(Operation *scope, Type type) {
     return DataLayout::closest(scope).getTypeSize(type).getFixedValue();
+  }
+  /// The bytes a load or store of `type` touches: LLVM's store size. The
+  /// data layout's size of a vector rounds its element count up to a power
+  /// of two (vector<5xf32>: 32 bytes), but a store of it writes 20, and
+  /// adjacent threads' 20-byte slices must not look like overlapping ones.
+  int64_t accessSize(Operation *scope, Type type) {
+    if (auto vector = dyn_cast<VectorType>(type); vector && !vector.isScalable()) {
+      uint64_t bits = DataLayout::closest(scope).getTypeSizeInBits(
+          vector.getElementType());
+      return llvm::divideCeil(vector.getNumElements() * bits, 8);
+    }
+    return typeSize(scope, type);
   }
 
   ModuleOp module;
@@ -406,7 +419,7 @@ LogicalResult EmulatorLowering::rewriteDeviceOp(Operation *op,
                         ? kEmulatorAccessAtomic
                         : 0;
     instrumentAccess(op, load.getAddr(),
-                     i64Constant(loc, typeSize(op, load.getType())), flags);
+                     i64Constant(loc, accessSize(op, load.getType())), flags);
     return success();
   }
   if (auto store = dyn_cast<LLVM::StoreOp>(op)) {
@@ -415,19 +428,19 @@ LogicalResult EmulatorLowering::rewriteDeviceOp(Operation *op,
       flags |= kEmulatorAccessAtomic;
     instrumentAccess(
         op, store.getAddr(),
-        i64Constant(loc, typeSize(op, store.getValue().getType())), flags);
+        i64Constant(loc, accessSize(op, store.getValue().getType())), flags);
     return success();
   }
   if (auto rmw = dyn_cast<LLVM::AtomicRMWOp>(op)) {
     instrumentAccess(op, rmw.getPtr(),
-                     i64Constant(loc, typeSize(op, rmw.getVal().getType())),
+                     i64Constant(loc, accessSize(op, rmw.getVal().getType())),
                      kEmulatorAccessWrite | kEmulatorAccessAtomic);
     return success();
   }
   if (auto cmpxchg = dyn_cast<LLVM::AtomicCmpXchgOp>(op)) {
     instrumentAccess(
         op, cmpxchg.getPtr(),
-        i64Constant(loc, typeSize(op, cmpxchg.getVal().getType())),
+        i64Constant(loc, accessSize(op, cmpxchg.getVal().getType())),
         kEmulatorAccessWrite | kEmulatorAccessAtomic);
     return success();
   }
