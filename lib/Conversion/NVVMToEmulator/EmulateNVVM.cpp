@@ -44,6 +44,7 @@
 #include "mlir/Interfaces/DataLayoutInterfaces.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace mlir {
 #define GEN_PASS_DEF_KVCACHEEMULATENVVM
@@ -71,7 +72,7 @@ constexpr StringLiteral kSpecialRegisters[] = {
 /// The runtime function that replaces a device function without a body or
 /// an `llvm.nvvm.*` intrinsic, or "" when the emulator does not model it.
 std::string modelledDeviceFunction(StringRef name) {
-  // The runtime's names: __kvemu_assertfail, __kvemu_vprintf.
+  // The runtime's names: `__kvemu_assertfail`, `__kvemu_vprintf`.
   if (name == "__assertfail" || name == "vprintf")
     return ("__kvemu_" + name.ltrim('_')).str();
   static constexpr StringLiteral libdevice[] = {
@@ -164,16 +165,16 @@ private:
   int64_t typeSize(Operation *scope, Type type) {
     return DataLayout::closest(scope).getTypeSize(type).getFixedValue();
   }
-  /// The bytes a load or store of `type` touches (LLVM's store size). MLIR's
-  /// type size pads a vector to a power-of-two element count (vector<3xf32>:
-  /// 16 bytes), but the access covers only its elements (12 bytes).
+  /// The bytes a load or store of `type` touches: LLVM's store size. The
+  /// data layout's size of a vector rounds its element count up to a power
+  /// of two (vector<5xf32>: 32 bytes), but a store of it writes 20, and
+  /// adjacent threads' 20-byte slices must not look like overlapping ones.
   int64_t accessSize(Operation *scope, Type type) {
-    if (auto vector = dyn_cast<VectorType>(type))
-      return llvm::divideCeil(
-          vector.getNumElements() *
-              DataLayout::closest(scope).getTypeSizeInBits(
-                  vector.getElementType()),
-          8);
+    if (auto vector = dyn_cast<VectorType>(type); vector && !vector.isScalable()) {
+      uint64_t bits = DataLayout::closest(scope).getTypeSizeInBits(
+          vector.getElementType());
+      return llvm::divideCeil(vector.getNumElements() * bits, 8);
+    }
     return typeSize(scope, type);
   }
 

@@ -8,9 +8,14 @@
 # copy_pages, attention_ragged), checked by kernel_reference.py. Each test is
 # one configuration below; the program fills every buffer from an integer
 # formula that the reference recomputes, runs the ops in order, prints every
-# output row and (for the store/gather/copy tests) all of `blocks`.
+# output row and (for the store/gather/copy tests) all of `blocks`. It also
+# writes the tests of ../GPU/Emulated/: programs of the same kind run as GPU
+# kernels on the GPU emulator (-kvcache-to-emulated-gpu), see emulated_tests().
 #
-#   python3 generate_kernel_tests.py          # rewrites the kernel-*.mlir
+#   python3 generate_kernel_tests.py   # rewrites the kernel-*.mlir and ../GPU/Emulated/*
+#
+# The output depends on nothing but this script (fixed seeds), so running it
+# again rewrites the same files.
 #
 # The generated files are checked in; edit this script, not them.
 #
@@ -20,6 +25,7 @@ import json
 import math
 import os
 import random
+import textwrap
 
 import numpy as np
 
@@ -902,6 +908,297 @@ and with a workspace.
 
 
 # ----------------------------------------------------------------------------
+# The kernel ops on the GPU emulator (test/Integration/GPU/Emulated/)
+#
+# The same kind of programs, lowered with -kvcache-to-emulated-gpu: every
+# kernel op runs as a GPU kernel on libKVCacheGPUEmulator.so (which checks
+# races, barriers, bounds and uninitialised reads and aborts on a finding),
+# against kernel_reference.py. Each program is compiled once and run once per
+# emulator order (KVCACHE_EMU_ORDER: the order of blocks and of thread
+# resumption; a correct kernel gives the same result in every order). Some
+# configurations run convert-kvcache-to-gpu first with a small max-blocks
+# (blocks visit several rows, pairs or passes) or with keys-per-split and
+# max-splits (the context splits and the merge kernel runs); the pipeline
+# then finds no kernel op left and lowers the launches. One run of each
+# configuration writes the emulator's profile (one JSON line per launch) and
+# FileCheck compares the launches, in order, with their expected grids.
+
+EMULATED_DIR = os.path.join(HERE, "..", "GPU", "Emulated")
+
+EMU_RUNNER = ("mlir-runner %t.mlir -e main -entry-point-result=void \\\n"
+              "// RUN:     -shared-libs=%mlir_c_runner_utils,%mlir_runner_utils,"
+              "%kvcache_emulator \\\n"
+              "// RUN: | %python %S/../../CPU/kernel_reference.py %s | FileCheck %s\n")
+
+# convert-kvcache-to-gpu's defaults (include/KVCache/Conversion/Passes.td).
+GPU_DEFAULTS = {"max-blocks": 65535, "max-splits": 16, "keys-per-split": 512}
+
+# Configurations kept out of the suite: {name: reason}. Empty: every
+# configuration below passes in every order.
+KNOWN_FAILURES = {}
+
+
+def emulated_run_lines(emu):
+    """RUN lines of an emulated test. emu: chip, checked, gpu (options of a
+    convert-kvcache-to-gpu run before the pipeline, or None), orders (one run
+    each), profile (the order whose run writes and checks the profile)."""
+    chip = emu["chip"]
+    pipeline = f"chip={chip}" + (" checked=true" if emu.get("checked") else "")
+    first = ""
+    if emu.get("gpu"):
+        options = " ".join([f"chip={chip}"] + [f"{k}={v}" for k, v in emu["gpu"].items()])
+        first = f' -convert-kvcache-to-gpu="{options}"'
+    text = f'// RUN: kvcache-opt %s{first} -kvcache-to-emulated-gpu="{pipeline}" -o %t.mlir\n'
+    for order in emu["orders"]:
+        env = f"KVCACHE_EMU_ORDER={order}"
+        if order == emu.get("profile"):
+            text += "// RUN: rm -f %t.profile\n"
+            env += " KVCACHE_EMU_PROFILE=%t.profile"
+        text += f"// RUN: env {env} {EMU_RUNNER}"
+    if emu.get("profile"):
+        text += "// RUN: FileCheck %s --check-prefix=PROFILE < %t.profile\n"
+    return text
+
+
+def attention_splits(cfg, step, gpu):
+    """The host's split count (docs/KernelABI.md)."""
+    ws = step.get("workspace")
+    if not ws:
+        return 1
+    per_split = step["rows"] * step["q_heads"] * (cfg["head_size"] + 2)
+    wanted = ceil_div(cfg["max_cache_length"], gpu["keys-per-split"])
+    return max(1, min(wanted, ws // max(per_split, 1), gpu["max-splits"]))
+
+
+def attention_cp_async(cfg, chip):
+    """Whether attention streams K and V through cp.async: from sm_80, when a
+    lane's slice of a head is 4, 8 or 16 bytes (docs/KernelABI.md; the lanes
+    per key are the fewest powers of two, at most 32 and dividing head_size,
+    that keep the slice within 16 bytes)."""
+    D, size = cfg["head_size"], elt_bits(cfg["dtype"]) // 8
+    max_lanes = min(D & -D, 32)
+    lanes = 1
+    while lanes < max_lanes and D // lanes * size > 16:
+        lanes *= 2
+    return D // lanes * size in (4, 8, 16) and int(chip[3:]) >= 80
+
+
+def expected_launches(cfg, emu):
+    """(kernel, grid, cp.async) of every launch of @main, in order: a launch
+    with no work is skipped; grids follow docs/KernelABI.md; cp.async: True
+    or False where the profile's cp_async_bytes must be nonzero or zero."""
+    gpu = dict(GPU_DEFAULTS, **(emu.get("gpu") or {}))
+    max_blocks = gpu["max-blocks"]
+    batch = len(cfg["cache_lengths"])
+    launches = []
+    for step in cfg["steps"]:
+        op = step["op"]
+        if op in ("store_ragged", "gather_ragged"):
+            if step["rows"] and batch:
+                launches.append((op, (min(step["rows"], max_blocks), 1, 1), None))
+        elif op == "copy_pages":
+            if step["pairs"]:
+                launches.append((op, (min(len(step["pairs"]), max_blocks),
+                                      cfg["num_layers"], 1), None))
+        else:
+            if not (step["rows"] and batch):
+                continue
+            x = min(step["rows"], max_blocks)
+            splits = attention_splits(cfg, step, gpu)
+            launches.append((op, (x, cfg["num_heads"], splits),
+                             attention_cp_async(cfg, emu["chip"])))
+            if splits > 1:
+                launches.append(("attention_merge", (x, step["q_heads"], 1), False))
+    return launches
+
+
+def profile_checks(cfg, emu):
+    lines = ["", "// The launches, in order (the profile of one run):"]
+    for i, (kernel, grid, cp_async) in enumerate(expected_launches(cfg, emu)):
+        check = "PROFILE" if i == 0 else "PROFILE-NEXT"
+        copies = {None: "", False: '{{.*}}"cp_async_bytes": 0}',
+                  True: '{{.*}}"cp_async_bytes": {{[1-9][0-9]*}}}'}[cp_async]
+        lines.append(f'// {check}: {{"kernel": "main_{kernel}{{{{(_[0-9]+)?}}}}", '
+                     f'"grid": [{grid[0]}, {grid[1]}, {grid[2]}],{copies}')
+    lines.append("// PROFILE-NOT: kernel")
+    return "\n".join(lines) + "\n"
+
+
+def split_workspace(cfg, batch, group, splits):
+    """A workspace of exactly `splits` partial states per query row and head
+    (the host splits min(that, wanted, max-splits) ways)."""
+    rows = batch.new_offsets()[-1]
+    return rows * group * cfg["num_heads"] * (cfg["head_size"] + 2) * splits
+
+
+def plural(count, word):
+    return f"{count} {word}" + ("" if count == 1 else "s")
+
+
+def emulated_ragged(dtype, page_size, heads, head_size, layers, sequences, seed,
+                    mla=False):
+    # Spare pages for the copies of the first nonempty sequence, and one more.
+    first = next(c + n for c, n in sequences if c + n)
+    spare_pages = ceil_div(first, page_size) + 1
+    cfg, batch = ragged_config(dtype, page_size, heads, head_size, layers, sequences,
+                               seed=seed, spare_pages=spare_pages, mla=mla)
+    if mla:
+        layers_kv = [(0, layer) for layer in range(layers)]
+    else:
+        layers_kv = [(kv, layer) for layer in range(layers) for kv in (0, 1)]
+    standard_ragged_steps(cfg, batch, layers_kv)
+    return cfg
+
+
+def emulated_tests():
+    """{name: (cfg, description, emu)}; every random order gets its own seed."""
+    tests = {}
+    seeds = iter(range(101, 1000, 7))
+
+    def add(name, cfg, description, chip, checked=False, gpu=None, profile="reverse"):
+        orders = ["forward", "reverse", f"random:{next(seeds)}"]
+        emu = {"chip": chip, "checked": checked, "gpu": gpu, "orders": orders,
+               "profile": profile}
+        if name in KNOWN_FAILURES:
+            return
+        description = textwrap.fill(" ".join(description.split()), 76,
+                                    break_on_hyphens=False)
+        tests[name] = (cfg, description, emu)
+
+    def sequences_text(sequences):
+        return ", ".join(f"({c}, {n})" for c, n in sequences)
+
+    # store_ragged, gather_ragged, copy_pages ------------------------------
+    ragged = [
+        # name, dtype, page_size, heads, head_size, layers, sequences, chip,
+        # checked, convert-kvcache-to-gpu options, mla
+        ("ragged-page-size-1-head-size-3-f32.mlir", "f32", 1, 2, 3, 2,
+         [(3, 2), (0, 0), (0, 3), (4, 1)], "sm_75", False, {"max-blocks": 2}, False),
+        ("ragged-page-size-3-head-size-80-f16.mlir", "f16", 3, 2, 80, 1,
+         [(7, 2), (0, 5), (6, 0), (2, 1)], "sm_80", True, None, False),
+        ("ragged-page-size-16-head-size-1-bf16.mlir", "bf16", 16, 4, 1, 2,
+         [(15, 1), (0, 17), (16, 0), (0, 0), (30, 3)], "sm_90", False, None, False),
+        ("ragged-page-size-128-head-size-96-f32.mlir", "f32", 128, 1, 96, 1,
+         [(120, 8), (0, 130), (5, 0)], "sm_90", False, {"max-blocks": 3}, False),
+        ("ragged-page-size-256-head-size-64-bf16.mlir", "bf16", 256, 1, 64, 1,
+         [(250, 6), (0, 1), (300, 0), (0, 0)], "sm_80", False, None, False),
+        ("ragged-page-size-16-head-size-256-f16.mlir", "f16", 16, 2, 256, 1,
+         [(14, 4), (0, 16), (3, 0)], "sm_75", True, {"max-blocks": 1}, False),
+        ("ragged-page-size-1-head-size-128-bf16.mlir", "bf16", 1, 2, 128, 1,
+         [(2, 1), (0, 2), (3, 0)], "sm_90", True, None, False),
+        ("ragged-mla-page-size-3-f32.mlir", "f32", 3, 1, 576, 2,
+         [(4, 2), (0, 3), (2, 0)], "sm_90", False, {"max-blocks": 2}, True),
+        ("ragged-mla-page-size-16-f16.mlir", "f16", 16, 1, 576, 1,
+         [(15, 2), (0, 1), (0, 0)], "sm_75", True, None, True),
+    ]
+    for index, (name, dtype, page_size, heads, head_size, layers, sequences, chip,
+                checked, gpu, mla) in enumerate(ragged):
+        cfg = emulated_ragged(dtype, page_size, heads, head_size, layers, sequences,
+                              seed=200 + index, mla=mla)
+        what = "an MLA collection (K only) of" if mla else (
+            "a" if dtype == "bf16" else "an")
+        how = []
+        if checked:
+            how.append("checked=true")
+        if gpu:
+            how.append("convert-kvcache-to-gpu " +
+                       " ".join(f"{k}={v}" for k, v in gpu.items()) + " first")
+        add(name, cfg, f"""
+store_ragged, gather_ragged and copy_pages as GPU kernels on the emulator
+({chip}{''.join(', ' + h for h in how)}), in forward, reverse and random
+block and thread orders, against kernel_reference.py: {what} {dtype} cache
+with {plural(page_size, 'token')} per page, {plural(heads, 'head')} of {head_size},
+{plural(layers, 'layer')}.
+Sequences (cache_length, new rows): {sequences_text(sequences)}. Stores of
+the new rows, gathers of every context, a copy_pages of the first nonempty
+sequence's pages, a gather through a table pointing at the copies, then all
+of blocks.
+""", chip, checked, gpu)
+
+    # attention_ragged ------------------------------------------------------
+    attention = [
+        # name, dtype, page_size, kv_heads, head_size, layers, sequences,
+        # group, scale, chip, checked, convert-kvcache-to-gpu options,
+        # workspace splits, padded
+        ("attention-group-1-head-size-64-f16-long.mlir", "f16", 256, 2, 64, [0],
+         [(1100, 1), (0, 1), (600, 3), (700, 0), (0, 0)], 1, 1 / 8, "sm_90", False,
+         None, 3, False),
+        ("attention-group-4-head-size-128-f32.mlir", "f32", 16, 2, 128, [1, 0],
+         [(40, 1), (0, 6), (33, 5), (17, 0)], 4, 0.5, "sm_80", False,
+         {"keys-per-split": 16, "max-splits": 4}, 4, True),
+        ("attention-group-8-head-size-80-bf16.mlir", "bf16", 3, 1, 80, [0],
+         [(20, 1), (0, 4), (9, 3), (5, 0)], 8, 1 / math.sqrt(80), "sm_75", False,
+         {"max-blocks": 1, "max-splits": 4, "keys-per-split": 4}, 8, False),
+        ("attention-group-9-head-size-96-f16.mlir", "f16", 128, 2, 96, [0],
+         [(130, 1), (0, 3), (127, 2), (0, 0)], 9, 1 / math.sqrt(96), "sm_80", True,
+         {"keys-per-split": 64}, 2, False),
+        ("attention-group-32-head-size-64-f32.mlir", "f32", 1, 1, 64, [0],
+         [(30, 1), (0, 2), (12, 4), (9, 0)], 32, 0.25, "sm_90", False,
+         {"max-blocks": 2, "keys-per-split": 8}, 16, False),
+        ("attention-group-1-head-size-256-f16.mlir", "f16", 16, 2, 256, [0],
+         [(50, 1), (0, 1), (31, 2)], 1, 1 / 16, "sm_75", False,
+         {"max-blocks": 1}, 4, False),
+        ("attention-group-4-head-size-1-f32.mlir", "f32", 16, 3, 1, [0],
+         [(20, 2), (0, 1), (0, 0), (16, 0)], 4, 2.0, "sm_80", False,
+         {"keys-per-split": 8}, 2, False),
+        ("attention-group-8-head-size-3-bf16.mlir", "bf16", 3, 2, 3, [0],
+         [(5, 1), (0, 3), (7, 0)], 8, 1.0, "sm_90", True, None, 0, True),
+        ("attention-group-32-head-size-128-bf16.mlir", "bf16", 128, 1, 128, [0],
+         [(200, 1), (0, 2)], 32, 1 / math.sqrt(128), "sm_75", False,
+         {"max-blocks": 1, "max-splits": 4, "keys-per-split": 64}, 4, False),
+    ]
+    for index, (name, dtype, page_size, kv_heads, head_size, layers, sequences, group,
+                scale, chip, checked, gpu, splits, padded) in enumerate(attention):
+        cfg, batch = attention_config(dtype, page_size, kv_heads, head_size,
+                                      max(layers) + 1, sequences, seed=300 + index)
+        workspace = split_workspace(cfg, batch, group, splits) if splits else None
+        attention_steps(cfg, batch, group, scale, layers, workspace=workspace,
+                        padded=padded)
+        how = []
+        if checked:
+            how.append("checked=true")
+        if gpu:
+            how.append("convert-kvcache-to-gpu " +
+                       " ".join(f"{k}={v}" for k, v in gpu.items()) + " first")
+        options = dict(GPU_DEFAULTS, **(gpu or {}))
+        split_steps = [s for s in cfg["steps"] if s.get("workspace")]
+        ws_text = "without a workspace"
+        if split_steps:
+            n = attention_splits(cfg, split_steps[0], options)
+            room = f"without and with a workspace of {workspace} floats ({splits} partial states"
+            if n > 1:
+                ws_text = (f"{room} per row and head: the host splits the context {n} "
+                           f"ways, and the merge kernel runs)")
+            else:
+                ws_text = (f"{room}, but no context is longer than keys-per-split: no "
+                           f"split, no merge kernel)")
+        padded_text = ("; also on q/out rows with a leading and a trailing row that no "
+                       "sequence owns (they must keep their contents)" if padded else "")
+        add(name, cfg, f"""
+attention_ragged as GPU kernels on the emulator ({chip}{''.join(', ' + h for h in how)}),
+in forward, reverse and random block and thread orders, against the float64
+reference of kernel_reference.py: {'an' if dtype == 'f16' or dtype == 'f32' else 'a'} {dtype} cache with {plural(page_size, 'token')}
+per page, {plural(kv_heads, 'KV head')} of {head_size}, GQA group {group} (q_heads
+{group * kv_heads}), scale {repr(np.float32(scale))}, {ws_text}{padded_text}.
+The new K and V rows are stored with store_ragged first. Sequences
+(cache_length, new rows): {sequences_text(sequences)}.
+""", chip, checked, gpu)
+    return tests
+
+
+def write_emulated_tests():
+    os.makedirs(EMULATED_DIR, exist_ok=True)
+    for name, (cfg, description, emu) in emulated_tests().items():
+        text = render(cfg, description, run_lines=emulated_run_lines(emu),
+                      extra_checks=profile_checks(cfg, emu) if emu.get("profile") else "")
+        text = text.replace("// Generated by generate_kernel_tests.py",
+                            "// Generated by ../../CPU/generate_kernel_tests.py", 1)
+        with open(os.path.join(EMULATED_DIR, name), "w") as f:
+            f.write(text)
+        print("wrote", os.path.join("..", "GPU", "Emulated", name))
+
+
+# ----------------------------------------------------------------------------
 # assert_write_mode = 1
 
 RUNNER = "mlir-runner %t.mlir -e {entry} -entry-point-result=void \\\n" \
@@ -1121,6 +1418,7 @@ def main():
         with open(os.path.join(HERE, name), "w") as f:
             f.write(render(cfg, description, extra_text=text, run_lines=run))
         print("wrote", name)
+    write_emulated_tests()
 
 
 if __name__ == "__main__":

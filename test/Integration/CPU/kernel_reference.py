@@ -247,7 +247,10 @@ class Checker:
 
     def record(self, line):
         tag, _, rest = line.partition(" ")
-        groups = parse_groups(rest)
+        try:
+            groups = parse_groups(rest)
+        except ValueError:
+            raise Failure(f"'{line[:200]}': not a record (output cut short?)")
         model = self.model
         cache = model.cache
         self.records += 1
