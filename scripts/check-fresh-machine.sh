@@ -14,7 +14,7 @@
 #   KVCACHE_FRESH_LINES=N  lines of each command's output to print (15)
 #
 # Needs root, debootstrap (installed when missing), network access to the
-# mirror and about 8 GB of disk. The root has no CUDA toolkit, so the tests
+# mirror and about 3 GB of disk. The root has no CUDA toolkit, so the tests
 # that need ptxas are reported unsupported there. The full output of each
 # command is kept in a log file next to the root (its path is printed).
 set -euo pipefail
