@@ -44,6 +44,11 @@ config.substitutions.append(
          os.path.join(config.mlir_lib_dir, "libmlir_runner_utils" + config.llvm_shlib_ext),
          os.path.join(config.kvcache_obj_root, "lib",
                       "libKVCacheGPUEmulator" + config.llvm_shlib_ext))))
+# MLIR's own mlir-opt (Debian's, not kvcache-opt) and our plugin for it.
+config.substitutions.append(("%mlir_opt", os.path.join(config.llvm_tools_dir, "mlir-opt")))
+config.substitutions.append(
+    ("%kvcache_plugin",
+     os.path.join(config.kvcache_obj_root, "lib", "KVCachePlugin" + config.llvm_shlib_ext)))
 # Independent numpy references run on Debian's interpreter, which has numpy.
 config.substitutions.append(("%python", "/usr/bin/python3"))
 

@@ -57,6 +57,17 @@ struct KernelBuilder {
   Value ceilDiv(Value x, Value y) {
     return arith::CeilDivUIOp::create(b, loc, x, y);
   }
+  /// `index` truncated to i32 (its value must fit in 32 bits unsigned), for
+  /// device divisions of quantities bounded by an i32 (key counts: at most
+  /// max_cache_length): a division of i32 is one div.u32 in PTX, one of
+  /// index a div.u64 (a long software sequence) behind a 32-bit bypass.
+  Value toI32(Value index) {
+    return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), index);
+  }
+  /// An unsigned i32 as an index.
+  Value toIndex(Value i32) {
+    return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), i32);
+  }
   Value ult(Value x, Value y) {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
   }

@@ -234,8 +234,15 @@ struct AttentionToGPU : OpRewritePattern<AttentionRaggedOp> {
       Value start = loadOffset(builder, loc, offsets, batch);
       Value position = k.add(CacheLengthOp::create(builder, loc, keys, batch),
                              k.sub(row, start));
+      // Each split takes ceil(numKeys / numSplits) keys. The division is
+      // one of unsigned i32 (a div.u32 in PTX, where one of index is a
+      // div.u64 behind a 32-bit bypass): the key count is at most
+      // max_cache_length, an i32, the split count at most 65535 (grid z).
+      // The bounds stay in index: with them in i32 too, ptxas used more
+      // registers in some kernels. Divisions by the constant NT need no
+      // div instruction.
       Value numKeys = k.add(position, k.index(1));
-      Value chunk = k.ceilDiv(numKeys, numSplits);
+      Value chunk = k.toIndex(k.ceilDiv(k.toI32(numKeys), k.toI32(numSplits)));
       Value keyBegin = k.minu(k.mul(split, chunk), numKeys);
       Value keyEnd = k.minu(k.add(keyBegin, chunk), numKeys);
       Value numSteps = k.ceilDiv(k.sub(keyEnd, keyBegin), k.index(NT));

@@ -15,6 +15,9 @@
 
 // CHECK-LABEL: func.func @decode_with_workspace
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %{{.*}}, {{.*}} = %c8, {{.*}} = %{{.*}}) threads({{.*}}) in ({{.*}} = %c128, {{.*}}) module(@kvcache_kernels) function(@decode_with_workspace_attention_ragged) workgroup(%[[K_SHARED:[a-z0-9_]+]] : memref<2x8x128xf16, #gpu.address_space<workgroup>>, %[[V_SHARED:[a-z0-9_]+]] : memref<2x8x128xf16, #gpu.address_space<workgroup>>, %{{[a-z0-9_]+}} : memref<8x4x130xf32, #gpu.address_space<workgroup>>)
+// Each row's keys are split by a division of i32 (a 32-bit div in PTX).
+// CHECK: %[[CHUNK:.*]] = arith.ceildivui %{{.*}}, %{{.*}} : i32
+// CHECK-NEXT: arith.index_castui %[[CHUNK]] : i32 to index
 // The key loop carries (max, sum, accumulator) for each of the 4 heads.
 // CHECK: scf.for {{.*}} iter_args({{.*}}) -> (f32, f32, vector<8xf32>, f32, f32, vector<8xf32>, f32, f32, vector<8xf32>, f32, f32, vector<8xf32>)
 // CHECK: kvcache.tile %{{.*}} -> memref<1x128xf16, strided<[1024, 1], offset: ?>>
