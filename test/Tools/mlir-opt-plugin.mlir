@@ -1,6 +1,6 @@
 // Debian's own mlir-opt (not kvcache-opt) loads the kvcache dialect and passes
-// from KVCachePlugin.so (MLIR's dialect and pass plugin API) and runs both
-// pipelines; the plugin links libMLIR.so like the tool, so nothing is
+// from KVCachePlugin.so (MLIR's dialect and pass plugin API) and runs the
+// three pipelines; the plugin links libMLIR.so like the tool, so nothing is
 // registered twice (stderr stays empty). The CPU result runs in mlir-runner.
 
 // RUN: %mlir_opt --load-dialect-plugin=%kvcache_plugin --load-pass-plugin=%kvcache_plugin %s \
@@ -13,6 +13,12 @@
 // RUN:     --pass-pipeline='builtin.module(kvcache-to-ptx{chip=sm_80})' 2> %t.ptx.err \
 // RUN: | FileCheck %s --check-prefix=PTX
 // RUN: count 0 < %t.ptx.err
+
+// The kernel also runs on the emulated GPU from the stock tool.
+// RUN: %mlir_opt --load-dialect-plugin=%kvcache_plugin --load-pass-plugin=%kvcache_plugin %s \
+// RUN:     --pass-pipeline='builtin.module(kvcache-to-emulated-gpu)' -o %t.emu.mlir 2> %t.emu.err
+// RUN: count 0 < %t.emu.err
+// RUN: %emu_run %t.emu.mlir -e main | FileCheck %s
 
 !collection = !kvcache.paged_collection<f32, num_heads = 1, head_size = 4, page_size = 2>
 !cache = !kvcache.paged_cache<f32, num_heads = 1, head_size = 4, page_size = 2>
