@@ -13,7 +13,9 @@ Writes bench/report.md and bench/plots/*.png. Sections:
   3. PTX quality per kernel: registers, spills, 128-bit accesses, inner-loop
      instruction count (ptxas -v and the PTX text);
   4. GPU: the results of bench/gpu/run.sh when a GPU run left them in
-     bench/gpu/results/, else "not measured".
+     bench/gpu/results/, else "not measured";
+  5. GPU kernels, emulated: traffic and coalescing of every kernel op from
+     the GPU emulator's profile (bench/emulated.py).
 Every figure is the min and the median of several repetitions; on these
 shared CPUs only ratios measured side by side are meaningful.
 """
@@ -34,6 +36,8 @@ ROOT = os.path.dirname(HERE)
 LLVM = "/usr/lib/llvm-22"
 RUNNER_LIBS = f"{LLVM}/lib/libmlir_c_runner_utils.so,{LLVM}/lib/libmlir_runner_utils.so"
 sys.path.insert(0, os.path.join(HERE, "cpu"))
+sys.path.insert(0, HERE)
+from emulated import emulated_section  # noqa: E402
 
 
 def timed(command, reps, stdin=None):
@@ -414,6 +418,7 @@ def main():
     cpu_section(build, args.quick, lines, plots)
     ptx_section(build, lines)
     gpu_section(lines)
+    emulated_section(build, args.quick, lines)
     lines += ["## Plots", ""] + write_plots(plots, os.path.join(HERE, "plots")) + [""]
     lines.append(f"Total benchmark time: {time.time() - start:.0f} s.")
     with open(os.path.join(HERE, "report.md"), "w") as f:

@@ -8,5 +8,5 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 KVCACHE_PACKAGES+=(python3-matplotlib)
 kvcache_install_packages
-kvcache_build --target kvcache-opt --target kvcache-compile
+kvcache_build --target kvcache-opt --target kvcache-compile --target kvcache-python-package
 exec /usr/bin/python3 "$KVCACHE_ROOT/bench/run.py" --build "$KVCACHE_BUILD" "$@"
