@@ -22,7 +22,10 @@ extern "C" {
 /// a failed check (unless KVCACHE_EMU_ON_ERROR=continue) or a device assert
 /// records its report and `longjmp`s to `env` with value 1 instead of
 /// aborting. The emulator is ready for the next launch afterwards. Null
-/// restores the default (print to stderr, abort).
+/// restores the default (print to stderr, abort). After a jump lands, call
+/// this function (with null or a new buffer) before anything else of the
+/// emulator: under AddressSanitizer it completes the switch off the
+/// emulated thread's stack.
 void kvcache_emu_set_trap(void *env);
 
 /// The report lines recorded since the last kvcache_emu_clear_reports, one

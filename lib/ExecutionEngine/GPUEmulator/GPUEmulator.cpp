@@ -199,6 +199,7 @@ struct Emulator {
   Fiber *current = nullptr;
   jmp_buf scheduler;
 #ifdef KVEMU_ASAN
+  bool trapSwitchPending = false;
   void *schedulerFakeStack = nullptr;
   const void *mainStackBottom = nullptr;
   size_t mainStackSize = 0;
@@ -267,8 +268,18 @@ void deliver(const std::string &line, bool fatal) {
   r.text += '\n';
   ++r.errors;
   if (r.trap && (fatal || !emu().continueOnError)) {
-    emu().active = false;
-    emu().current = nullptr;
+    Emulator &e = emu();
+    e.active = false;
+#ifdef KVEMU_ASAN
+    // Leaving the fiber for good: its fake stack goes; kvcache_emu_set_trap,
+    // the host's first call after landing, finishes the switch.
+    if (e.current) {
+      e.trapSwitchPending = true;
+      __sanitizer_start_switch_fiber(nullptr, e.mainStackBottom,
+                                     e.mainStackSize);
+    }
+#endif
+    e.current = nullptr;
     longjmp(*r.trap, 1);
   }
   if (!r.trap) {
@@ -1335,6 +1346,13 @@ KVEMU_EXPORT void mgpuMemset16(void *dst, uint16_t value, size_t count,
 //===----------------------------------------------------------------------===//
 
 KVEMU_EXPORT void kvcache_emu_set_trap(void *env) {
+#ifdef KVEMU_ASAN
+  Emulator &e = emu();
+  if (e.trapSwitchPending) {
+    e.trapSwitchPending = false;
+    __sanitizer_finish_switch_fiber(nullptr, nullptr, nullptr);
+  }
+#endif
   reports().trap = static_cast<jmp_buf *>(env);
 }
 
