@@ -36,8 +36,7 @@ ROOT = os.path.dirname(HERE)
 LLVM = "/usr/lib/llvm-22"
 RUNNER_LIBS = f"{LLVM}/lib/libmlir_c_runner_utils.so,{LLVM}/lib/libmlir_runner_utils.so"
 sys.path.insert(0, os.path.join(HERE, "cpu"))
-sys.path.insert(0, HERE)
-from emulated import emulated_section  # noqa: E402
+from emulated import emulated_section  # noqa: E402  (bench/, the script's directory)
 
 
 def timed(command, reps, stdin=None):
