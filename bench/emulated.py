@@ -164,7 +164,7 @@ def emulated_section(build, quick, lines):
     lines += rows + [""]
     lines += ["Reading it: the data-movement kernels touch the fewest sectors possible; decode attention "
               "moves each K and V byte once (cp.async bytes = the contexts' K/V bytes) and its traffic "
-              "stays within a few percent of K/V + q + out at every page size. Requested load bytes are "
+              "stays within 9% of K/V + q + out at every page size. Requested load bytes are "
               "higher than the traffic because every lane loads the lookup-table entry and lengths its "
               "warp shares (one sector, 4 bytes a lane); the ragged copies also search the offsets per "
               "thread. With 32 query heads on one KV head the kernel makes four passes of 8 heads over "
