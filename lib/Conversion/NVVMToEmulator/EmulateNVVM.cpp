@@ -136,6 +136,12 @@ private:
   LogicalResult rewriteDeviceFunction(LLVM::LLVMFuncOp func,
                                       const DeviceModule &device);
   LogicalResult rewriteDeviceOp(Operation *op, const DeviceModule &device);
+  LogicalResult instrumentMemoryOp(Operation *op);
+  LogicalResult rewriteSharedAddress(LLVM::AddressOfOp addressOf,
+                                     const DeviceModule &device);
+  LogicalResult rewriteShuffle(NVVM::ShflOp shuffle);
+  LogicalResult rewriteNVVMOp(Operation *op);
+  LogicalResult rewriteIntrinsic(Operation *op);
   void instrumentAccess(Operation *op, Value address, Value bytes,
                         int32_t flags);
   LLVM::LLVMFuncOp createEntry(LLVM::LLVMFuncOp kernel, StringRef entryName);
@@ -147,6 +153,9 @@ private:
   /// A call of runtime function `name` at the builder's insertion point.
   Value callRuntime(Location loc, StringRef name, Type result,
                     ValueRange args);
+  /// Adds the NUL-terminated constant string global `name` holding `text`
+  /// to the host module.
+  void createStringGlobal(Location loc, StringRef name, StringRef text);
   /// The address of a NUL-terminated constant string global (one per
   /// distinct text) in the host module.
   Value stringAddress(Location loc, StringRef text);
@@ -162,6 +171,11 @@ private:
                                     builder.getI64IntegerAttr(value));
   }
   Value toGenericPointer(Location loc, Value pointer);
+  Value toI64(Location loc, Value value) {
+    if (value.getType() == i64Type)
+      return value;
+    return LLVM::ZExtOp::create(builder, loc, i64Type, value);
+  }
   int64_t typeSize(Operation *scope, Type type) {
     return DataLayout::closest(scope).getTypeSize(type).getFixedValue();
   }
@@ -210,34 +224,30 @@ Value EmulatorLowering::callRuntime(Location loc, StringRef name,
   return result ? call.getResult() : Value();
 }
 
+void EmulatorLowering::createStringGlobal(Location loc, StringRef name,
+                                          StringRef text) {
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(module.getBody());
+  std::string data = text.str();
+  data.push_back('\0');
+  auto type = LLVM::LLVMArrayType::get(builder.getI8Type(), data.size());
+  LLVM::GlobalOp::create(builder, loc, type, /*isConstant=*/true,
+                         LLVM::Linkage::Internal, name,
+                         builder.getStringAttr(data));
+}
+
 Value EmulatorLowering::stringAddress(Location loc, StringRef text) {
   std::string &name = stringGlobals[text];
   if (name.empty()) {
     name = "__kvemu_str_" + std::to_string(stringGlobals.size() - 1);
-    OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPointToStart(module.getBody());
-    std::string data = text.str();
-    data.push_back('\0');
-    auto type = LLVM::LLVMArrayType::get(builder.getI8Type(), data.size());
-    LLVM::GlobalOp::create(builder, loc, type, /*isConstant=*/true,
-                           LLVM::Linkage::Internal, name,
-                           builder.getStringAttr(data));
+    createStringGlobal(loc, name, text);
   }
   return LLVM::AddressOfOp::create(builder, loc, ptrType, name);
 }
 
 Value EmulatorLowering::siteAddress(Location loc) {
   std::string name = "__kvemu_site_" + std::to_string(siteCount++);
-  {
-    OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPointToStart(module.getBody());
-    std::string data = describeLocation(loc);
-    data.push_back('\0');
-    auto type = LLVM::LLVMArrayType::get(builder.getI8Type(), data.size());
-    LLVM::GlobalOp::create(builder, loc, type, /*isConstant=*/true,
-                           LLVM::Linkage::Internal, name,
-                           builder.getStringAttr(data));
-  }
+  createStringGlobal(loc, name, describeLocation(loc));
   return LLVM::AddressOfOp::create(builder, loc, ptrType, name);
 }
 
@@ -414,12 +424,31 @@ void EmulatorLowering::instrumentAccess(Operation *op, Value address,
               {generic, bytes, i32Constant(loc, flags), siteAddress(loc)});
 }
 
+/// The memory operations whose accesses the runtime checks and counts.
+static bool isMemoryOp(Operation *op) {
+  return isa<LLVM::LoadOp, LLVM::StoreOp, LLVM::AtomicRMWOp,
+             LLVM::AtomicCmpXchgOp, LLVM::MemcpyOp, LLVM::MemsetOp,
+             LLVM::MemmoveOp, LLVM::MemcpyInlineOp, LLVM::MemsetInlineOp>(op);
+}
+
 LogicalResult EmulatorLowering::rewriteDeviceOp(Operation *op,
                                                 const DeviceModule &device) {
-  Location loc = op->getLoc();
   builder.setInsertionPoint(op);
-  StringRef opName = op->getName().getStringRef();
+  if (isMemoryOp(op))
+    return instrumentMemoryOp(op);
+  if (auto addressOf = dyn_cast<LLVM::AddressOfOp>(op))
+    return rewriteSharedAddress(addressOf, device);
+  if (auto shuffle = dyn_cast<NVVM::ShflOp>(op))
+    return rewriteShuffle(shuffle);
+  if (isa<NVVM::NVVMDialect>(op->getDialect()))
+    return rewriteNVVMOp(op);
+  if (isa<LLVM::CallIntrinsicOp, LLVM::InlineAsmOp>(op))
+    return rewriteIntrinsic(op);
+  return success();
+}
 
+LogicalResult EmulatorLowering::instrumentMemoryOp(Operation *op) {
+  Location loc = op->getLoc();
   if (auto load = dyn_cast<LLVM::LoadOp>(op)) {
     int32_t flags = load.getOrdering() != LLVM::AtomicOrdering::not_atomic
                         ? kEmulatorAccessAtomic
@@ -451,37 +480,69 @@ LogicalResult EmulatorLowering::rewriteDeviceOp(Operation *op,
     return success();
   }
   if (auto copy = dyn_cast<LLVM::MemcpyOp>(op)) {
-    Value bytes = LLVM::ZExtOp::create(builder, loc, i64Type, copy.getLen());
-    if (copy.getLen().getType() == i64Type)
-      bytes = copy.getLen();
+    Value bytes = toI64(loc, copy.getLen());
     instrumentAccess(op, copy.getSrc(), bytes, 0);
     instrumentAccess(op, copy.getDst(), bytes, kEmulatorAccessWrite);
     return success();
   }
   if (auto set = dyn_cast<LLVM::MemsetOp>(op)) {
-    Value bytes = set.getLen().getType() == i64Type
-                      ? set.getLen()
-                      : LLVM::ZExtOp::create(builder, loc, i64Type, set.getLen())
-                            .getResult();
+    Value bytes = toI64(loc, set.getLen());
     instrumentAccess(op, set.getDst(), bytes, kEmulatorAccessWrite);
     return success();
   }
-  if (isa<LLVM::MemmoveOp, LLVM::MemcpyInlineOp, LLVM::MemsetInlineOp>(op))
-    return op->emitOpError("is not supported by the GPU emulator");
+  return op->emitOpError("is not supported by the GPU emulator");
 
-  if (auto addressOf = dyn_cast<LLVM::AddressOfOp>(op)) {
-    auto it = device.sharedIndex.find(addressOf.getGlobalName());
-    if (it == device.sharedIndex.end())
-      return success();
-    Value base = callRuntime(loc, "__kvemu_shared", ptrType,
-                             {i32Constant(loc, it->second)});
-    Value shared =
-        LLVM::AddrSpaceCastOp::create(builder, loc, addressOf.getType(), base);
-    addressOf.replaceAllUsesWith(shared);
-    addressOf.erase();
+}
+
+LogicalResult
+EmulatorLowering::rewriteSharedAddress(LLVM::AddressOfOp addressOf,
+                                       const DeviceModule &device) {
+  Location loc = addressOf.getLoc();
+  auto it = device.sharedIndex.find(addressOf.getGlobalName());
+  if (it == device.sharedIndex.end())
     return success();
-  }
+  Value base = callRuntime(loc, "__kvemu_shared", ptrType,
+                           {i32Constant(loc, it->second)});
+  Value shared =
+      LLVM::AddrSpaceCastOp::create(builder, loc, addressOf.getType(), base);
+  addressOf.replaceAllUsesWith(shared);
+  addressOf.erase();
+  return success();
+}
 
+LogicalResult EmulatorLowering::rewriteShuffle(NVVM::ShflOp shuffle) {
+  Location loc = shuffle.getLoc();
+  Value bits = shuffle.getVal();
+  bool isFloat = isa<Float32Type>(bits.getType());
+  if (isFloat)
+    bits = LLVM::BitcastOp::create(builder, loc, i32Type, bits);
+  Value packed = callRuntime(
+      loc, "__kvemu_shfl", i64Type,
+      {i32Constant(loc, static_cast<int32_t>(shuffle.getKind())),
+       shuffle.getThreadMask(), bits, shuffle.getOffset(),
+       shuffle.getMaskAndClamp(), siteAddress(loc)});
+  Value value = LLVM::TruncOp::create(builder, loc, i32Type, packed);
+  if (isFloat)
+    value = LLVM::BitcastOp::create(builder, loc, builder.getF32Type(), value);
+  Value result = value;
+  if (shuffle.getReturnValueAndIsValid()) {
+    Value shifted = LLVM::LShrOp::create(builder, loc, packed,
+                                         i64Constant(loc, 32));
+    Value valid =
+        LLVM::TruncOp::create(builder, loc, builder.getI1Type(), shifted);
+    Type structType = shuffle.getType();
+    result = LLVM::UndefOp::create(builder, loc, structType);
+    result = LLVM::InsertValueOp::create(builder, loc, result, value, ArrayRef<int64_t>{0});
+    result = LLVM::InsertValueOp::create(builder, loc, result, valid, ArrayRef<int64_t>{1});
+  }
+  shuffle.replaceAllUsesWith(result);
+  shuffle.erase();
+  return success();
+}
+
+LogicalResult EmulatorLowering::rewriteNVVMOp(Operation *op) {
+  Location loc = op->getLoc();
+  StringRef opName = op->getName().getStringRef();
   if (opName.consume_front("nvvm.read.ptx.sreg.")) {
     const auto *it = llvm::find(kSpecialRegisters, opName);
     if (it == std::end(kSpecialRegisters) || op->getNumResults() != 1 ||
@@ -509,34 +570,6 @@ LogicalResult EmulatorLowering::rewriteDeviceOp(Operation *op,
     op->erase();
     return success();
   }
-  if (auto shuffle = dyn_cast<NVVM::ShflOp>(op)) {
-    Value bits = shuffle.getVal();
-    bool isFloat = isa<Float32Type>(bits.getType());
-    if (isFloat)
-      bits = LLVM::BitcastOp::create(builder, loc, i32Type, bits);
-    Value packed = callRuntime(
-        loc, "__kvemu_shfl", i64Type,
-        {i32Constant(loc, static_cast<int32_t>(shuffle.getKind())),
-         shuffle.getThreadMask(), bits, shuffle.getOffset(),
-         shuffle.getMaskAndClamp(), siteAddress(loc)});
-    Value value = LLVM::TruncOp::create(builder, loc, i32Type, packed);
-    if (isFloat)
-      value = LLVM::BitcastOp::create(builder, loc, builder.getF32Type(), value);
-    Value result = value;
-    if (shuffle.getReturnValueAndIsValid()) {
-      Value shifted = LLVM::LShrOp::create(builder, loc, packed,
-                                           i64Constant(loc, 32));
-      Value valid =
-          LLVM::TruncOp::create(builder, loc, builder.getI1Type(), shifted);
-      Type structType = shuffle.getType();
-      result = LLVM::UndefOp::create(builder, loc, structType);
-      result = LLVM::InsertValueOp::create(builder, loc, result, value, ArrayRef<int64_t>{0});
-      result = LLVM::InsertValueOp::create(builder, loc, result, valid, ArrayRef<int64_t>{1});
-    }
-    shuffle.replaceAllUsesWith(result);
-    shuffle.erase();
-    return success();
-  }
   if (auto copy = dyn_cast<NVVM::CpAsyncOp>(op)) {
     Value bytes = i32Constant(loc, copy.getSize());
     Value sourceBytes = copy.getCpSize() ? copy.getCpSize() : bytes;
@@ -558,6 +591,11 @@ LogicalResult EmulatorLowering::rewriteDeviceOp(Operation *op,
     op->erase();
     return success();
   }
+  return op->emitOpError("is not modelled by the GPU emulator");
+}
+
+LogicalResult EmulatorLowering::rewriteIntrinsic(Operation *op) {
+  Location loc = op->getLoc();
   if (auto intrinsic = dyn_cast<LLVM::CallIntrinsicOp>(op)) {
     StringRef name = intrinsic.getIntrin();
     if (!name.starts_with("llvm.nvvm."))
@@ -573,12 +611,8 @@ LogicalResult EmulatorLowering::rewriteDeviceOp(Operation *op,
     op->erase();
     return success();
   }
-  if (isa<LLVM::InlineAsmOp>(op))
-    return op->emitOpError("(inline assembly) is not modelled by the GPU "
-                           "emulator");
-  if (isa<NVVM::NVVMDialect>(op->getDialect()))
-    return op->emitOpError("is not modelled by the GPU emulator");
-  return success();
+  return op->emitOpError("(inline assembly) is not modelled by the GPU "
+                         "emulator");
 }
 
 LLVM::LLVMFuncOp EmulatorLowering::createEntry(LLVM::LLVMFuncOp kernel,

@@ -154,6 +154,7 @@ struct Fiber {
   uint32_t linear = 0;
   Dim3 id;
   const char *waitSite = nullptr;
+  void *fakeStack = nullptr; // AddressSanitizer's, while switched away
   // Shuffle in progress.
   int32_t shuffleKind = 0;
   uint32_t shuffleMask = 0, shuffleValue = 0, shuffleB = 0, shuffleC = 0;
@@ -347,12 +348,14 @@ void failWithRecord(const char *kind, const AccessRecord &other,
 
 void fiberMain();
 
+// AddressSanitizer must know which stack runs (its stack-bound checks and
+// the unpoisoning at every longjmp use them): each switch is announced
+// (start) before it and completed (finish) on the other side. The scheduler
+// records the main stack's bounds when a fiber first runs; a fiber keeps its
+// fake stack across the switches it resumes from.
 #ifdef KVEMU_ASAN
-void startSwitch(const void *bottom, size_t size, void **fakeStack) {
-  __sanitizer_start_switch_fiber(fakeStack, bottom, size);
-}
-
-void finishSwitch(void *fakeStack) {
+/// On a fiber, right after switching to it from the scheduler.
+void finishSwitchOnFiber(void *fakeStack) {
   Emulator &e = emu();
   __sanitizer_finish_switch_fiber(fakeStack, &e.mainStackBottom,
                                   &e.mainStackSize);
@@ -384,7 +387,8 @@ void switchTo(Fiber &fiber) {
   ++e.totals.switches;
   if (_setjmp(e.scheduler) == 0) {
 #ifdef KVEMU_ASAN
-    startSwitch(fiber.stack, kStackBytes, &e.schedulerFakeStack);
+    __sanitizer_start_switch_fiber(&e.schedulerFakeStack, fiber.stack,
+                                   kStackBytes);
 #endif
     if (!fiber.started) {
       fiber.started = true;
@@ -398,7 +402,7 @@ void switchTo(Fiber &fiber) {
     _longjmp(fiber.context, 1);
   }
 #ifdef KVEMU_ASAN
-  finishSwitch(e.schedulerFakeStack);
+  __sanitizer_finish_switch_fiber(e.schedulerFakeStack, nullptr, nullptr);
 #endif
   e.current = nullptr;
 }
@@ -409,13 +413,13 @@ void yieldToScheduler() {
   Fiber *self = e.current;
   if (_setjmp(self->context) == 0) {
 #ifdef KVEMU_ASAN
-    void *fake = nullptr;
-    startSwitch(e.mainStackBottom, e.mainStackSize, &fake);
+    __sanitizer_start_switch_fiber(&self->fakeStack, e.mainStackBottom,
+                                   e.mainStackSize);
 #endif
     _longjmp(e.scheduler, 1);
   }
 #ifdef KVEMU_ASAN
-  finishSwitch(nullptr);
+  finishSwitchOnFiber(self->fakeStack);
 #endif
   e.current = self;
 }
@@ -425,15 +429,15 @@ void **currentParams = nullptr;
 
 void fiberMain() {
 #ifdef KVEMU_ASAN
-  finishSwitch(nullptr);
+  finishSwitchOnFiber(nullptr);
 #endif
   Emulator &e = emu();
   currentEntry(currentParams);
   Fiber *self = e.current;
   self->state = ThreadState::Done;
 #ifdef KVEMU_ASAN
-  void *fake = nullptr;
-  __sanitizer_start_switch_fiber(&fake, e.mainStackBottom, e.mainStackSize);
+  // The fiber ends: its fake stack goes.
+  __sanitizer_start_switch_fiber(nullptr, e.mainStackBottom, e.mainStackSize);
 #endif
   _longjmp(e.scheduler, 1);
 }
