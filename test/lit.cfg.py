@@ -60,8 +60,11 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.kvcache_tools_dir, config.llvm_tools_dir]
 tools = [
     "kvcache-compile",
+    "kvcache-lsp-server",
     "kvcache-opt",
+    "kvcache-reduce",
     ToolSubst("mlir-opt", unresolved="ignore"),
+    ToolSubst("mlir-lsp-server", unresolved="ignore"),
     ToolSubst("mlir-runner", unresolved="ignore"),
     ToolSubst("mlir-translate", unresolved="ignore"),
 ]

@@ -22,6 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "KVCache/Tools/ToolRegistration.h"
 #include "KVCache/Conversion/Passes.h"
 #include "KVCache/ExecutionEngine/GPUEmulator.h"
 #include "KVCache/IR/KVCacheDialect.h"
@@ -37,13 +38,9 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
-#include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
@@ -188,12 +185,7 @@ void translateCompileFailure(const CompileFailure &failure) {
 /// process (textual pipelines look passes up there).
 void registerPassesOnce() {
   static std::once_flag once;
-  std::call_once(once, [] {
-    registerAllPasses();
-    registerKVCacheConversionPasses();
-    kvcache::registerKVCacheTransformsPasses();
-    kvcache::registerKVCachePipelines();
-  });
+  std::call_once(once, [] { kvcache::registerToolPasses(); });
 }
 
 /// The MLIR context shared by the modules of the process: every upstream
@@ -201,11 +193,7 @@ void registerPassesOnce() {
 std::shared_ptr<MLIRContext> getSharedContext() {
   static std::shared_ptr<MLIRContext> context = [] {
     DialectRegistry registry;
-    registerAllDialects(registry);
-    registerAllExtensions(registry);
-    registerAllToLLVMIRTranslations(registry);
-    registerAllGPUToLLVMIRTranslations(registry);
-    registry.insert<kvcache::KVCacheDialect>();
+    kvcache::registerToolDialects(registry);
     auto context = std::make_shared<MLIRContext>(registry);
     // Small modules, called from Python: no thread pool.
     context->disableMultithreading();

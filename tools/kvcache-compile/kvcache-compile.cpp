@@ -13,17 +13,15 @@
 #include "KVCache/IR/KVCacheDialect.h"
 #include "KVCache/Conversion/KVCacheToGPU/KVCacheToGPU.h"
 #include "KVCache/Pipelines/Pipelines.h"
+#include "KVCache/Tools/ToolRegistration.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -177,11 +175,7 @@ int main(int argc, char **argv) {
       "kvcache-compile: kvcache IR to one PTX file with every kernel\n");
 
   DialectRegistry registry;
-  registerAllDialects(registry);
-  registerAllExtensions(registry);
-  registerAllToLLVMIRTranslations(registry);
-  registerAllGPUToLLVMIRTranslations(registry);
-  registry.insert<kvcache::KVCacheDialect>();
+  kvcache::registerToolDialects(registry);
   MLIRContext context(registry);
   return failed(compile(context)) ? 1 : 0;
 }

@@ -35,6 +35,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "KVCache/Tools/ToolRegistration.h"
 #include "KVCache/Conversion/Passes.h"
 #include "KVCache/IR/KVCacheDialect.h"
 #include "KVCache/Pipelines/Pipelines.h"
@@ -48,13 +49,9 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "mlir/IR/Verifier.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
-#include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -104,16 +101,8 @@ struct FuzzState {
   uint64_t inputs = 0, validInputs = 0;
 
   FuzzState() {
-    registerAllPasses();
-    registerKVCacheConversionPasses();
-    kvcache::registerKVCacheTransformsPasses();
-    kvcache::registerKVCachePipelines();
-
-    registerAllDialects(registry);
-    registerAllExtensions(registry);
-    registerAllToLLVMIRTranslations(registry);
-    registerAllGPUToLLVMIRTranslations(registry);
-    registry.insert<kvcache::KVCacheDialect>();
+    kvcache::registerToolPasses();
+    kvcache::registerToolDialects(registry);
 
     verbose = isEnabled("KVCACHE_FUZZ_VERBOSE");
     bool serialize = isEnabled("KVCACHE_FUZZ_SERIALIZE");

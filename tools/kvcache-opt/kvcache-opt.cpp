@@ -8,30 +8,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KVCache/Conversion/Passes.h"
-#include "KVCache/IR/KVCacheDialect.h"
-#include "KVCache/Pipelines/Pipelines.h"
-#include "KVCache/Transforms/Passes.h"
+#include "KVCache/Tools/ToolRegistration.h"
 #include "mlir/IR/DialectRegistry.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
-#include "mlir/InitAllPasses.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
-  mlir::registerAllPasses();
-  mlir::registerKVCacheConversionPasses();
-  mlir::kvcache::registerKVCacheTransformsPasses();
-  mlir::kvcache::registerKVCachePipelines();
-
+  mlir::kvcache::registerToolPasses();
   mlir::DialectRegistry registry;
-  mlir::registerAllDialects(registry);
-  mlir::registerAllExtensions(registry);
-  mlir::registerAllToLLVMIRTranslations(registry);
-  mlir::registerAllGPUToLLVMIRTranslations(registry);
-  registry.insert<mlir::kvcache::KVCacheDialect>();
-
+  mlir::kvcache::registerToolDialects(registry);
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "kvcache-mlir optimizer driver\n", registry));
 }
