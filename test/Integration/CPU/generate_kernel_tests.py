@@ -1050,6 +1050,18 @@ def emulated_ragged(dtype, page_size, heads, head_size, layers, sequences, seed,
     return cfg
 
 
+def option_notes(checked, gpu):
+    """How an emulated test departs from the default pipeline, for its
+    description: checked mode, options run through convert-kvcache-to-gpu."""
+    how = []
+    if checked:
+        how.append("checked=true")
+    if gpu:
+        how.append("convert-kvcache-to-gpu " +
+                   " ".join(f"{k}={v}" for k, v in gpu.items()) + " first")
+    return how
+
+
 def emulated_tests():
     """{name: (cfg, description, emu)}; every random order gets its own seed."""
     tests = {}
@@ -1097,12 +1109,7 @@ def emulated_tests():
                               seed=200 + index, mla=mla)
         what = "an MLA collection (K only) of" if mla else (
             "a" if dtype == "bf16" else "an")
-        how = []
-        if checked:
-            how.append("checked=true")
-        if gpu:
-            how.append("convert-kvcache-to-gpu " +
-                       " ".join(f"{k}={v}" for k, v in gpu.items()) + " first")
+        how = option_notes(checked, gpu)
         add(name, cfg, f"""
 store_ragged, gather_ragged and copy_pages as GPU kernels on the emulator
 ({chip}{''.join(', ' + h for h in how)}), in forward, reverse and random
@@ -1154,12 +1161,7 @@ of blocks.
         workspace = split_workspace(cfg, batch, group, splits) if splits else None
         attention_steps(cfg, batch, group, scale, layers, workspace=workspace,
                         padded=padded)
-        how = []
-        if checked:
-            how.append("checked=true")
-        if gpu:
-            how.append("convert-kvcache-to-gpu " +
-                       " ".join(f"{k}={v}" for k, v in gpu.items()) + " first")
+        how = option_notes(checked, gpu)
         options = dict(GPU_DEFAULTS, **(gpu or {}))
         split_steps = [s for s in cfg["steps"] if s.get("workspace")]
         ws_text = "without a workspace"
