@@ -112,3 +112,20 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// A launch outside an llvm.func has no function entry for its argument slots.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    llvm.func @kernel(%x: i32) attributes {gpu.kernel, nvvm.kernel} {
+      llvm.return
+    }
+  }
+  func.func @host(%x: i32) {
+    %c1 = llvm.mlir.constant(1 : index) : i64
+    // expected-error @below {{must be inside an llvm.func}}
+    gpu.launch_func @kernels::@kernel blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) : i64 args(%x : i32)
+    return
+  }
+}
