@@ -96,8 +96,10 @@ void mlir::kvcache::buildKVCacheToNVVMPipeline(
   ConvertKVCacheToGPUOptions kernels;
   kernels.chip = options.chip;
   pm.addPass(createConvertKVCacheToGPU(kernels));
-  // Outline before the 1:N decomposition: outlining afterwards would pass
-  // only the pieces a kernel uses, in order of use, breaking the kernel ABI.
+  // The kernels of kernel ops are gpu.funcs with explicit parameters
+  // already; gpu.launch ops of the input are outlined here, before the 1:N
+  // decomposition: outlining afterwards would pass only the pieces a kernel
+  // uses, in order of use.
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createKVCacheMergeGPUModules());

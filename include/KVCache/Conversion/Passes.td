@@ -127,12 +127,15 @@ def ConvertKVCacheToSCF : Pass<"convert-kvcache-to-scf"> {
 }
 
 def ConvertKVCacheToGPU : Pass<"convert-kvcache-to-gpu", "ModuleOp"> {
-  let summary = "Lower kvcache kernel ops to gpu.launch kernels";
+  let summary = "Lower kvcache kernel ops to GPU kernels and their launches";
   let description = [{
-    Lowers `kvcache.store_ragged`, `kvcache.gather_ragged` and
-    `kvcache.copy_pages` to `gpu.launch` kernels written with kvcache access
-    ops (outline them with `gpu-kernel-outlining`; `kvcache-to-ptx` does, and
-    marks the module `gpu.container_module`):
+    Lowers `kvcache.store_ragged`, `kvcache.gather_ragged`,
+    `kvcache.copy_pages` and `kvcache.attention_ragged` to kernels written
+    with kvcache access ops: a `gpu.func` named `<function>_<op>` (`_0`,
+    `_1`, ... when taken) in `gpu.module @kvcache_kernels`, whose parameters
+    are exactly the op's operands in order (the kernel ABI,
+    docs/KernelABI.md), and a `gpu.launch_func` where the op was; the module
+    is marked `gpu.container_module`:
 
     - ragged ops: the grid is `min(rows, max-blocks)` blocks (rows = dim 0 of
       `values`/`out`), each block visiting rows in a grid-stride loop; the

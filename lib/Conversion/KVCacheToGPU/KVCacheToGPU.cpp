@@ -12,6 +12,7 @@
 
 #include "KVCache/Conversion/KVCacheToGPU/KVCacheToGPU.h"
 #include "AttentionToGPU.h"
+#include "GPUKernel.h"
 #include "KVCache/Conversion/Passes.h"
 #include "KVCache/IR/KVCacheOps.h"
 #include "../KernelCommon/KernelBuilders.h"
@@ -43,164 +44,86 @@ using namespace mlir::kvcache;
 
 namespace {
 
-/// Ids of the running thread and sizes of the launch.
-struct KernelLaunch {
-  Value blockX, blockY, threadX, gridX, blockSize;
-};
-
-/// Builds `gpu.launch` guarded by `run` (a zero-sized grid is a launch
-/// error) and calls `body` inside it. The kernel is named
-/// `<enclosing function>_<op>` in module `kvcache_kernels` when outlined.
-/// Its parameters are `abiOperands`, in that order: the body first mentions
-/// each of them (dead uses that canonicalization removes after outlining),
-/// and computes everything else from them, so the outlined kernel captures
-/// nothing more.
-void emitGuardedLaunch(OpBuilder &builder, Operation *op, Value run,
-                       Value gridX, Value gridY, int64_t threads,
-                       ValueRange abiOperands,
-                       function_ref<void(OpBuilder &, const KernelLaunch &)>
-                           body) {
-  Location loc = getKernelLoc(op);
-  auto ifOp = scf::IfOp::create(builder, loc, run, /*withElse=*/false);
-  OpBuilder::InsertionGuard guard(builder);
-  builder.setInsertionPointToStart(&ifOp.getThenRegion().front());
-  Value one = arith::ConstantIndexOp::create(builder, loc, 1);
-  Value blockSize = arith::ConstantIndexOp::create(builder, loc, threads);
-  auto launch = gpu::LaunchOp::create(builder, loc, gridX, gridY, one,
-                                      blockSize, one, one);
-  MLIRContext *ctx = builder.getContext();
-  std::string name = op->getName().stripDialect().str();
-  if (auto function = op->getParentOfType<FunctionOpInterface>())
-    name = (function.getName() + "_" + name).str();
-  launch.setFunctionAttr(FlatSymbolRefAttr::get(ctx, name));
-  launch.setModuleAttr(FlatSymbolRefAttr::get(ctx, "kvcache_kernels"));
-  builder.setInsertionPointToStart(&launch.getBody().front());
-  for (Value operand : abiOperands) {
-    if (isa<MemRefType>(operand.getType()))
-      memref::DimOp::create(builder, loc, operand, 0);
-    else
-      NumPagesOp::create(builder, loc, operand);
-  }
-  KernelLaunch ids{launch.getBlockIds().x, launch.getBlockIds().y,
-                   launch.getThreadIds().x, launch.getGridSize().x,
-                   launch.getBlockSize().x};
-  body(builder, ids);
-  gpu::TerminatorOp::create(builder, loc);
-}
-
-/// `for (i = start; i < end; i += step) body(i)`.
-void emitStridedLoop(OpBuilder &builder, Location loc, Value start, Value end,
-                     Value step, function_ref<void(OpBuilder &, Value)> body) {
-  scf::ForOp::create(builder, loc, start, end, step, ValueRange{},
-                     [&](OpBuilder &b, Location l, Value i, ValueRange) {
-                       body(b, i);
-                       scf::YieldOp::create(b, l);
-                     });
-}
-
-Value constant(OpBuilder &builder, Location loc, int64_t value) {
-  return arith::ConstantIndexOp::create(builder, loc, value);
-}
-
-/// `a > 0 && b > 0` for indices.
-Value bothPositive(OpBuilder &builder, Location loc, Value a, Value b) {
-  Value zero = constant(builder, loc, 0);
-  Value aPositive =
-      arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ugt, a, zero);
-  Value bPositive =
-      arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ugt, b, zero);
-  return arith::AndIOp::create(builder, loc, aPositive, bPositive);
-}
-
 /// Threads of a block moving `chunks` vectors per unit of work.
 int64_t getBlockThreads(int64_t chunks, const GPUKernelTarget &target) {
   return std::min(chunks, target.threadsPerBlock);
 }
 
+/// Builds kernel `<function>_<op name>` of kernel op `op` with the op's
+/// kernel operands as parameters, launched with `shape` when `run` holds (a
+/// zero-sized grid is a launch error); `body` fills it.
+LogicalResult emitGuardedKernel(OpBuilder &builder, Operation *op, Value run,
+                                const LaunchShape &shape,
+                                function_ref<void(GPUKernel &)> body) {
+  KernelBuilder host{builder, getKernelLoc(op)};
+  LogicalResult result = success();
+  host.ifThen(run, [&] {
+    std::unique_ptr<GPUKernel> kernel = GPUKernel::create(
+        builder, op, op->getName().stripDialect(), op->getOperands(), shape);
+    if (!kernel) {
+      result = failure();
+      return;
+    }
+    body(*kernel);
+  });
+  return result;
+}
+
 /// store_ragged / gather_ragged as one kernel: block x visits rows
 /// bx, bx + gridDim.x, ...; its threads move the row's 16-byte chunks.
 template <typename OpTy>
-void lowerRaggedCopy(OpTy op, PatternRewriter &rewriter, Value rows,
-                     Value offsets, RowCopyDirection direction,
-                     const GPUKernelTarget &target) {
-  Location loc = getKernelLoc(op);
-  Value cache = op.getCache();
-  auto params = PagedCacheParams::get(cache.getType());
-  int64_t width = getRowVectorWidth(
-      params, cast<MemRefType>(rows.getType()), target.vectorBytes);
-  int64_t chunksPerRow = params.rowElements() / width;
-  int64_t threads = getBlockThreads(chunksPerRow, target);
+struct RaggedCopyToGPU : OpRewritePattern<OpTy> {
+  RaggedCopyToGPU(MLIRContext *ctx, const GPUKernelTarget &target)
+      : OpRewritePattern<OpTy>(ctx), target(target) {}
 
-  Value hostRows = memref::DimOp::create(rewriter, loc, rows, 0);
-  Value hostSequences = getNumSequences(rewriter, loc, offsets);
-  Value grid = arith::MinUIOp::create(rewriter, loc, hostRows,
-                                      constant(rewriter, loc, target.maxBlocks));
-  emitGuardedLaunch(
-      rewriter, op, bothPositive(rewriter, loc, hostRows, hostSequences), grid,
-      constant(rewriter, loc, 1), threads, {cache, rows, offsets},
-      [&](OpBuilder &b, const KernelLaunch &ids) {
-        Value numRows = memref::DimOp::create(b, loc, rows, 0);
-        Value numSequences = getNumSequences(b, loc, offsets);
-        Value firstRow = loadOffset(b, loc, offsets, constant(b, loc, 0));
-        Value endRow = loadOffset(b, loc, offsets, numSequences);
-        emitStridedLoop(b, loc, ids.blockX, numRows, ids.gridX, [&](OpBuilder &rb, Value row) {
-          Value afterFirst = arith::CmpIOp::create(
-              rb, loc, arith::CmpIPredicate::uge, row, firstRow);
-          Value beforeEnd = arith::CmpIOp::create(
-              rb, loc, arith::CmpIPredicate::ult, row, endRow);
-          Value inBatch = arith::AndIOp::create(rb, loc, afterFirst, beforeEnd);
-          auto ifRow = scf::IfOp::create(rb, loc, inBatch, false);
-          OpBuilder::InsertionGuard guard(rb);
-          rb.setInsertionPointToStart(&ifRow.getThenRegion().front());
-          Value batch =
-              emitSequenceSearch(rb, loc, offsets, numSequences, row);
-          Value start = loadOffset(rb, loc, offsets, batch);
-          Value token = arith::SubIOp::create(rb, loc, row, start);
-          if (direction == RowCopyDirection::ToCache)
-            token = arith::AddIOp::create(
-                rb, loc, createWriteCacheLength(rb, loc, cache, batch), token);
-          Value slot;
-          Value page = createLookup(rb, loc, cache, batch, token,
-                                    direction == RowCopyDirection::ToCache,
-                                    &slot);
-          Value headSize = constant(rb, loc, params.headSize);
-          Value step = constant(rb, loc, width);
-          emitStridedLoop(
-              rb, loc, ids.threadX, constant(rb, loc, chunksPerRow),
-              ids.blockSize, [&](OpBuilder &cb, Value chunk) {
-                Value first = arith::MulIOp::create(cb, loc, chunk, step);
-                Value head = arith::DivUIOp::create(cb, loc, first, headSize);
-                Value element =
-                    arith::RemUIOp::create(cb, loc, first, headSize);
-                emitRowChunkCopy(cb, loc, cache, rows, row, page, slot, head,
-                                 element, width, direction);
-              });
-        });
-      });
-  rewriter.eraseOp(op);
-}
-
-struct StoreRaggedToGPU : OpRewritePattern<StoreRaggedOp> {
-  StoreRaggedToGPU(MLIRContext *ctx, const GPUKernelTarget &target)
-      : OpRewritePattern(ctx), target(target) {}
-  LogicalResult matchAndRewrite(StoreRaggedOp op,
+  LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
-    lowerRaggedCopy(op, rewriter, op.getValues(), op.getRowOffsets(),
-                    RowCopyDirection::ToCache, target);
+    RaggedCopy copy = RaggedCopy::get(op);
+    KernelBuilder host{rewriter, getKernelLoc(op)};
+    auto params = PagedCacheParams::get(copy.cache.getType());
+    int64_t width = getRowVectorWidth(
+        params, cast<MemRefType>(copy.rows.getType()), target.vectorBytes);
+    int64_t chunksPerRow = params.rowElements() / width;
+    Value numRows = memref::DimOp::create(rewriter, host.loc, copy.rows, 0);
+    Value run = host.andi(host.ult(host.index(0), numRows),
+                          host.ult(host.index(0), host.numSequences(copy.offsets)));
+    LaunchShape shape{host.minu(numRows, host.index(target.maxBlocks)),
+                      host.index(1), host.index(1),
+                      getBlockThreads(chunksPerRow, target)};
+    if (failed(emitGuardedKernel(rewriter, op, run, shape, [&](GPUKernel &kernel) {
+          emitBody(kernel, copy, params, width, chunksPerRow);
+        })))
+      return failure();
+    rewriter.eraseOp(op);
     return success();
   }
-  GPUKernelTarget target;
-};
 
-struct GatherRaggedToGPU : OpRewritePattern<GatherRaggedOp> {
-  GatherRaggedToGPU(MLIRContext *ctx, const GPUKernelTarget &target)
-      : OpRewritePattern(ctx), target(target) {}
-  LogicalResult matchAndRewrite(GatherRaggedOp op,
-                                PatternRewriter &rewriter) const override {
-    lowerRaggedCopy(op, rewriter, op.getOut(), op.getCtxOffsets(),
-                    RowCopyDirection::FromCache, target);
-    return success();
+  static void emitBody(GPUKernel &kernel, const RaggedCopy &copy,
+                       const PagedCacheParams &params, int64_t width,
+                       int64_t chunksPerRow) {
+    KernelBuilder &k = kernel.builder();
+    Value cache = kernel.param(copy.cache);
+    Value rows = kernel.param(copy.rows);
+    Value offsets = kernel.param(copy.offsets);
+    kernel.forEachBatchRow(rows, offsets, [&](Value row, Value numSequences) {
+      Value batch = k.sequenceOf(offsets, numSequences, row);
+      Value token = k.sub(row, k.loadOffset(offsets, batch));
+      if (copy.isStore())
+        token = k.add(createWriteCacheLength(k.b, k.loc, cache, batch), token);
+      Value slot;
+      Value page = createLookup(k.b, k.loc, cache, batch, token,
+                                copy.isStore(), &slot);
+      k.forLoop(kernel.threadId(gpu::Dimension::x), k.index(chunksPerRow),
+                kernel.blockDim(gpu::Dimension::x), [&](Value chunk) {
+                  Value first = k.mul(chunk, k.index(width));
+                  Value head = k.divu(first, k.index(params.headSize));
+                  Value element = k.remu(first, k.index(params.headSize));
+                  emitRowChunkCopy(k.b, k.loc, cache, rows, row, page, slot,
+                                   head, element, width, copy.direction);
+                });
+    });
   }
+
   GPUKernelTarget target;
 };
 
@@ -212,56 +135,55 @@ struct CopyPagesToGPU : OpRewritePattern<CopyPagesOp> {
       : OpRewritePattern(ctx), target(target) {}
   LogicalResult matchAndRewrite(CopyPagesOp op,
                                 PatternRewriter &rewriter) const override {
-    Location loc = getKernelLoc(op);
-    Value collection = op.getCollection();
-    auto params = PagedCacheParams::get(collection.getType());
+    KernelBuilder host{rewriter, getKernelLoc(op)};
+    auto params = PagedCacheParams::get(op.getCollection().getType());
     int64_t width = getRowVectorWidth(params, nullptr, target.vectorBytes);
     int64_t chunksPerPage = params.pageSize * params.rowElements() / width;
-    int64_t threads = getBlockThreads(chunksPerPage, target);
-    Value pairs = op.getPairs();
-    Value hostPairs = memref::DimOp::create(rewriter, loc, pairs, 0);
-    Value numLayers = NumLayersOp::create(rewriter, loc, collection);
-    Value grid = arith::MinUIOp::create(
-        rewriter, loc, hostPairs, constant(rewriter, loc, target.maxBlocks));
-    emitGuardedLaunch(
-        rewriter, op, bothPositive(rewriter, loc, hostPairs, numLayers), grid,
-        numLayers, threads, {collection, pairs},
-        [&](OpBuilder &b, const KernelLaunch &ids) {
-          Value numPairs = memref::DimOp::create(b, loc, pairs, 0);
-          Value layer = ids.blockY;
-          SmallVector<Value> caches = {
-              GetKeyCacheOp::create(b, loc, collection, layer)};
-          if (!params.mla)
-            caches.push_back(
-                GetValueCacheOp::create(b, loc, collection, layer));
-          emitStridedLoop(b, loc, ids.blockX, numPairs, ids.gridX, [&](OpBuilder &pb, Value pair) {
-            Value src = loadOffset(pb, loc, pairs,
-                                   ValueRange{pair, constant(pb, loc, 0)});
-            Value dst = loadOffset(pb, loc, pairs,
-                                   ValueRange{pair, constant(pb, loc, 1)});
-            Value rowElements = constant(pb, loc, params.rowElements());
-            Value headSize = constant(pb, loc, params.headSize);
-            Value step = constant(pb, loc, width);
-            for (Value cache : caches)
-              emitStridedLoop(
-                  pb, loc, ids.threadX, constant(pb, loc, chunksPerPage),
-                  ids.blockSize, [&](OpBuilder &cb, Value chunk) {
-                    Value first = arith::MulIOp::create(cb, loc, chunk, step);
-                    Value slot =
-                        arith::DivUIOp::create(cb, loc, first, rowElements);
-                    Value inRow =
-                        arith::RemUIOp::create(cb, loc, first, rowElements);
-                    Value head =
-                        arith::DivUIOp::create(cb, loc, inRow, headSize);
-                    Value element =
-                        arith::RemUIOp::create(cb, loc, inRow, headSize);
-                    emitPageChunkCopy(cb, loc, cache, src, dst, slot, head,
-                                      element, width);
-                  });
-          });
-        });
+    Value numPairs = memref::DimOp::create(rewriter, host.loc, op.getPairs(), 0);
+    Value numLayers = NumLayersOp::create(rewriter, host.loc, op.getCollection());
+    Value run = host.andi(host.ult(host.index(0), numPairs),
+                          host.ult(host.index(0), numLayers));
+    LaunchShape shape{host.minu(numPairs, host.index(target.maxBlocks)),
+                      numLayers, host.index(1),
+                      getBlockThreads(chunksPerPage, target)};
+    if (failed(emitGuardedKernel(rewriter, op, run, shape, [&](GPUKernel &kernel) {
+          emitCopyPagesBody(kernel, op, params, width, chunksPerPage);
+        })))
+      return failure();
     rewriter.eraseOp(op);
     return success();
+  }
+
+  /// Block (x, y) copies pair x (grid-stride) of layer y, K then V.
+  static void emitCopyPagesBody(GPUKernel &kernel, CopyPagesOp op,
+                                const PagedCacheParams &params, int64_t width,
+                                int64_t chunksPerPage) {
+    KernelBuilder &k = kernel.builder();
+    Value collection = kernel.param(op.getCollection());
+    Value pairs = kernel.param(op.getPairs());
+    Value layer = kernel.blockId(gpu::Dimension::y);
+    SmallVector<Value> caches = {
+        GetKeyCacheOp::create(k.b, k.loc, collection, layer)};
+    if (!params.mla)
+      caches.push_back(GetValueCacheOp::create(k.b, k.loc, collection, layer));
+    Value numPairs = memref::DimOp::create(k.b, k.loc, pairs, 0);
+    k.forLoop(kernel.blockId(gpu::Dimension::x), numPairs,
+              kernel.gridDim(gpu::Dimension::x), [&](Value pair) {
+      Value src = k.loadOffset(pairs, ValueRange{pair, k.index(0)});
+      Value dst = k.loadOffset(pairs, ValueRange{pair, k.index(1)});
+      for (Value cache : caches)
+        k.forLoop(kernel.threadId(gpu::Dimension::x), k.index(chunksPerPage),
+                  kernel.blockDim(gpu::Dimension::x), [&](Value chunk) {
+          Value first = k.mul(chunk, k.index(width));
+          Value rowElements = k.index(params.rowElements());
+          Value slot = k.divu(first, rowElements);
+          Value inRow = k.remu(first, rowElements);
+          Value head = k.divu(inRow, k.index(params.headSize));
+          Value element = k.remu(inRow, k.index(params.headSize));
+          emitPageChunkCopy(k.b, k.loc, cache, src, dst, slot, head, element,
+                            width);
+        });
+    });
   }
   GPUKernelTarget target;
 };
@@ -302,13 +224,14 @@ struct ConvertKVCacheToGPUPass
       return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     populateKVCacheToGPUConversionPatterns(patterns, target);
-    // One walk, no folding: folding would rewrite the kernels' cache operands
-    // (cache_length of a layer cache folds to its collection), changing what
-    // outlined kernels capture.
+    // One walk, no folding: the host code around the launches stays as the
+    // patterns wrote it.
     walkAndApplyPatterns(getOperation(), std::move(patterns));
     // Ops left over failed to lower and said why.
-    WalkResult result = getOperation()->walk([](AttentionRaggedOp) {
-      return WalkResult::interrupt();
+    WalkResult result = getOperation()->walk([](Operation *op) {
+      return isa<StoreRaggedOp, GatherRaggedOp, CopyPagesOp, AttentionRaggedOp>(op)
+                 ? WalkResult::interrupt()
+                 : WalkResult::advance();
     });
     if (result.wasInterrupted())
       return signalPassFailure();
@@ -321,7 +244,8 @@ struct ConvertKVCacheToGPUPass
 
 void mlir::kvcache::populateKVCacheToGPUConversionPatterns(
     RewritePatternSet &patterns, const GPUKernelTarget &target) {
-  patterns.add<StoreRaggedToGPU, GatherRaggedToGPU, CopyPagesToGPU>(
+  patterns.add<RaggedCopyToGPU<StoreRaggedOp>, RaggedCopyToGPU<GatherRaggedOp>,
+               CopyPagesToGPU>(
       patterns.getContext(), target);
   populateAttentionToGPUConversionPatterns(patterns, target);
 }

@@ -10,7 +10,7 @@
 #include "KVCache/Conversion/KVCacheToSCF/KVCacheToSCF.h"
 #include "KVCache/Conversion/Passes.h"
 #include "KVCache/IR/KVCacheOps.h"
-#include "../KernelCommon/KernelBuilders.h"
+#include "../KernelCommon/KernelBuilder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -31,72 +31,17 @@ using namespace mlir::kvcache;
 
 /// Emits `for (head, element) in [0, H) x [0, D) step width` calling
 /// `body(head, element)`.
-static void emitRowLoops(OpBuilder &builder, Location loc,
-                         const PagedCacheParams &params, int64_t width,
-                         function_ref<void(OpBuilder &, Value, Value)> body) {
-  Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
-  Value one = arith::ConstantIndexOp::create(builder, loc, 1);
-  Value numHeads = arith::ConstantIndexOp::create(builder, loc, params.numHeads);
-  Value headSize = arith::ConstantIndexOp::create(builder, loc, params.headSize);
-  Value step = arith::ConstantIndexOp::create(builder, loc, width);
-  scf::ForOp::create(
-      builder, loc, zero, numHeads, one, ValueRange{},
-      [&](OpBuilder &b, Location l, Value head, ValueRange) {
-        scf::ForOp::create(b, l, zero, headSize, step, ValueRange{},
-                           [&](OpBuilder &bb, Location ll, Value element,
-                               ValueRange) {
-                             body(bb, head, element);
-                             scf::YieldOp::create(bb, ll);
-                           });
-        scf::YieldOp::create(b, l);
-      });
-}
-
-/// store_ragged and gather_ragged: for each sequence b, for each of its rows
-/// r, the token row at position `base(b) + r - offsets[b]` moves between
-/// `rows[r]` and the cache, where base is cache_length(b) for store_ragged
-/// and 0 for gather_ragged.
-template <typename OpTy>
-static void lowerRaggedCopy(OpTy op, PatternRewriter &rewriter, Value rows,
-                            Value offsets, RowCopyDirection direction,
-                            int64_t vectorBytes) {
-  Location loc = getKernelLoc(op);
-  Value cache = op.getCache();
-  auto params = PagedCacheParams::get(cache.getType());
-  int64_t width =
-      getRowVectorWidth(params, cast<MemRefType>(rows.getType()), vectorBytes);
-  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-  Value numSequences = getNumSequences(rewriter, loc, offsets);
-  scf::ForOp::create(
-      rewriter, loc, zero, numSequences, one, ValueRange{},
-      [&](OpBuilder &b, Location l, Value batch, ValueRange) {
-        Value first = loadOffset(b, l, offsets, batch);
-        Value next = arith::AddIOp::create(b, l, batch, one);
-        Value end = loadOffset(b, l, offsets, next);
-        Value base = direction == RowCopyDirection::ToCache
-                         ? createWriteCacheLength(b, l, cache, batch)
-                         : zero;
-        scf::ForOp::create(
-            b, l, first, end, one, ValueRange{},
-            [&](OpBuilder &rb, Location rl, Value row, ValueRange) {
-              Value delta = arith::SubIOp::create(rb, rl, row, first);
-              Value token = arith::AddIOp::create(rb, rl, base, delta);
-              Value slot;
-              Value page = createLookup(
-                  rb, rl, cache, batch, token,
-                  direction == RowCopyDirection::ToCache, &slot);
-              emitRowLoops(rb, rl, params, width,
-                           [&](OpBuilder &eb, Value head, Value element) {
-                             emitRowChunkCopy(eb, rl, cache, rows, row, page,
-                                              slot, head, element, width,
-                                              direction);
-                           });
-              scf::YieldOp::create(rb, rl);
-            });
-        scf::YieldOp::create(b, l);
-      });
-  rewriter.eraseOp(op);
+static void emitRowLoops(KernelBuilder &k, const PagedCacheParams &params,
+                         int64_t width,
+                         function_ref<void(Value, Value)> body) {
+  Value zero = k.index(0), one = k.index(1);
+  Value numHeads = k.index(params.numHeads);
+  Value headSize = k.index(params.headSize);
+  Value step = k.index(width);
+  k.forLoop(zero, numHeads, one, [&](Value head) {
+    k.forLoop(zero, headSize, step,
+              [&](Value element) { body(head, element); });
+  });
 }
 
 namespace {
@@ -109,22 +54,39 @@ struct DataMovementPattern : OpRewritePattern<OpTy> {
   int64_t vectorBytes;
 };
 
-struct StoreRaggedToSCF : DataMovementPattern<StoreRaggedOp> {
-  using DataMovementPattern::DataMovementPattern;
-  LogicalResult matchAndRewrite(StoreRaggedOp op,
+/// store_ragged and gather_ragged: for each sequence b, for each of its rows
+/// r, the token row at position `base(b) + r - offsets[b]` moves between
+/// `rows[r]` and the cache, where base is cache_length(b) for store_ragged
+/// and 0 for gather_ragged.
+template <typename OpTy>
+struct RaggedCopyToSCF : DataMovementPattern<OpTy> {
+  using DataMovementPattern<OpTy>::DataMovementPattern;
+  LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
-    lowerRaggedCopy(op, rewriter, op.getValues(), op.getRowOffsets(),
-                    RowCopyDirection::ToCache, vectorBytes);
-    return success();
-  }
-};
-
-struct GatherRaggedToSCF : DataMovementPattern<GatherRaggedOp> {
-  using DataMovementPattern::DataMovementPattern;
-  LogicalResult matchAndRewrite(GatherRaggedOp op,
-                                PatternRewriter &rewriter) const override {
-    lowerRaggedCopy(op, rewriter, op.getOut(), op.getCtxOffsets(),
-                    RowCopyDirection::FromCache, vectorBytes);
+    RaggedCopy copy = RaggedCopy::get(op);
+    KernelBuilder k{rewriter, getKernelLoc(op)};
+    auto params = PagedCacheParams::get(copy.cache.getType());
+    int64_t width = getRowVectorWidth(
+        params, cast<MemRefType>(copy.rows.getType()), this->vectorBytes);
+    Value zero = k.index(0), one = k.index(1);
+    k.forLoop(zero, k.numSequences(copy.offsets), one, [&](Value batch) {
+      Value first = k.loadOffset(copy.offsets, batch);
+      Value end = k.loadOffset(copy.offsets, k.add(batch, one));
+      Value base = copy.isStore()
+                       ? createWriteCacheLength(k.b, k.loc, copy.cache, batch)
+                       : zero;
+      k.forLoop(first, end, one, [&](Value row) {
+        Value token = k.add(base, k.sub(row, first));
+        Value slot;
+        Value page = createLookup(k.b, k.loc, copy.cache, batch, token,
+                                  copy.isStore(), &slot);
+        emitRowLoops(k, params, width, [&](Value head, Value element) {
+          emitRowChunkCopy(k.b, k.loc, copy.cache, copy.rows, row, page, slot,
+                           head, element, width, copy.direction);
+        });
+      });
+    });
+    rewriter.eraseOp(op);
     return success();
   }
 };
@@ -135,48 +97,32 @@ struct CopyPagesToSCF : DataMovementPattern<CopyPagesOp> {
   using DataMovementPattern::DataMovementPattern;
   LogicalResult matchAndRewrite(CopyPagesOp op,
                                 PatternRewriter &rewriter) const override {
-    Location loc = getKernelLoc(op);
+    KernelBuilder k{rewriter, getKernelLoc(op)};
     Value collection = op.getCollection();
     auto params = PagedCacheParams::get(collection.getType());
     int64_t width = getRowVectorWidth(params, /*rows=*/nullptr, vectorBytes);
-    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-    Value pageSize = arith::ConstantIndexOp::create(rewriter, loc,
-                                                    params.pageSize);
+    Value zero = k.index(0), one = k.index(1);
+    Value pageSize = k.index(params.pageSize);
     Value pairs = op.getPairs();
-    Value numPairs = memref::DimOp::create(rewriter, loc, pairs, 0);
-    Value numLayers = NumLayersOp::create(rewriter, loc, collection);
-    scf::ForOp::create(
-        rewriter, loc, zero, numPairs, one, ValueRange{},
-        [&](OpBuilder &b, Location l, Value pair, ValueRange) {
-          Value src = loadOffset(b, l, pairs, ValueRange{pair, zero});
-          Value dst = loadOffset(b, l, pairs, ValueRange{pair, one});
-          scf::ForOp::create(
-              b, l, zero, numLayers, one, ValueRange{},
-              [&](OpBuilder &lb, Location ll, Value layer, ValueRange) {
-                SmallVector<Value> caches = {
-                    GetKeyCacheOp::create(lb, ll, collection, layer)};
-                if (!params.mla)
-                  caches.push_back(
-                      GetValueCacheOp::create(lb, ll, collection, layer));
-                for (Value cache : caches)
-                  scf::ForOp::create(
-                      lb, ll, zero, pageSize, one, ValueRange{},
-                      [&](OpBuilder &sb, Location sl, Value slot,
-                          ValueRange) {
-                        emitRowLoops(sb, sl, params, width,
-                                     [&](OpBuilder &eb, Value head,
-                                         Value element) {
-                                       emitPageChunkCopy(eb, sl, cache, src,
-                                                         dst, slot, head,
-                                                         element, width);
-                                     });
-                        scf::YieldOp::create(sb, sl);
-                      });
-                scf::YieldOp::create(lb, ll);
-              });
-          scf::YieldOp::create(b, l);
-        });
+    Value numPairs = memref::DimOp::create(rewriter, k.loc, pairs, 0);
+    Value numLayers = NumLayersOp::create(rewriter, k.loc, collection);
+    k.forLoop(zero, numPairs, one, [&](Value pair) {
+      Value src = k.loadOffset(pairs, ValueRange{pair, zero});
+      Value dst = k.loadOffset(pairs, ValueRange{pair, one});
+      k.forLoop(zero, numLayers, one, [&](Value layer) {
+        SmallVector<Value> caches = {
+            GetKeyCacheOp::create(k.b, k.loc, collection, layer)};
+        if (!params.mla)
+          caches.push_back(GetValueCacheOp::create(k.b, k.loc, collection, layer));
+        for (Value cache : caches)
+          k.forLoop(zero, pageSize, one, [&](Value slot) {
+            emitRowLoops(k, params, width, [&](Value head, Value element) {
+              emitPageChunkCopy(k.b, k.loc, cache, src, dst, slot, head,
+                                element, width);
+            });
+          });
+      });
+    });
     rewriter.eraseOp(op);
     return success();
   }
@@ -196,9 +142,8 @@ struct ConvertKVCacheToSCFPass
       return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     populateKVCacheToSCFConversionPatterns(patterns, vectorBytes);
-    // One walk, no folding: folding would rewrite the kernels' cache operands
-    // (cache_length of a layer cache folds to its collection), changing what
-    // outlined kernels capture.
+    // One walk, no folding: the code around the loops stays as the patterns
+    // wrote it.
     walkAndApplyPatterns(getOperation(), std::move(patterns));
     WalkResult result = getOperation()->walk([](AttentionRaggedOp op) {
       op.emitOpError("cannot be lowered: q and out need a unit innermost "
@@ -214,7 +159,8 @@ struct ConvertKVCacheToSCFPass
 
 void mlir::kvcache::populateKVCacheToSCFConversionPatterns(
     RewritePatternSet &patterns, int64_t vectorBytes) {
-  patterns.add<StoreRaggedToSCF, GatherRaggedToSCF, CopyPagesToSCF>(
+  patterns.add<RaggedCopyToSCF<StoreRaggedOp>, RaggedCopyToSCF<GatherRaggedOp>,
+               CopyPagesToSCF>(
       patterns.getContext(), vectorBytes);
   populateAttentionToSCFConversionPatterns(patterns);
 }

@@ -27,7 +27,9 @@ module {
   // BOUNDS: %[[C1:[a-z0-9_]+]] = arith.constant 1 : index
   // BOUNDS: %[[GRID:[a-z0-9_]+]] = arith.minui %{{[a-z0-9_]+}}, %[[C1]] : index
   // BOUNDS: %[[C128:[a-z0-9_]+]] = arith.constant 128 : index
-  // BOUNDS: gpu.launch blocks({{.*}}) in (%{{[a-z0-9_]+}} = %[[GRID]], {{.*}}) threads({{.*}}) in (%{{[a-z0-9_]+}} = %[[C128]],
+  // BOUNDS: gpu.launch_func @kvcache_kernels::@store_ragged_store_ragged blocks in (%[[GRID]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) threads in (%[[C128]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}})
+  // BOUNDS-LABEL: gpu.func @store_ragged_store_ragged(
+  // BOUNDS-SAME: kernel attributes {known_block_size = array<i32: 128, 1, 1>}
   func.func @store_ragged(%cache: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>,
                           %new: memref<?x8x128xf16>, %row_offsets: memref<?xi32>) {
     kvcache.store_ragged %cache, %new, %row_offsets

@@ -48,9 +48,9 @@ LogicalResult verifyChip(StringRef chip,
                          function_ref<InFlightDiagnostic()> emitError);
 
 /// Patterns lowering store_ragged, gather_ragged, copy_pages and
-/// attention_ragged to
-/// `gpu.launch` kernels written with kvcache access ops (outline them with
-/// gpu-kernel-outlining; kvcache-to-ptx does).
+/// attention_ragged to kernels written with kvcache access ops: `gpu.func`s
+/// in `gpu.module @kvcache_kernels` (created when missing) whose parameters
+/// are the op's kernel operands in order, launched by `gpu.launch_func`.
 void populateKVCacheToGPUConversionPatterns(RewritePatternSet &patterns,
                                             const GPUKernelTarget &target);
 

@@ -1,0 +1,107 @@
+//===- AttentionPlan.cpp - the static shape of the attention kernel -------===//
+//
+// Part of the kvcache-mlir project.
+//
+// How the attention kernel maps a head onto threads (lanes per key, slice
+// width), how many keys a step takes, how many query heads a pass over the
+// keys carries, and whether K/V go through shared memory with cp.async, all
+// within 48 KiB of shared memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttentionKernels.h"
+#include "../KernelCommon/KernelBuilders.h"
+
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::kvcache;
+using namespace mlir::kvcache::attention;
+
+namespace {
+constexpr int64_t kSharedBytes = 48 * 1024;
+/// Query heads one pass over the keys handles at most (each holds a running
+/// (m, l, o) in registers).
+constexpr int64_t kMaxHeadsPerPass = 8;
+} // namespace
+
+FailureOr<AttentionPlan>
+attention::makeAttentionPlan(AttentionRaggedOp op,
+                             const GPUKernelTarget &target) {
+  auto params = PagedCacheParams::get(op.getKeyCache().getType());
+  for (Value rows : {op.getQ(), op.getOut()}) {
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(cast<MemRefType>(rows.getType())
+                   .getStridesAndOffset(strides, offset)) ||
+        strides.back() != 1)
+      return op.emitOpError("cannot be lowered: q and out need a unit "
+                            "innermost stride (copy them into contiguous "
+                            "buffers)");
+  }
+  AttentionPlan plan;
+  plan.headSize = params.headSize;
+  plan.kvHeads = params.numHeads;
+  plan.qHeads = cast<MemRefType>(op.getQ().getType()).getDimSize(1);
+  plan.group = plan.qHeads / plan.kvHeads;
+  plan.elementType = params.elementType;
+  plan.elementBytes = llvm::divideCeil(params.elementType.getIntOrFloatBitWidth(), 8);
+  // Lanes per key: a power of two dividing head_size, at most 32; the
+  // fewest that keep a lane's slice within 16 bytes (one vector access, few
+  // registers for q and the accumulators), else as many as divide it. Head
+  // sizes like 80, 96 or 112 so get slices of 5-7 elements instead of 40,
+  // 24 or 56 (which spilled).
+  int64_t maxLanes = std::min<int64_t>(
+      int64_t(1) << llvm::countr_zero(uint64_t(params.headSize)), 32);
+  plan.lanes = 1;
+  while (plan.lanes < maxLanes &&
+         (params.headSize / plan.lanes) * plan.elementBytes > 16)
+    plan.lanes *= 2;
+  plan.width = params.headSize / plan.lanes;
+  int64_t sliceBytes = plan.width * plan.elementBytes;
+  // cp.async exists from sm_80; older chips load K and V straight from the
+  // cache.
+  plan.asyncCopy = (sliceBytes == 4 || sliceBytes == 8 || sliceBytes == 16) &&
+                   getChipVersion(target.chip) >= 80;
+  // q and out slices: aligned as far as their layouts and the slice allow.
+  auto qType = cast<MemRefType>(op.getQ().getType());
+  auto outType = cast<MemRefType>(op.getOut().getType());
+  int64_t rowWidth = std::min(getRowVectorWidth(params, qType, target.vectorBytes),
+                              getRowVectorWidth(params, outType, target.vectorBytes));
+  plan.rowAlignment = std::min<int64_t>(
+      rowWidth * plan.elementBytes,
+      int64_t(1) << llvm::countr_zero(uint64_t(sliceBytes)));
+  plan.keysPerStep = std::max<int64_t>(target.attentionThreads / plan.lanes, 1);
+  // Head indices are computed in 32-bit-safe ranges on the device.
+  if (plan.qHeads >= (int64_t(1) << 31))
+    return op.emitOpError("cannot be lowered to the GPU: q has ")
+           << plan.qHeads << " heads, more than 2^31 - 1";
+  // As few passes as 8 heads per pass allow, the heads spread evenly over
+  // them (a group of 12: 2 passes of 6, not 8 + 4 with 4 idle slots).
+  // Wide slices (head sizes with few factors of two) hold fewer heads per
+  // pass: about 64 floats of q and accumulators per thread at most.
+  int64_t maxHeads = std::clamp<int64_t>(64 / plan.width, 1, kMaxHeadsPerPass);
+  plan.headsPerPass = llvm::divideCeil(plan.group,
+                                llvm::divideCeil(plan.group, maxHeads));
+  // Shared memory: K and V slices of two steps (cp.async) and the partial
+  // states (D + 2 floats) of every key group and head of a pass. Reduce the
+  // keys per step first, then the heads per pass.
+  auto sharedBytes = [&](int64_t keys, int64_t heads) {
+    int64_t kv = plan.asyncCopy ? 2 * 2 * keys * plan.headSize * plan.elementBytes : 0;
+    return kv + keys * heads * (plan.headSize + 2) * 4;
+  };
+  while (plan.keysPerStep > 1 &&
+         sharedBytes(plan.keysPerStep, plan.headsPerPass) > kSharedBytes)
+    plan.keysPerStep /= 2;
+  while (plan.headsPerPass > 1 && sharedBytes(plan.keysPerStep, plan.headsPerPass) > kSharedBytes)
+    plan.headsPerPass /= 2;
+  if (sharedBytes(plan.keysPerStep, plan.headsPerPass) > kSharedBytes)
+    return op.emitOpError("cannot be lowered to the GPU: one key of ")
+           << plan.headSize
+           << " elements needs more than 48 KiB of shared memory; use a "
+              "smaller head size";
+  plan.threads = plan.keysPerStep * plan.lanes;
+  return plan;
+}

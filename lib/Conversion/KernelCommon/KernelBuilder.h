@@ -1,0 +1,170 @@
+//===- KernelBuilder.h - the vocabulary kernel lowerings build with -*- C++ -*-//
+//
+// Part of the kvcache-mlir project.
+//
+// One builder for every kernel-op lowering (CPU loops, GPU kernels): index
+// and f32 arithmetic, loops and conditionals, vector helpers, the ragged-
+// offset reads, all bound to one location. The free functions of
+// KernelBuilders.h stay the implementation of the cache-facing pieces.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KVCACHE_LIB_CONVERSION_KERNELCOMMON_KERNELBUILDER_H
+#define KVCACHE_LIB_CONVERSION_KERNELCOMMON_KERNELBUILDER_H
+
+#include "KernelBuilders.h"
+
+#include "KVCache/IR/KVCacheOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+namespace mlir::kvcache {
+
+/// Builds the ops of a kernel at one location.
+struct KernelBuilder {
+  OpBuilder &b;
+  Location loc;
+
+  //===--- constants and index arithmetic --------------------------------===//
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value f32(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  }
+  /// A vector of `type` with every element `v`.
+  Value splatConstant(VectorType type, double v) {
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(type, b.getFloatAttr(
+                                                 type.getElementType(), v)));
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value divu(Value x, Value y) { return arith::DivUIOp::create(b, loc, x, y); }
+  Value remu(Value x, Value y) { return arith::RemUIOp::create(b, loc, x, y); }
+  Value minu(Value x, Value y) { return arith::MinUIOp::create(b, loc, x, y); }
+  Value maxu(Value x, Value y) { return arith::MaxUIOp::create(b, loc, x, y); }
+  Value ceilDiv(Value x, Value y) {
+    return arith::CeilDivUIOp::create(b, loc, x, y);
+  }
+  /// `index` truncated to i32 (its value must fit in 32 bits unsigned), for
+  /// device divisions of quantities bounded by an i32 (key counts: at most
+  /// max_cache_length): a division of i32 is one div.u32 in PTX, one of
+  /// index a div.u64 (a long software sequence) behind a 32-bit bypass.
+  Value toI32(Value index) {
+    return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), index);
+  }
+  /// An unsigned i32 as an index.
+  Value toIndex(Value i32) {
+    return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), i32);
+  }
+  Value cmp(arith::CmpIPredicate predicate, Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, predicate, x, y);
+  }
+  Value ult(Value x, Value y) { return cmp(arith::CmpIPredicate::ult, x, y); }
+  Value uge(Value x, Value y) { return cmp(arith::CmpIPredicate::uge, x, y); }
+  Value eq(Value x, Value y) { return cmp(arith::CmpIPredicate::eq, x, y); }
+  Value andi(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
+  Value select(Value c, Value x, Value y) {
+    return arith::SelectOp::create(b, loc, c, x, y);
+  }
+
+  //===--- f32 arithmetic -------------------------------------------------===//
+  Value fadd(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+  Value fsub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
+  Value fmul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  Value fdiv(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
+  Value fmax(Value x, Value y) {
+    return arith::MaximumFOp::create(b, loc, x, y);
+  }
+  /// x * y + z, fused (one rounding), on f32 scalars.
+  Value fma(Value x, Value y, Value z);
+  /// x * y + z, fused, on f32 vectors.
+  Value vectorFma(Value x, Value y, Value z) {
+    return vector::FMAOp::create(b, loc, x, y, z);
+  }
+  /// The dot product of two f32 vectors as a chain of fused multiply-adds
+  /// (a product and a vector.reduction would be separate multiplies and
+  /// adds: arith carries no contraction flag by default).
+  Value dot(Value x, Value y);
+  /// The sum of the elements of an f32 vector.
+  Value sum(Value v) {
+    return vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, v);
+  }
+  /// 2^x through math.exp2 (the CPU's libm).
+  Value exp2(Value x);
+  /// 2^x through NVVM's ex2.approx (GPU kernels: no libdevice needed).
+  Value exp2Approx(Value x);
+
+  //===--- vectors --------------------------------------------------------===//
+  Value splat(Value scalar, VectorType type) {
+    return vector::BroadcastOp::create(b, loc, type, scalar);
+  }
+  /// `v` (a vector, or a scalar) extended to `type`'s element width.
+  Value widen(Value v, Type type) {
+    return v.getType() == type ? v : arith::ExtFOp::create(b, loc, type, v);
+  }
+  /// `v` rounded to `type` (same shape, narrower floats).
+  Value narrow(Value v, Type type) {
+    return v.getType() == type ? v : arith::TruncFOp::create(b, loc, type, v);
+  }
+
+  //===--- GPU ------------------------------------------------------------===//
+  /// The sum of `value` over the `lanes` consecutive lanes of a key (xor
+  /// shuffles within a warp).
+  Value laneSum(Value value, int64_t lanes);
+
+  //===--- ragged offsets -------------------------------------------------===//
+  /// `memref[indices]` (an unsigned i32) as an index.
+  Value loadOffset(Value memref, ValueRange indices) {
+    return kvcache::loadOffset(b, loc, memref, indices);
+  }
+  /// max(size(offsets) - 1, 0).
+  Value numSequences(Value offsets) {
+    return getNumSequences(b, loc, offsets);
+  }
+  /// The sequence of ragged row `row` (binary search over `offsets`).
+  Value sequenceOf(Value offsets, Value numSequences, Value row) {
+    return emitSequenceSearch(b, loc, offsets, numSequences, row);
+  }
+
+  //===--- control flow ---------------------------------------------------===//
+  /// `for (iv = lower; iv < upper; iv += step) body(iv)`.
+  void forLoop(Value lower, Value upper, Value step,
+               function_ref<void(Value)> body);
+  /// A loop carrying `init`: `body(iv, carried)` returns the next values;
+  /// returns the final ones.
+  SmallVector<Value>
+  forLoop(Value lower, Value upper, Value step, ValueRange init,
+          function_ref<SmallVector<Value>(Value, ValueRange)> body);
+  /// `if (cond) body()`.
+  void ifThen(Value cond, function_ref<void()> body);
+  /// `cond ? thenBody() : elseBody()` for values of `types`.
+  SmallVector<Value> ifThenElse(Value cond, TypeRange types,
+                                function_ref<SmallVector<Value>()> thenBody,
+                                function_ref<SmallVector<Value>()> elseBody);
+};
+
+/// What store_ragged and gather_ragged share: rows `rows[r]` of sequence b
+/// (r in [offsets[b], offsets[b+1])) move to or from token position
+/// `base(b) + r - offsets[b]` of `cache` (base: cache_length(b) for a store,
+/// 0 for a gather).
+struct RaggedCopy {
+  Value cache, rows, offsets;
+  RowCopyDirection direction;
+
+  static RaggedCopy get(StoreRaggedOp op) {
+    return {op.getCache(), op.getValues(), op.getRowOffsets(),
+            RowCopyDirection::ToCache};
+  }
+  static RaggedCopy get(GatherRaggedOp op) {
+    return {op.getCache(), op.getOut(), op.getCtxOffsets(),
+            RowCopyDirection::FromCache};
+  }
+  bool isStore() const { return direction == RowCopyDirection::ToCache; }
+};
+
+} // namespace mlir::kvcache
+
+#endif // KVCACHE_LIB_CONVERSION_KERNELCOMMON_KERNELBUILDER_H
