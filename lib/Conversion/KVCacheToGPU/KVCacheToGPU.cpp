@@ -13,6 +13,7 @@
 #include "KVCache/Conversion/KVCacheToGPU/KVCacheToGPU.h"
 #include "AttentionToGPU.h"
 #include "GPUKernel.h"
+#include "../KernelCommon/Softmax.h"
 #include "KVCache/Conversion/Passes.h"
 #include "KVCache/IR/KVCacheOps.h"
 #include "../KernelCommon/KernelBuilders.h"
@@ -107,9 +108,13 @@ struct RaggedCopyToGPU : OpRewritePattern<OpTy> {
     Value offsets = kernel.param(copy.offsets);
     kernel.forEachBatchRow(rows, offsets, [&](Value row, Value numSequences) {
       Value batch = k.sequenceOf(offsets, numSequences, row);
-      Value token = k.sub(row, k.loadOffset(offsets, batch));
-      if (copy.isStore())
-        token = k.add(createWriteCacheLength(k.b, k.loc, cache, batch), token);
+      Value start = k.loadOffset(offsets, batch);
+      Value token =
+          copy.isStore()
+              ? getRowPosition(
+                    k, createWriteCacheLength(k.b, k.loc, cache, batch), row,
+                    start)
+              : k.sub(row, start);
       Value slot;
       Value page = createLookup(k.b, k.loc, cache, batch, token,
                                 copy.isStore(), &slot);

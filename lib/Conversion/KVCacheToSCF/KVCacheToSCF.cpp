@@ -10,7 +10,7 @@
 #include "KVCache/Conversion/KVCacheToSCF/KVCacheToSCF.h"
 #include "KVCache/Conversion/Passes.h"
 #include "KVCache/IR/KVCacheOps.h"
-#include "../KernelCommon/KernelBuilder.h"
+#include "../KernelCommon/Softmax.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -76,7 +76,7 @@ struct RaggedCopyToSCF : DataMovementPattern<OpTy> {
                        ? createWriteCacheLength(k.b, k.loc, copy.cache, batch)
                        : zero;
       k.forLoop(first, end, one, [&](Value row) {
-        Value token = k.add(base, k.sub(row, first));
+        Value token = getRowPosition(k, base, row, first);
         Value slot;
         Value page = createLookup(k.b, k.loc, copy.cache, batch, token,
                                   copy.isStore(), &slot);

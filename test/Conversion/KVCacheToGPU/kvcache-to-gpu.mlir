@@ -109,8 +109,8 @@
 // KERNEL-NEXT: }
 // KERNEL-NEXT: %[[START_I32:[a-z0-9_]+]] = memref.load %[[ROW_OFFSETS]][%[[SEARCH]]#0] : memref<?xi32>
 // KERNEL-NEXT: %[[START:[a-z0-9_]+]] = arith.index_castui %[[START_I32]] : i32 to index
-// KERNEL-NEXT: %[[DELTA:[a-z0-9_]+]] = arith.subi %[[ROW]], %[[START]] : index
 // KERNEL-NEXT: %[[CACHE_LENGTH:[a-z0-9_]+]] = kvcache.cache_length %[[CACHE]][%[[SEARCH]]#0]{{.*}}{kvcache.serves_write}
+// KERNEL-NEXT: %[[DELTA:[a-z0-9_]+]] = arith.subi %[[ROW]], %[[START]] : index
 // KERNEL-NEXT: %[[TOKEN:[a-z0-9_]+]] = arith.addi %[[CACHE_LENGTH]], %[[DELTA]] : index
 // KERNEL-NEXT: %[[PAGE:[a-z0-9_]+]], %[[SLOT:[a-z0-9_]+]] = kvcache.lookup %[[CACHE]][%[[SEARCH]]#0, %[[TOKEN]]]
 // KERNEL-NOT: kvcache.lookup
