@@ -15,6 +15,8 @@
 using namespace mlir;
 using namespace mlir::kvcache;
 
+#include "KVCache/IR/KVCacheInterfaces.cpp.inc"
+
 #define GET_OP_CLASSES
 #include "KVCache/IR/KVCacheOps.cpp.inc"
 

@@ -8,6 +8,7 @@
 #define KVCACHE_IR_KVCACHEOPS_TD
 
 include "KVCache/IR/KVCacheDialect.td"
+include "KVCache/IR/KVCacheInterfaces.td"
 include "KVCache/IR/KVCacheTypes.td"
 include "mlir/IR/OpAsmInterface.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
@@ -327,7 +328,8 @@ def KVCache_TileOp : KVCache_Op<"tile", [Pure]> {
 // Kernel ops
 //===----------------------------------------------------------------------===//
 
-def KVCache_StoreRaggedOp : KVCache_Op<"store_ragged"> {
+def KVCache_StoreRaggedOp
+    : KVCache_Op<"store_ragged", [KVCache_KernelOpInterface]> {
   let summary = "Appends a ragged batch of new tokens to the cache";
   let description = [{
     MAX's `kv_cache.store.paged.ragged`. `values` is `[T, num_heads,
@@ -351,7 +353,8 @@ def KVCache_StoreRaggedOp : KVCache_Op<"store_ragged"> {
   let hasVerifier = 1;
 }
 
-def KVCache_GatherRaggedOp : KVCache_Op<"gather_ragged"> {
+def KVCache_GatherRaggedOp
+    : KVCache_Op<"gather_ragged", [KVCache_KernelOpInterface]> {
   let summary = "Reads the contexts of a ragged batch out of the cache";
   let description = [{
     The inverse of `store_ragged` for reading a context: `out` row `r` in
@@ -373,7 +376,8 @@ def KVCache_GatherRaggedOp : KVCache_Op<"gather_ragged"> {
   let hasVerifier = 1;
 }
 
-def KVCache_CopyPagesOp : KVCache_Op<"copy_pages"> {
+def KVCache_CopyPagesOp
+    : KVCache_Op<"copy_pages", [KVCache_KernelOpInterface]> {
   let summary = "Copies whole pages, every layer, K and V";
   let description = [{
     For each row `(src, dst)` of `pairs` (`memref<?x2xi32>`), copies physical
@@ -395,7 +399,8 @@ def KVCache_CopyPagesOp : KVCache_Op<"copy_pages"> {
   let hasVerifier = 1;
 }
 
-def KVCache_AttentionRaggedOp : KVCache_Op<"attention_ragged"> {
+def KVCache_AttentionRaggedOp
+    : KVCache_Op<"attention_ragged", [KVCache_KernelOpInterface]> {
   let summary = "Causal paged attention over a ragged batch";
   let description = [{
     MAX's `mha.ragged.paged`. Query row `r` of sequence `b` sits at absolute
