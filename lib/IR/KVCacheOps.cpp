@@ -324,8 +324,8 @@ LogicalResult MaxCacheLengthOp::canonicalize(MaxCacheLengthOp op,
 }
 
 Speculation::Speculatability LookupOp::getSpeculatability() {
-  bool checkedAsWrite = getCache().getType().getAssertWriteMode() == 1 &&
-                        !(*this)->hasAttr(getReadOnlyAttrName());
+  bool checkedAsWrite =
+      getCache().getType().getAssertWriteMode() == 1 && !getReadOnly();
   return checkedAsWrite ? Speculation::NotSpeculatable
                         : Speculation::Speculatable;
 }

@@ -94,11 +94,17 @@ def KVCache_CacheLengthOp : KVCache_Op<"cache_length", [Pure]> {
     collection or on a layer cache; on a layer cache it folds to the
     collection the cache came from.
 
+    The kernel-op lowerings set the unit attribute `serves_write` on a
+    `cache_length` that is the base position of a write (a `store_ragged`
+    row): an `assert_write_mode = 1` cache checks it like the write.
+
     ```mlir
     %n = kvcache.cache_length %c[%b] : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
+    %w = kvcache.cache_length %c[%b] {serves_write} : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
     ```
   }];
-  let arguments = (ins KVCache_AnyPagedType:$cache, Index:$batch);
+  let arguments = (ins KVCache_AnyPagedType:$cache, Index:$batch,
+                       UnitAttr:$serves_write);
   let results = (outs Index:$result);
   let assemblyFormat = [{
     $cache `[` $batch `]` attr-dict `:` qualified(type($cache))
@@ -189,27 +195,22 @@ def KVCache_LookupOp : KVCache_Op<"lookup",
     lookups. On an `assert_write_mode = 1` cache a lookup carries the
     run-time checks of the write it serves, so it is not speculated (not
     hoisted out of loops that may not run); lookups that serve only reads
-    carry the unit attribute `kvcache.read_only` (set by
-    `kvcache-expand-accesses`) and are not checked in that mode.
+    carry the unit attribute `read_only` (set by `kvcache-expand-accesses`
+    and the kernel-op lowerings) and are not checked in that mode.
 
     ```mlir
     %page, %slot = kvcache.lookup %k[%b, %t] : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>
+    %rpage, %rslot = kvcache.lookup %k[%b, %t] {read_only} : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16, assert_write_mode = 1>
     ```
   }];
   let arguments = (ins KVCache_PagedCacheType:$cache, Index:$batch,
-                       Index:$token);
+                       Index:$token, UnitAttr:$read_only);
   let results = (outs Index:$page, Index:$slot);
   let assemblyFormat = [{
     $cache `[` $batch `,` $token `]` attr-dict `:` qualified(type($cache))
   }];
   let extraClassDeclaration = [{
     ::mlir::Speculation::Speculatability getSpeculatability();
-    /// Unit attribute `kvcache-expand-accesses` puts on the lookups of loads
-    /// from an `assert_write_mode = 1` cache: they serve reads, which that
-    /// mode does not check.
-    static ::llvm::StringRef getReadOnlyAttrName() {
-      return "kvcache.read_only";
-    }
   }];
 }
 
@@ -268,12 +269,18 @@ def KVCache_PageLoadOp : KVCache_Op<"page_load"> {
     `kvcache.load` with the page already resolved: `page` and `slot` as
     `kvcache.lookup` returns them.
 
+    The kernel-op lowerings set the unit attribute `serves_write` on a
+    `page_load` that is part of a write (the source of a `copy_pages`): an
+    `assert_write_mode = 1` cache checks it like the write.
+
     ```mlir
     %y = kvcache.page_load %k[%page, %slot, %h, %d] : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16> -> vector<8xf16>
+    %z = kvcache.page_load %k[%src, %slot, %h, %d] {serves_write} : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16> -> vector<8xf16>
     ```
   }];
   let arguments = (ins Arg<KVCache_PagedCacheType, "cache read", [MemRead]>:$cache,
-                       Index:$page, Index:$slot, Index:$head, Index:$element);
+                       Index:$page, Index:$slot, Index:$head, Index:$element,
+                       UnitAttr:$serves_write);
   let results = (outs AnyType:$result);
   let assemblyFormat = [{
     $cache `[` $page `,` $slot `,` $head `,` $element `]` attr-dict `:`

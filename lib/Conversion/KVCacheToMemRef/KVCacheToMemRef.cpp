@@ -256,11 +256,6 @@ Value AccessEmitter::cacheLength(Value batch) {
 
 namespace {
 
-/// Whether a read op is part of a write (marked by a kernel-op lowering).
-static bool servesWrite(Operation *op) {
-  return op->hasAttr(KVCacheDialect::getServesWriteAttrName());
-}
-
 /// Base of the access-op patterns: knows whether an op is checked.
 template <typename OpTy>
 struct AccessPattern : OpConversionPattern<OpTy> {
@@ -271,7 +266,7 @@ struct AccessPattern : OpConversionPattern<OpTy> {
   /// Reads are checked with `checked=true`; writes also when the cache has
   /// `assert_write_mode = 1`. Lookups count as writes there (a store is a
   /// lookup plus a page_store once accesses are expanded) unless marked
-  /// `kvcache.read_only`.
+  /// `read_only`.
   bool isChecked(Type cacheType, bool isWrite) const {
     return options.checked ||
            (isWrite && PagedCacheParams::get(cacheType).assertWriteMode == 1);
@@ -354,7 +349,8 @@ struct CacheLengthLowering : AccessPattern<CacheLengthOp> {
   matchAndRewrite(CacheLengthOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     AccessEmitter emitter = this->emitter(rewriter, op, op.getCache().getType(),
-                                          adaptor.getCache(), servesWrite(op));
+                                          adaptor.getCache(),
+                                          op.getServesWrite());
     rewriter.replaceOp(op, emitter.cacheLength(adaptor.getBatch().front()));
     return success();
   }
@@ -395,9 +391,9 @@ struct LookupLowering : AccessPattern<LookupOp> {
   LogicalResult
   matchAndRewrite(LookupOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    bool servesWrite = !op->hasAttr(LookupOp::getReadOnlyAttrName());
     AccessEmitter emitter = this->emitter(rewriter, op, op.getCache().getType(),
-                                          adaptor.getCache(), servesWrite);
+                                          adaptor.getCache(),
+                                          /*isWrite=*/!op.getReadOnly());
     auto [page, slot] = emitter.lookup(adaptor.getBatch().front(),
                                        adaptor.getToken().front());
     rewriter.replaceOp(op, {page, slot});
@@ -445,7 +441,8 @@ struct PageLoadLowering : AccessPattern<PageLoadOp> {
   matchAndRewrite(PageLoadOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     AccessEmitter emitter = this->emitter(rewriter, op, op.getCache().getType(),
-                                          adaptor.getCache(), servesWrite(op));
+                                          adaptor.getCache(),
+                                          op.getServesWrite());
     rewriter.replaceOp(op, emitter.load(op.getType(), adaptor.getPage().front(),
                                         adaptor.getSlot().front(),
                                         adaptor.getHead().front(),

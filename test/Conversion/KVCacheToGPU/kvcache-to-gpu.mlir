@@ -75,7 +75,7 @@
 // CHECK-NEXT: %[[START_I32:[a-z0-9_]+]] = memref.load %[[ROW_OFFSETS]][%[[SEARCH]]#0] : memref<?xi32>
 // CHECK-NEXT: %[[START:[a-z0-9_]+]] = arith.index_castui %[[START_I32]] : i32 to index
 // CHECK-NEXT: %[[DELTA:[a-z0-9_]+]] = arith.subi %[[ROW]], %[[START]] : index
-// CHECK-NEXT: %[[CACHE_LENGTH:[a-z0-9_]+]] = kvcache.cache_length %[[CACHE]][%[[SEARCH]]#0]{{.*}}{kvcache.serves_write}
+// CHECK-NEXT: %[[CACHE_LENGTH:[a-z0-9_]+]] = kvcache.cache_length %[[CACHE]][%[[SEARCH]]#0]{{.*}}{serves_write}
 // CHECK-NEXT: %[[TOKEN:[a-z0-9_]+]] = arith.addi %[[CACHE_LENGTH]], %[[DELTA]] : index
 // CHECK-NEXT: %[[PAGE:[a-z0-9_]+]], %[[SLOT:[a-z0-9_]+]] = kvcache.lookup %[[CACHE]][%[[SEARCH]]#0, %[[TOKEN]]]
 // CHECK-NOT: kvcache.lookup
@@ -190,7 +190,7 @@ func.func @gather_ragged(%cache: !cache, %out: memref<?x8x128xf16>, %ctx_offsets
 // CHECK-NEXT: %[[IN_ROW:[a-z0-9_]+]] = arith.remui %[[FIRST]], %[[C1024]] : index
 // CHECK-NEXT: %[[HEAD:[a-z0-9_]+]] = arith.divui %[[IN_ROW]], %[[C128]] : index
 // CHECK-NEXT: %[[ELEMENT:[a-z0-9_]+]] = arith.remui %[[IN_ROW]], %[[C128]] : index
-// CHECK-NEXT: %[[K_CHUNK:[a-z0-9_]+]] = kvcache.page_load %[[KEY]][%[[SRC]], %[[SLOT]], %[[HEAD]], %[[ELEMENT]]] {kvcache.serves_write} : {{.*}} -> vector<8xf16>
+// CHECK-NEXT: %[[K_CHUNK:[a-z0-9_]+]] = kvcache.page_load %[[KEY]][%[[SRC]], %[[SLOT]], %[[HEAD]], %[[ELEMENT]]] {serves_write} : {{.*}} -> vector<8xf16>
 // CHECK-NEXT: kvcache.page_store %[[K_CHUNK]], %[[KEY]][%[[DST]], %[[SLOT]], %[[HEAD]], %[[ELEMENT]]] : {{.*}}, vector<8xf16>
 // CHECK-NEXT: }
 // CHECK-NEXT: scf.for %[[V_CHUNK_ID:[a-z0-9_]+]] = %[[TX]] to %[[C2048]] step %[[BLOCK_X]] {
@@ -199,7 +199,7 @@ func.func @gather_ragged(%cache: !cache, %out: memref<?x8x128xf16>, %ctx_offsets
 // CHECK-NEXT: %[[V_IN_ROW:[a-z0-9_]+]] = arith.remui %[[V_FIRST]], %[[C1024]] : index
 // CHECK-NEXT: %[[V_HEAD:[a-z0-9_]+]] = arith.divui %[[V_IN_ROW]], %[[C128]] : index
 // CHECK-NEXT: %[[V_ELEMENT:[a-z0-9_]+]] = arith.remui %[[V_IN_ROW]], %[[C128]] : index
-// CHECK-NEXT: %[[V_CHUNK:[a-z0-9_]+]] = kvcache.page_load %[[VALUE]][%[[SRC]], %[[V_SLOT]], %[[V_HEAD]], %[[V_ELEMENT]]] {kvcache.serves_write} : {{.*}} -> vector<8xf16>
+// CHECK-NEXT: %[[V_CHUNK:[a-z0-9_]+]] = kvcache.page_load %[[VALUE]][%[[SRC]], %[[V_SLOT]], %[[V_HEAD]], %[[V_ELEMENT]]] {serves_write} : {{.*}} -> vector<8xf16>
 // CHECK-NEXT: kvcache.page_store %[[V_CHUNK]], %[[VALUE]][%[[DST]], %[[V_SLOT]], %[[V_HEAD]], %[[V_ELEMENT]]] : {{.*}}, vector<8xf16>
 // CHECK-NEXT: }
 // CHECK-NEXT: }

@@ -1332,3 +1332,64 @@ func.func @blocks_offset_breaks_rows(%blocks: memref<4x2x1x16x8x128xf16, strided
       : memref<4x2x1x16x8x128xf16, strided<[32768, 16384, 16384, 1024, 128, 1], offset: 3>>, memref<?xi32>, memref<?x?xi32> -> !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
   return
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Former discardable attributes: now inherent (`serves_write`, `read_only`)
+//===----------------------------------------------------------------------===//
+
+// The old spellings are rejected, not ignored: an ignored one would change
+// which accesses an assert_write_mode = 1 cache checks.
+
+!write_checked = !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16, assert_write_mode = 1>
+
+func.func @lookup_discardable_read_only(%cache: !write_checked, %b: index, %t: index) -> (index, index) {
+  // expected-error @below {{'kvcache.read_only' is no longer a discardable attribute: use the inherent attribute `read_only` of kvcache.lookup}}
+  %page, %slot = kvcache.lookup %cache[%b, %t] {kvcache.read_only} : !write_checked
+  return %page, %slot : index, index
+}
+
+// -----
+
+!write_checked = !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16, assert_write_mode = 1>
+
+func.func @cache_length_discardable_serves_write(%cache: !write_checked, %b: index) -> index {
+  // expected-error @below {{'kvcache.serves_write' is no longer a discardable attribute: use the inherent attribute `serves_write` of kvcache.cache_length and kvcache.page_load}}
+  %n = kvcache.cache_length %cache[%b] {kvcache.serves_write} : !write_checked
+  return %n : index
+}
+
+// -----
+
+!write_checked = !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16, assert_write_mode = 1>
+
+func.func @page_load_discardable_serves_write(%cache: !write_checked, %page: index, %slot: index, %h: index, %d: index) -> vector<8xf16> {
+  // expected-error @below {{'kvcache.serves_write' is no longer a discardable attribute: use the inherent attribute `serves_write` of kvcache.cache_length and kvcache.page_load}}
+  %x = kvcache.page_load %cache[%page, %slot, %h, %d] {kvcache.serves_write} : !write_checked -> vector<8xf16>
+  return %x : vector<8xf16>
+}
+
+// -----
+
+// In the generic form too, and next to the inherent attribute.
+
+!write_checked = !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16, assert_write_mode = 1>
+
+func.func @generic_lookup_discardable_read_only(%cache: !write_checked, %b: index, %t: index) -> (index, index) {
+  // expected-error @below {{'kvcache.read_only' is no longer a discardable attribute}}
+  %page, %slot = "kvcache.lookup"(%cache, %b, %t) <{read_only}> {kvcache.read_only} : (!write_checked, index, index) -> (index, index)
+  return %page, %slot : index, index
+}
+
+// -----
+
+// On any other op as well.
+
+!write_checked = !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16, assert_write_mode = 1>
+
+func.func @load_discardable_serves_write(%cache: !write_checked, %b: index, %h: index, %t: index, %d: index) -> vector<8xf16> {
+  // expected-error @below {{'kvcache.serves_write' is no longer a discardable attribute}}
+  %x = kvcache.load %cache[%b, %h, %t, %d] {kvcache.serves_write} : !write_checked -> vector<8xf16>
+  return %x : vector<8xf16>
+}
