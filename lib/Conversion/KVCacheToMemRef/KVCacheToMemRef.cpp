@@ -214,13 +214,15 @@ void AccessEmitter::checkElementAccess(Type valueType, Value page, Value slot,
 
 /// The alignment a vector access of `width` elements may claim: its whole
 /// width in bytes (docs/Contract.md, section 3.2), as far as the row layout
-/// and the 16-byte alignment of `blocks` guarantee it.
+/// and the 16-byte alignment of `blocks` guarantee it. The access starts at
+/// a multiple of its width within a head row, and head rows start at
+/// multiples of head_size elements (the paged_collection verifier).
 static uint64_t getVectorAlignment(const PagedCacheParams &params,
                                    int64_t width) {
   uint64_t elementBytes =
       llvm::divideCeil(params.elementType.getIntOrFloatBitWidth(), 8);
-  uint64_t bytes = std::gcd(width * elementBytes, params.headSize * elementBytes);
-  return std::min<uint64_t>(uint64_t(1) << llvm::countr_zero(bytes), 16);
+  return getAccessAlignment(width * elementBytes,
+                            /*rowBytes=*/params.headSize * elementBytes);
 }
 
 Value AccessEmitter::load(Type resultType, Value page, Value slot, Value head,

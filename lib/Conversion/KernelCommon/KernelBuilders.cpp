@@ -144,12 +144,12 @@ Type mlir::kvcache::getChunkType(const PagedCacheParams &params,
   return VectorType::get({width}, params.elementType);
 }
 
-/// The alignment a vector access of `type` on a row memref may claim: its
-/// width, up to the 16 bytes every memref the kernel ops take guarantees.
+/// The alignment a vector access of `type` on a row memref may claim:
+/// getRowVectorWidth keeps the strides and the offset of the rows multiples
+/// of the access width.
 static llvm::Align getChunkAlignment(VectorType type) {
   uint64_t bytes = type.getNumElements() * type.getElementTypeBitWidth() / 8;
-  return llvm::Align(std::min<uint64_t>(
-      uint64_t(1) << llvm::countr_zero(bytes), 16));
+  return llvm::Align(getAccessAlignment(bytes, /*rowBytes=*/bytes));
 }
 
 /// Reads `width` elements of `rows` at [row, head, element], aligned to
