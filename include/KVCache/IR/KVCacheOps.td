@@ -335,6 +335,38 @@ def KVCache_TileOp : KVCache_Op<"tile", [Pure]> {
 // Kernel ops
 //===----------------------------------------------------------------------===//
 
+// Every memref a kernel op takes is in the default memory space.
+def KVCache_InDefaultMemorySpacePred
+    : CPred<"!::llvm::cast<::mlir::MemRefType>($_self).getMemorySpace()">;
+
+// A memref operand of a kernel op: `base` in the default memory space.
+class KVCache_KernelMemRef<Type base, list<Pred> predicates, string summary>
+    : ConfinedType<base, !listconcat(predicates,
+                                     [KVCache_InDefaultMemorySpacePred]),
+                   summary # " in the default memory space",
+                   "::mlir::MemRefType">;
+
+// Token rows; the op verifiers check the element type and the static dims
+// against the cache.
+def KVCache_TokenRowsMemRef
+    : KVCache_KernelMemRef<MemRefRankOf<[AnyType], [3]>, [],
+                           "3-D memref [tokens, heads, head_size]">;
+
+// Ragged offsets: sequence b owns rows [offsets[b], offsets[b+1]).
+def KVCache_RaggedOffsetsMemRef
+    : KVCache_KernelMemRef<MemRefRankOf<[I32], [1]>, [],
+                           "1-D memref of i32 [batch + 1]">;
+
+def KVCache_PagePairsMemRef
+    : KVCache_KernelMemRef<
+          MemRefRankOf<[I32], [2]>,
+          [CPred<"::llvm::cast<::mlir::MemRefType>($_self).getDimSize(1) "
+                 "== 2">],
+          "2-D memref of i32 [num_pairs, 2] of (src, dst) page pairs">;
+
+def KVCache_WorkspaceMemRef
+    : KVCache_KernelMemRef<MemRefRankOf<[F32], [1]>, [], "1-D memref of f32">;
+
 def KVCache_StoreRaggedOp
     : KVCache_Op<"store_ragged", [KVCache_KernelOpInterface]> {
   let summary = "Appends a ragged batch of new tokens to the cache";
@@ -351,8 +383,8 @@ def KVCache_StoreRaggedOp
   }];
   let arguments = (ins
     Arg<KVCache_PagedCacheType, "cache written", [MemRead, MemWrite]>:$cache,
-    Arg<AnyMemRef, "new rows", [MemRead]>:$values,
-    Arg<AnyMemRef, "row offsets", [MemRead]>:$row_offsets);
+    Arg<KVCache_TokenRowsMemRef, "new rows", [MemRead]>:$values,
+    Arg<KVCache_RaggedOffsetsMemRef, "row offsets", [MemRead]>:$row_offsets);
   let assemblyFormat = [{
     $cache `,` $values `,` $row_offsets attr-dict `:` qualified(type($cache))
     `,` type($values) `,` type($row_offsets)
@@ -374,8 +406,8 @@ def KVCache_GatherRaggedOp
   }];
   let arguments = (ins
     Arg<KVCache_PagedCacheType, "cache read", [MemRead]>:$cache,
-    Arg<AnyMemRef, "gathered rows", [MemWrite]>:$out,
-    Arg<AnyMemRef, "context offsets", [MemRead]>:$ctx_offsets);
+    Arg<KVCache_TokenRowsMemRef, "gathered rows", [MemWrite]>:$out,
+    Arg<KVCache_RaggedOffsetsMemRef, "context offsets", [MemRead]>:$ctx_offsets);
   let assemblyFormat = [{
     $cache `,` $out `,` $ctx_offsets attr-dict `:` qualified(type($cache))
     `,` type($out) `,` type($ctx_offsets)
@@ -398,12 +430,11 @@ def KVCache_CopyPagesOp
   }];
   let arguments = (ins
     Arg<KVCache_PagedCollectionType, "cache copied", [MemRead, MemWrite]>:$collection,
-    Arg<AnyMemRef, "page pairs", [MemRead]>:$pairs);
+    Arg<KVCache_PagePairsMemRef, "page pairs", [MemRead]>:$pairs);
   let assemblyFormat = [{
     $collection `,` $pairs attr-dict `:` qualified(type($collection)) `,`
     type($pairs)
   }];
-  let hasVerifier = 1;
 }
 
 def KVCache_AttentionRaggedOp
@@ -426,12 +457,13 @@ def KVCache_AttentionRaggedOp
     ```
   }];
   let arguments = (ins
-    Arg<AnyMemRef, "queries", [MemRead]>:$q,
+    Arg<KVCache_TokenRowsMemRef, "queries", [MemRead]>:$q,
     Arg<KVCache_PagedCacheType, "key cache", [MemRead]>:$key_cache,
     Arg<KVCache_PagedCacheType, "value cache", [MemRead]>:$value_cache,
-    Arg<AnyMemRef, "row offsets", [MemRead]>:$row_offsets,
-    Arg<AnyMemRef, "attention output", [MemWrite]>:$out,
-    Arg<Optional<AnyMemRef>, "scratch space", [MemRead, MemWrite]>:$workspace,
+    Arg<KVCache_RaggedOffsetsMemRef, "row offsets", [MemRead]>:$row_offsets,
+    Arg<KVCache_TokenRowsMemRef, "attention output", [MemWrite]>:$out,
+    Arg<Optional<KVCache_WorkspaceMemRef>, "scratch space",
+        [MemRead, MemWrite]>:$workspace,
     F32Attr:$scale);
   let assemblyFormat = [{
     $q `,` $key_cache `,` $value_cache `,` $row_offsets `,` $out
