@@ -15,6 +15,8 @@
 using namespace mlir;
 using namespace mlir::kvcache;
 
+#include "KVCache/IR/KVCacheInterfaces.cpp.inc"
+
 #define GET_OP_CLASSES
 #include "KVCache/IR/KVCacheOps.cpp.inc"
 
@@ -60,24 +62,30 @@ static LogicalResult verifyStaticDim(Operation *op, StringRef what,
   return success();
 }
 
-/// Checks a `[rows, num_heads, head_size]` memref of the cache element type.
-static LogicalResult verifyTokenRows(Operation *op, StringRef what, Value rows,
-                                     const PagedCacheParams &params) {
-  if (failed(verifyMemRef(op, what, rows, 3, params.elementType,
-                          "[tokens, num_heads, head_size]")))
-    return failure();
-  auto type = cast<MemRefType>(rows.getType());
-  if (failed(verifyStaticDim(op, what, type, 1, "num_heads", params.numHeads)) ||
-      failed(verifyStaticDim(op, what, type, 2, "head_size", params.headSize)))
-    return failure();
+/// Checks that the memref `what` of a kernel op holds elements of the cache
+/// element type `elementType`.
+static LogicalResult verifyCacheElementType(Operation *op, StringRef what,
+                                            MemRefType type, Type elementType) {
+  if (type.getElementType() != elementType)
+    return op->emitOpError("expects '")
+           << what << "' to have the cache element type " << elementType
+           << ", got " << type;
   return success();
 }
 
-/// Checks a ragged offsets operand: a 1-D memref of i32.
-static LogicalResult verifyOffsets(Operation *op, StringRef what,
-                                   Value offsets) {
-  return verifyMemRef(op, what, offsets, 1,
-                      IntegerType::get(op->getContext(), 32), "[batch + 1]");
+/// Checks token rows `[tokens, num_heads, head_size]` (a 3-D memref in the
+/// default memory space, as ODS checked) against the cache: its element type
+/// and static dims.
+static LogicalResult verifyTokenRows(Operation *op, StringRef what,
+                                     MemRefType type,
+                                     const PagedCacheParams &params) {
+  if (failed(verifyCacheElementType(op, what, type, params.elementType)) ||
+      failed(verifyStaticDim(op, what, type, 1, "num_heads",
+                             params.numHeads)) ||
+      failed(verifyStaticDim(op, what, type, 2, "head_size",
+                             params.headSize)))
+    return failure();
+  return success();
 }
 
 /// Checks the value type, head and element range of an element access.
@@ -322,8 +330,8 @@ LogicalResult MaxCacheLengthOp::canonicalize(MaxCacheLengthOp op,
 }
 
 Speculation::Speculatability LookupOp::getSpeculatability() {
-  bool checkedAsWrite = getCache().getType().getAssertWriteMode() == 1 &&
-                        !(*this)->hasAttr(getReadOnlyAttrName());
+  bool checkedAsWrite =
+      getCache().getType().getAssertWriteMode() == 1 && !getReadOnly();
   return checkedAsWrite ? Speculation::NotSpeculatable
                         : Speculation::Speculatable;
 }
@@ -400,28 +408,18 @@ LogicalResult TileOp::verify() {
 // Kernel ops
 //===----------------------------------------------------------------------===//
 
+// ODS checks the ranks, the element types that do not depend on the cache
+// and the memory space of the kernel ops' memrefs; the verifiers check them
+// against the cache.
+
 LogicalResult StoreRaggedOp::verify() {
-  PagedCacheParams params = PagedCacheParams::get(getCache().getType());
-  if (failed(verifyTokenRows(*this, "values", getValues(), params)))
-    return failure();
-  return verifyOffsets(*this, "row_offsets", getRowOffsets());
+  return verifyTokenRows(*this, "values", getValues().getType(),
+                         PagedCacheParams::get(getCache().getType()));
 }
 
 LogicalResult GatherRaggedOp::verify() {
-  PagedCacheParams params = PagedCacheParams::get(getCache().getType());
-  if (failed(verifyTokenRows(*this, "out", getOut(), params)))
-    return failure();
-  return verifyOffsets(*this, "ctx_offsets", getCtxOffsets());
-}
-
-LogicalResult CopyPagesOp::verify() {
-  auto type = cast<MemRefType>(getPairs().getType());
-  if (type.getRank() != 2 || type.getDimSize(1) != 2 ||
-      !type.getElementType().isInteger(32) || type.getMemorySpace())
-    return emitOpError("expects 'pairs' to be a memref<?x2xi32> of (src, dst) "
-                       "page pairs, got ")
-           << type;
-  return success();
+  return verifyTokenRows(*this, "out", getOut().getType(),
+                         PagedCacheParams::get(getCache().getType()));
 }
 
 LogicalResult AttentionRaggedOp::verify() {
@@ -435,11 +433,10 @@ LogicalResult AttentionRaggedOp::verify() {
   if (getQ().getType() != getOut().getType())
     return emitOpError("expects 'q' and 'out' to have one type, got ")
            << getQ().getType() << " and " << getOut().getType();
-  if (failed(verifyMemRef(*this, "q", getQ(), 3, keyType.getElementType(),
-                          "[tokens, q_heads, head_size]")))
-    return failure();
-  auto qType = cast<MemRefType>(getQ().getType());
-  if (failed(verifyStaticDim(*this, "q", qType, 2, "head_size",
+  MemRefType qType = getQ().getType();
+  if (failed(verifyCacheElementType(*this, "q", qType,
+                                    keyType.getElementType())) ||
+      failed(verifyStaticDim(*this, "q", qType, 2, "head_size",
                              keyType.getHeadSize())))
     return failure();
   if (qType.isDynamicDim(1) || qType.getDimSize(1) <= 0 ||
@@ -447,11 +444,5 @@ LogicalResult AttentionRaggedOp::verify() {
     return emitOpError("expects 'q' dim 1 (q_heads) to be a static multiple "
                        "of num_heads = ")
            << keyType.getNumHeads() << ", got " << qType;
-  if (failed(verifyOffsets(*this, "row_offsets", getRowOffsets())))
-    return failure();
-  if (Value workspace = getWorkspace())
-    if (failed(verifyMemRef(*this, "workspace", workspace, 1,
-                            Float32Type::get(getContext()), "[size]")))
-      return failure();
   return success();
 }

@@ -11,6 +11,8 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace mlir::kvcache;
 
@@ -88,4 +90,14 @@ PagedCacheParams PagedCacheParams::get(Type cacheType) {
   if (auto collection = dyn_cast<PagedCollectionType>(cacheType))
     return read(collection);
   return read(cast<PagedCacheType>(cacheType));
+}
+
+uint64_t mlir::kvcache::getAccessAlignment(uint64_t accessBytes,
+                                           uint64_t rowBytes) {
+  assert(accessBytes > 0 && "an access moves at least one byte");
+  // The access's offset is a multiple of both; the buffer's alignment (16)
+  // bounds what any offset can add.
+  uint64_t offsetMultiple = std::gcd(accessBytes, rowBytes);
+  return std::min<uint64_t>(uint64_t(1) << llvm::countr_zero(offsetMultiple),
+                            16);
 }

@@ -31,13 +31,12 @@ struct ExpandLoad : OpRewritePattern<LoadOp> {
   LogicalResult matchAndRewrite(LoadOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = getSplitLoc(op);
-    auto lookup = LookupOp::create(rewriter, loc, op.getCache(),
-                                   op.getBatch(), op.getToken());
     // On an assert_write_mode = 1 cache lookups are checked as writes; this
     // one serves a read (and stays apart from the lookups of writes in cse).
-    if (op.getCache().getType().getAssertWriteMode() == 1)
-      lookup->setAttr(LookupOp::getReadOnlyAttrName(),
-                      rewriter.getUnitAttr());
+    bool readOnly = op.getCache().getType().getAssertWriteMode() == 1;
+    auto lookup = LookupOp::create(rewriter, loc, op.getCache(),
+                                   op.getBatch(), op.getToken(),
+                                   /*read_only=*/readOnly);
     Value value = PageLoadOp::create(rewriter, loc, op.getType(),
                                      op.getCache(), lookup.getPage(),
                                      lookup.getSlot(), op.getHead(),

@@ -186,14 +186,14 @@ func.func @gather_keys(%key: !cache, %batch: index, %out: memref<16x8x128xf16>) 
 // -----
 
 // On an assert_write_mode = 1 cache a lookup is checked as a write unless it
-// serves a read: the lookup of a load is marked kvcache.read_only (and so is
+// serves a read: the lookup of a load is marked `read_only` (and so is
 // not merged with the lookup of a store of the same token), that of a store
 // is not.
 
 !write_checked = !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16, assert_write_mode = 1>
 
 // CHECK-LABEL: func.func @read_only_lookups
-// CHECK: %[[PAGE:.*]], %[[SLOT:.*]] = kvcache.lookup {{.*}} {kvcache.read_only} : !kvcache.paged_cache<{{.*}}assert_write_mode = 1>
+// CHECK: %[[PAGE:.*]], %[[SLOT:.*]] = kvcache.lookup {{.*}} {read_only} : !kvcache.paged_cache<{{.*}}assert_write_mode = 1>
 // CHECK-NEXT: kvcache.page_load %{{.*}}[%[[PAGE]], %[[SLOT]],
 // CHECK-NEXT: %[[PAGE_W:.*]], %[[SLOT_W:.*]] = kvcache.lookup %{{[a-z0-9_]+}}[%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}] : !kvcache.paged_cache
 // CHECK-NEXT: kvcache.page_store %{{.*}}[%[[PAGE_W]], %[[SLOT_W]],
@@ -204,7 +204,7 @@ func.func @read_only_lookups(%key: !write_checked, %batch: index, %token: index,
 }
 
 // CHECK-LABEL: func.func @negative_read_only_on_plain_cache
-// CHECK-NOT: kvcache.read_only
+// CHECK-NOT: {read_only}
 // CHECK: return
 func.func @negative_read_only_on_plain_cache(%key: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %batch: index, %token: index, %head: index, %element: index) -> vector<8xf16> {
   %x = kvcache.load %key[%batch, %head, %token, %element] : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16> -> vector<8xf16>

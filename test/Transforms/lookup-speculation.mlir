@@ -53,7 +53,7 @@ func.func @negative_hoist_write_checked_lookup(%key: !write_checked, %batch: ind
 
 // -----
 
-// A lookup that serves only reads (kvcache.read_only, as
+// A lookup that serves only reads (`read_only`, as
 // kvcache-expand-accesses marks the lookup of a load) is not checked on an
 // assert_write_mode = 1 cache, so it is hoisted again.
 
@@ -61,7 +61,7 @@ func.func @negative_hoist_write_checked_lookup(%key: !write_checked, %batch: ind
 
 // CHECK-LABEL: func.func @hoist_read_only_lookup
 // CHECK-SAME: (%[[KEY:[a-z0-9_]+]]: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16, assert_write_mode = 1>, %[[BATCH:[a-z0-9_]+]]: index, %[[TOKEN:[a-z0-9_]+]]: index, %[[N:[a-z0-9_]+]]: index, %[[OUT:[a-z0-9_]+]]: memref<?xindex>)
-// CHECK: %[[PAGE:page]], %{{.*}} = kvcache.lookup %[[KEY]][%[[BATCH]], %[[TOKEN]]] {kvcache.read_only} : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16, assert_write_mode = 1>
+// CHECK: %[[PAGE:page]], %{{.*}} = kvcache.lookup %[[KEY]][%[[BATCH]], %[[TOKEN]]] {read_only} : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16, assert_write_mode = 1>
 // CHECK-NEXT: scf.for %[[I:[a-z0-9_]+]] = %{{.*}} to %[[N]] step %{{.*}} {
 // CHECK-NEXT: memref.store %[[PAGE]], %[[OUT]][%[[I]]] : memref<?xindex>
 // CHECK-NEXT: }
@@ -70,7 +70,7 @@ func.func @hoist_read_only_lookup(%key: !write_checked, %batch: index, %token: i
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   scf.for %i = %c0 to %n step %c1 {
-    %page, %slot = kvcache.lookup %key[%batch, %token] {kvcache.read_only} : !write_checked
+    %page, %slot = kvcache.lookup %key[%batch, %token] {read_only} : !write_checked
     memref.store %page, %out[%i] : memref<?xindex>
   }
   return

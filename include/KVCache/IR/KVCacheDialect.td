@@ -36,15 +36,10 @@ def KVCache_Dialect : Dialect {
   let useDefaultTypePrinterParser = 1;
   let extraClassDeclaration = [{
     void registerTypes();
-
-    /// Unit attribute the kernel-op lowerings put on a `cache_length` or
-    /// `page_load` that is part of a write (the position of a store_ragged
-    /// row, the source of a copy_pages): an `assert_write_mode = 1` cache
-    /// checks it like the write.
-    static ::llvm::StringRef getServesWriteAttrName() {
-      return "kvcache.serves_write";
-    }
   }];
+  // Rejects the discardable spellings `kvcache.serves_write` and
+  // `kvcache.read_only` of what are now inherent attributes.
+  let hasOperationAttrVerify = 1;
   // Canonicalization turns max_* lengths into arith.index_castui.
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }

@@ -17,6 +17,8 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "KVCache/IR/KVCacheInterfaces.h.inc"
+
 #define GET_OP_CLASSES
 #include "KVCache/IR/KVCacheOps.h.inc"
 

@@ -8,6 +8,7 @@
 #define KVCACHE_IR_KVCACHEOPS_TD
 
 include "KVCache/IR/KVCacheDialect.td"
+include "KVCache/IR/KVCacheInterfaces.td"
 include "KVCache/IR/KVCacheTypes.td"
 include "mlir/IR/OpAsmInterface.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
@@ -93,11 +94,17 @@ def KVCache_CacheLengthOp : KVCache_Op<"cache_length", [Pure]> {
     collection or on a layer cache; on a layer cache it folds to the
     collection the cache came from.
 
+    The kernel-op lowerings set the unit attribute `serves_write` on a
+    `cache_length` that is the base position of a write (a `store_ragged`
+    row): an `assert_write_mode = 1` cache checks it like the write.
+
     ```mlir
     %n = kvcache.cache_length %c[%b] : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
+    %w = kvcache.cache_length %c[%b] {serves_write} : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
     ```
   }];
-  let arguments = (ins KVCache_AnyPagedType:$cache, Index:$batch);
+  let arguments = (ins KVCache_AnyPagedType:$cache, Index:$batch,
+                       UnitAttr:$serves_write);
   let results = (outs Index:$result);
   let assemblyFormat = [{
     $cache `[` $batch `]` attr-dict `:` qualified(type($cache))
@@ -188,27 +195,22 @@ def KVCache_LookupOp : KVCache_Op<"lookup",
     lookups. On an `assert_write_mode = 1` cache a lookup carries the
     run-time checks of the write it serves, so it is not speculated (not
     hoisted out of loops that may not run); lookups that serve only reads
-    carry the unit attribute `kvcache.read_only` (set by
-    `kvcache-expand-accesses`) and are not checked in that mode.
+    carry the unit attribute `read_only` (set by `kvcache-expand-accesses`
+    and the kernel-op lowerings) and are not checked in that mode.
 
     ```mlir
     %page, %slot = kvcache.lookup %k[%b, %t] : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>
+    %rpage, %rslot = kvcache.lookup %k[%b, %t] {read_only} : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16, assert_write_mode = 1>
     ```
   }];
   let arguments = (ins KVCache_PagedCacheType:$cache, Index:$batch,
-                       Index:$token);
+                       Index:$token, UnitAttr:$read_only);
   let results = (outs Index:$page, Index:$slot);
   let assemblyFormat = [{
     $cache `[` $batch `,` $token `]` attr-dict `:` qualified(type($cache))
   }];
   let extraClassDeclaration = [{
     ::mlir::Speculation::Speculatability getSpeculatability();
-    /// Unit attribute `kvcache-expand-accesses` puts on the lookups of loads
-    /// from an `assert_write_mode = 1` cache: they serve reads, which that
-    /// mode does not check.
-    static ::llvm::StringRef getReadOnlyAttrName() {
-      return "kvcache.read_only";
-    }
   }];
 }
 
@@ -267,12 +269,18 @@ def KVCache_PageLoadOp : KVCache_Op<"page_load"> {
     `kvcache.load` with the page already resolved: `page` and `slot` as
     `kvcache.lookup` returns them.
 
+    The kernel-op lowerings set the unit attribute `serves_write` on a
+    `page_load` that is part of a write (the source of a `copy_pages`): an
+    `assert_write_mode = 1` cache checks it like the write.
+
     ```mlir
     %y = kvcache.page_load %k[%page, %slot, %h, %d] : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16> -> vector<8xf16>
+    %z = kvcache.page_load %k[%src, %slot, %h, %d] {serves_write} : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16> -> vector<8xf16>
     ```
   }];
   let arguments = (ins Arg<KVCache_PagedCacheType, "cache read", [MemRead]>:$cache,
-                       Index:$page, Index:$slot, Index:$head, Index:$element);
+                       Index:$page, Index:$slot, Index:$head, Index:$element,
+                       UnitAttr:$serves_write);
   let results = (outs AnyType:$result);
   let assemblyFormat = [{
     $cache `[` $page `,` $slot `,` $head `,` $element `]` attr-dict `:`
@@ -327,7 +335,40 @@ def KVCache_TileOp : KVCache_Op<"tile", [Pure]> {
 // Kernel ops
 //===----------------------------------------------------------------------===//
 
-def KVCache_StoreRaggedOp : KVCache_Op<"store_ragged"> {
+// Every memref a kernel op takes is in the default memory space.
+def KVCache_InDefaultMemorySpacePred
+    : CPred<"!::llvm::cast<::mlir::MemRefType>($_self).getMemorySpace()">;
+
+// A memref operand of a kernel op: `base` in the default memory space.
+class KVCache_KernelMemRef<Type base, list<Pred> predicates, string summary>
+    : ConfinedType<base, !listconcat(predicates,
+                                     [KVCache_InDefaultMemorySpacePred]),
+                   summary # " in the default memory space",
+                   "::mlir::MemRefType">;
+
+// Token rows; the op verifiers check the element type and the static dims
+// against the cache.
+def KVCache_TokenRowsMemRef
+    : KVCache_KernelMemRef<MemRefRankOf<[AnyType], [3]>, [],
+                           "3-D memref [tokens, heads, head_size]">;
+
+// Ragged offsets: sequence b owns rows [offsets[b], offsets[b+1]).
+def KVCache_RaggedOffsetsMemRef
+    : KVCache_KernelMemRef<MemRefRankOf<[I32], [1]>, [],
+                           "1-D memref of i32 [batch + 1]">;
+
+def KVCache_PagePairsMemRef
+    : KVCache_KernelMemRef<
+          MemRefRankOf<[I32], [2]>,
+          [CPred<"::llvm::cast<::mlir::MemRefType>($_self).getDimSize(1) "
+                 "== 2">],
+          "2-D memref of i32 [num_pairs, 2] of (src, dst) page pairs">;
+
+def KVCache_WorkspaceMemRef
+    : KVCache_KernelMemRef<MemRefRankOf<[F32], [1]>, [], "1-D memref of f32">;
+
+def KVCache_StoreRaggedOp
+    : KVCache_Op<"store_ragged", [KVCache_KernelOpInterface]> {
   let summary = "Appends a ragged batch of new tokens to the cache";
   let description = [{
     MAX's `kv_cache.store.paged.ragged`. `values` is `[T, num_heads,
@@ -342,8 +383,8 @@ def KVCache_StoreRaggedOp : KVCache_Op<"store_ragged"> {
   }];
   let arguments = (ins
     Arg<KVCache_PagedCacheType, "cache written", [MemRead, MemWrite]>:$cache,
-    Arg<AnyMemRef, "new rows", [MemRead]>:$values,
-    Arg<AnyMemRef, "row offsets", [MemRead]>:$row_offsets);
+    Arg<KVCache_TokenRowsMemRef, "new rows", [MemRead]>:$values,
+    Arg<KVCache_RaggedOffsetsMemRef, "row offsets", [MemRead]>:$row_offsets);
   let assemblyFormat = [{
     $cache `,` $values `,` $row_offsets attr-dict `:` qualified(type($cache))
     `,` type($values) `,` type($row_offsets)
@@ -351,7 +392,8 @@ def KVCache_StoreRaggedOp : KVCache_Op<"store_ragged"> {
   let hasVerifier = 1;
 }
 
-def KVCache_GatherRaggedOp : KVCache_Op<"gather_ragged"> {
+def KVCache_GatherRaggedOp
+    : KVCache_Op<"gather_ragged", [KVCache_KernelOpInterface]> {
   let summary = "Reads the contexts of a ragged batch out of the cache";
   let description = [{
     The inverse of `store_ragged` for reading a context: `out` row `r` in
@@ -364,8 +406,8 @@ def KVCache_GatherRaggedOp : KVCache_Op<"gather_ragged"> {
   }];
   let arguments = (ins
     Arg<KVCache_PagedCacheType, "cache read", [MemRead]>:$cache,
-    Arg<AnyMemRef, "gathered rows", [MemWrite]>:$out,
-    Arg<AnyMemRef, "context offsets", [MemRead]>:$ctx_offsets);
+    Arg<KVCache_TokenRowsMemRef, "gathered rows", [MemWrite]>:$out,
+    Arg<KVCache_RaggedOffsetsMemRef, "context offsets", [MemRead]>:$ctx_offsets);
   let assemblyFormat = [{
     $cache `,` $out `,` $ctx_offsets attr-dict `:` qualified(type($cache))
     `,` type($out) `,` type($ctx_offsets)
@@ -373,7 +415,8 @@ def KVCache_GatherRaggedOp : KVCache_Op<"gather_ragged"> {
   let hasVerifier = 1;
 }
 
-def KVCache_CopyPagesOp : KVCache_Op<"copy_pages"> {
+def KVCache_CopyPagesOp
+    : KVCache_Op<"copy_pages", [KVCache_KernelOpInterface]> {
   let summary = "Copies whole pages, every layer, K and V";
   let description = [{
     For each row `(src, dst)` of `pairs` (`memref<?x2xi32>`), copies physical
@@ -387,15 +430,15 @@ def KVCache_CopyPagesOp : KVCache_Op<"copy_pages"> {
   }];
   let arguments = (ins
     Arg<KVCache_PagedCollectionType, "cache copied", [MemRead, MemWrite]>:$collection,
-    Arg<AnyMemRef, "page pairs", [MemRead]>:$pairs);
+    Arg<KVCache_PagePairsMemRef, "page pairs", [MemRead]>:$pairs);
   let assemblyFormat = [{
     $collection `,` $pairs attr-dict `:` qualified(type($collection)) `,`
     type($pairs)
   }];
-  let hasVerifier = 1;
 }
 
-def KVCache_AttentionRaggedOp : KVCache_Op<"attention_ragged"> {
+def KVCache_AttentionRaggedOp
+    : KVCache_Op<"attention_ragged", [KVCache_KernelOpInterface]> {
   let summary = "Causal paged attention over a ragged batch";
   let description = [{
     MAX's `mha.ragged.paged`. Query row `r` of sequence `b` sits at absolute
@@ -414,12 +457,13 @@ def KVCache_AttentionRaggedOp : KVCache_Op<"attention_ragged"> {
     ```
   }];
   let arguments = (ins
-    Arg<AnyMemRef, "queries", [MemRead]>:$q,
+    Arg<KVCache_TokenRowsMemRef, "queries", [MemRead]>:$q,
     Arg<KVCache_PagedCacheType, "key cache", [MemRead]>:$key_cache,
     Arg<KVCache_PagedCacheType, "value cache", [MemRead]>:$value_cache,
-    Arg<AnyMemRef, "row offsets", [MemRead]>:$row_offsets,
-    Arg<AnyMemRef, "attention output", [MemWrite]>:$out,
-    Arg<Optional<AnyMemRef>, "scratch space", [MemRead, MemWrite]>:$workspace,
+    Arg<KVCache_RaggedOffsetsMemRef, "row offsets", [MemRead]>:$row_offsets,
+    Arg<KVCache_TokenRowsMemRef, "attention output", [MemWrite]>:$out,
+    Arg<Optional<KVCache_WorkspaceMemRef>, "scratch space",
+        [MemRead, MemWrite]>:$workspace,
     F32Attr:$scale);
   let assemblyFormat = [{
     $q `,` $key_cache `,` $value_cache `,` $row_offsets `,` $out

@@ -33,6 +33,15 @@ struct PagedCacheParams {
   int64_t rowElements() const { return numHeads * headSize; }
 };
 
+/// The alignment (bytes) a load or store of `accessBytes` bytes may claim
+/// when it sits at a multiple of `accessBytes` within a row that starts at a
+/// multiple of `rowBytes` from the start of a 16-byte aligned buffer (the
+/// alignment docs/Contract.md, section 1, guarantees for `blocks` and every
+/// memref a kernel op takes): the largest power of two dividing both, at
+/// most 16. Pass `rowBytes = accessBytes` when the rows are aligned to the
+/// access. `accessBytes` must be positive.
+uint64_t getAccessAlignment(uint64_t accessBytes, uint64_t rowBytes);
+
 } // namespace mlir::kvcache
 
 #endif // KVCACHE_IR_KVCACHETYPES_H

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KVCache/Conversion/KVCacheToMemRef/KVCacheToMemRef.h"
+#include "KVCache/Conversion/KVCacheToMemRef/LoweredCache.h"
 #include "KVCache/IR/KVCacheDialect.h"
 #include "KVCache/IR/KVCacheOps.h"
 #include "RuntimeChecks.h"
@@ -48,31 +49,48 @@ static MemRefType getLoweredBlocksType(const PagedCacheParams &params,
                          StridedLayoutAttr::get(ctx, dyn, strides));
 }
 
-/// Appends the five lowered types of a cache type.
-static void appendLoweredTypes(Type cacheType,
-                               SmallVectorImpl<Type> &results) {
+SmallVector<Type, LoweredCache::kNumValues>
+LoweredCache::getTypes(Type cacheType) {
   PagedCacheParams params = PagedCacheParams::get(cacheType);
-  MLIRContext *ctx = cacheType.getContext();
-  Type i32 = IntegerType::get(ctx, 32);
+  Type i32 = IntegerType::get(cacheType.getContext(), 32);
   int64_t dyn = ShapedType::kDynamic;
-  results.push_back(
-      getLoweredBlocksType(params, isa<PagedCollectionType>(cacheType)));
-  results.push_back(MemRefType::get({dyn}, i32));
-  results.push_back(MemRefType::get({dyn, dyn}, i32));
-  results.push_back(i32);
-  results.push_back(i32);
+  SmallVector<Type, kNumValues> types(kNumValues);
+  types[Blocks] =
+      getLoweredBlocksType(params, isa<PagedCollectionType>(cacheType));
+  types[CacheLengths] = MemRefType::get({dyn}, i32);
+  types[LookupTable] = MemRefType::get({dyn, dyn}, i32);
+  types[MaxSeqLength] = i32;
+  types[MaxCacheLength] = i32;
+  return types;
+}
+
+LoweredCache::LoweredCache(ValueRange values)
+    : blocks(values[Blocks]), cacheLengths(values[CacheLengths]),
+      lookupTable(values[LookupTable]), maxSeqLength(values[MaxSeqLength]),
+      maxCacheLength(values[MaxCacheLength]) {
+  assert(values.size() == kNumValues && "not the values of one cache");
+}
+
+SmallVector<Value, LoweredCache::kNumValues> LoweredCache::getValues() const {
+  SmallVector<Value, kNumValues> values(kNumValues);
+  values[Blocks] = blocks;
+  values[CacheLengths] = cacheLengths;
+  values[LookupTable] = lookupTable;
+  values[MaxSeqLength] = maxSeqLength;
+  values[MaxCacheLength] = maxCacheLength;
+  return values;
 }
 
 void mlir::kvcache::populateKVCacheToMemRefTypeConversion(
     TypeConverter &typeConverter) {
   typeConverter.addConversion(
       [](PagedCollectionType type, SmallVectorImpl<Type> &results) {
-        appendLoweredTypes(type, results);
+        llvm::append_range(results, LoweredCache::getTypes(type));
         return success();
       });
   typeConverter.addConversion(
       [](PagedCacheType type, SmallVectorImpl<Type> &results) {
-        appendLoweredTypes(type, results);
+        llvm::append_range(results, LoweredCache::getTypes(type));
         return success();
       });
 }
@@ -82,15 +100,6 @@ void mlir::kvcache::populateKVCacheToMemRefTypeConversion(
 //===----------------------------------------------------------------------===//
 
 namespace {
-
-/// The five lowered values of a cache: `blocks` (6-D for a collection, the
-/// layer's 4-D view for a layer cache) and the metadata.
-struct LoweredCache {
-  explicit LoweredCache(ValueRange values)
-      : blocks(values[0]), cacheLengths(values[1]), lookupTable(values[2]),
-        maxSeqLength(values[3]), maxCacheLength(values[4]) {}
-  Value blocks, cacheLengths, lookupTable, maxSeqLength, maxCacheLength;
-};
 
 /// Emits the address computations of one access op: lookups, element loads
 /// and stores, with run-time checks when the op is checked.
@@ -205,13 +214,15 @@ void AccessEmitter::checkElementAccess(Type valueType, Value page, Value slot,
 
 /// The alignment a vector access of `width` elements may claim: its whole
 /// width in bytes (docs/Contract.md, section 3.2), as far as the row layout
-/// and the 16-byte alignment of `blocks` guarantee it.
+/// and the 16-byte alignment of `blocks` guarantee it. The access starts at
+/// a multiple of its width within a head row, and head rows start at
+/// multiples of head_size elements (the paged_collection verifier).
 static uint64_t getVectorAlignment(const PagedCacheParams &params,
                                    int64_t width) {
   uint64_t elementBytes =
       llvm::divideCeil(params.elementType.getIntOrFloatBitWidth(), 8);
-  uint64_t bytes = std::gcd(width * elementBytes, params.headSize * elementBytes);
-  return std::min<uint64_t>(uint64_t(1) << llvm::countr_zero(bytes), 16);
+  return getAccessAlignment(width * elementBytes,
+                            /*rowBytes=*/params.headSize * elementBytes);
 }
 
 Value AccessEmitter::load(Type resultType, Value page, Value slot, Value head,
@@ -256,11 +267,6 @@ Value AccessEmitter::cacheLength(Value batch) {
 
 namespace {
 
-/// Whether a read op is part of a write (marked by a kernel-op lowering).
-static bool servesWrite(Operation *op) {
-  return op->hasAttr(KVCacheDialect::getServesWriteAttrName());
-}
-
 /// Base of the access-op patterns: knows whether an op is checked.
 template <typename OpTy>
 struct AccessPattern : OpConversionPattern<OpTy> {
@@ -271,7 +277,7 @@ struct AccessPattern : OpConversionPattern<OpTy> {
   /// Reads are checked with `checked=true`; writes also when the cache has
   /// `assert_write_mode = 1`. Lookups count as writes there (a store is a
   /// lookup plus a page_store once accesses are expanded) unless marked
-  /// `kvcache.read_only`.
+  /// `read_only`.
   bool isChecked(Type cacheType, bool isWrite) const {
     return options.checked ||
            (isWrite && PagedCacheParams::get(cacheType).assertWriteMode == 1);
@@ -292,10 +298,12 @@ struct PagedCollectionLowering : AccessPattern<PagedCollectionOp> {
   LogicalResult
   matchAndRewrite(PagedCollectionOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    SmallVector<Type> types;
-    appendLoweredTypes(op.getType(), types);
+    // The operands are the lowered values, in field order.
+    SmallVector<Type, LoweredCache::kNumValues> types =
+        LoweredCache::getTypes(op.getType());
     SmallVector<Value> values;
-    for (auto [operands, type] : llvm::zip(adaptor.getOperands(), types)) {
+    for (auto [operands, type] :
+         llvm::zip_equal(adaptor.getOperands(), types)) {
       Value value = operands.front();
       if (value.getType() != type) {
         if (!memref::CastOp::areCastCompatible(value.getType(), type))
@@ -340,10 +348,10 @@ struct GetCacheLowering : AccessPattern<OpTy> {
     Value view = memref::SubViewOp::create(
         rewriter, loc, getLoweredBlocksType(params, /*collection=*/false),
         lowered.blocks, offsets, sizes, strides);
-    SmallVector<Value> values = {view, lowered.cacheLengths,
-                                 lowered.lookupTable, lowered.maxSeqLength,
-                                 lowered.maxCacheLength};
-    rewriter.replaceOpWithMultiple(op, {values});
+    // The layer shares the collection's metadata.
+    LoweredCache layerCache = lowered;
+    layerCache.blocks = view;
+    rewriter.replaceOpWithMultiple(op, {layerCache.getValues()});
     return success();
   }
 };
@@ -354,14 +362,16 @@ struct CacheLengthLowering : AccessPattern<CacheLengthOp> {
   matchAndRewrite(CacheLengthOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     AccessEmitter emitter = this->emitter(rewriter, op, op.getCache().getType(),
-                                          adaptor.getCache(), servesWrite(op));
+                                          adaptor.getCache(),
+                                          op.getServesWrite());
     rewriter.replaceOp(op, emitter.cacheLength(adaptor.getBatch().front()));
     return success();
   }
 };
 
-/// max_seq_length / max_cache_length: the i32 operand, zero-extended.
-template <typename OpTy, int Field>
+/// max_seq_length / max_cache_length: the lowered i32 `Field`,
+/// zero-extended.
+template <typename OpTy, Value LoweredCache::*Field>
 struct MaxLengthLowering : OpConversionPattern<OpTy> {
   using OpConversionPattern<OpTy>::OpConversionPattern;
   LogicalResult
@@ -370,7 +380,7 @@ struct MaxLengthLowering : OpConversionPattern<OpTy> {
                       adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     rewriter.replaceOpWithNewOp<arith::IndexCastUIOp>(
-        op, rewriter.getIndexType(), adaptor.getCache()[Field]);
+        op, rewriter.getIndexType(), LoweredCache(adaptor.getCache()).*Field);
     return success();
   }
 };
@@ -384,7 +394,7 @@ struct BlocksDimLowering : OpConversionPattern<OpTy> {
                   typename OpTy::template GenericAdaptor<ArrayRef<ValueRange>>
                       adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Value blocks = adaptor.getOperands().front().front();
+    Value blocks = LoweredCache(adaptor.getOperands().front()).blocks;
     rewriter.replaceOpWithNewOp<memref::DimOp>(op, blocks, Dim);
     return success();
   }
@@ -395,9 +405,9 @@ struct LookupLowering : AccessPattern<LookupOp> {
   LogicalResult
   matchAndRewrite(LookupOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    bool servesWrite = !op->hasAttr(LookupOp::getReadOnlyAttrName());
     AccessEmitter emitter = this->emitter(rewriter, op, op.getCache().getType(),
-                                          adaptor.getCache(), servesWrite);
+                                          adaptor.getCache(),
+                                          /*isWrite=*/!op.getReadOnly());
     auto [page, slot] = emitter.lookup(adaptor.getBatch().front(),
                                        adaptor.getToken().front());
     rewriter.replaceOp(op, {page, slot});
@@ -445,7 +455,8 @@ struct PageLoadLowering : AccessPattern<PageLoadOp> {
   matchAndRewrite(PageLoadOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     AccessEmitter emitter = this->emitter(rewriter, op, op.getCache().getType(),
-                                          adaptor.getCache(), servesWrite(op));
+                                          adaptor.getCache(),
+                                          op.getServesWrite());
     rewriter.replaceOp(op, emitter.load(op.getType(), adaptor.getPage().front(),
                                         adaptor.getSlot().front(),
                                         adaptor.getHead().front(),
@@ -511,8 +522,9 @@ void mlir::kvcache::populateKVCacheToMemRefConversionPatterns(
                GetCacheLowering<GetValueCacheOp, 1>, CacheLengthLowering,
                LookupLowering, LoadLowering, StoreLowering, PageLoadLowering,
                PageStoreLowering, TileLowering>(typeConverter, ctx, options);
-  patterns.add<MaxLengthLowering<MaxSeqLengthOp, 3>,
-               MaxLengthLowering<MaxCacheLengthOp, 4>,
+  patterns.add<MaxLengthLowering<MaxSeqLengthOp, &LoweredCache::maxSeqLength>,
+               MaxLengthLowering<MaxCacheLengthOp,
+                                 &LoweredCache::maxCacheLength>,
                BlocksDimLowering<NumPagesOp, 0>,
                BlocksDimLowering<NumLayersOp, 2>>(typeConverter, ctx);
 

@@ -27,8 +27,7 @@ using namespace mlir::kvcache;
 /// Kernel ops are lowered by their own passes, before this one.
 static LogicalResult rejectKernelOps(ModuleOp module) {
   WalkResult result = module.walk([](Operation *op) {
-    if (!isa<StoreRaggedOp, GatherRaggedOp, CopyPagesOp, AttentionRaggedOp>(
-            op))
+    if (!isa<KernelOpInterface>(op))
       return WalkResult::advance();
     op->emitOpError("is a kernel op: lower it with convert-kvcache-to-scf "
                     "(CPU) or convert-kvcache-to-gpu (GPU) before "

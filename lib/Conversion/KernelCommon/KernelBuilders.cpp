@@ -48,10 +48,8 @@ int64_t mlir::kvcache::getRowVectorWidth(const PagedCacheParams &params,
 
 Value mlir::kvcache::createWriteCacheLength(OpBuilder &builder, Location loc,
                                             Value cache, Value batch) {
-  auto length = CacheLengthOp::create(builder, loc, cache, batch);
-  length->setAttr(KVCacheDialect::getServesWriteAttrName(),
-                  builder.getUnitAttr());
-  return length;
+  return CacheLengthOp::create(builder, loc, cache, batch,
+                               /*serves_write=*/true);
 }
 
 Value mlir::kvcache::loadOffset(OpBuilder &builder, Location loc,
@@ -105,9 +103,8 @@ Value mlir::kvcache::emitSequenceSearch(OpBuilder &builder, Location loc,
 Value mlir::kvcache::createLookup(OpBuilder &builder, Location loc,
                                   Value cache, Value batch, Value token,
                                   bool servesWrite, Value *slot) {
-  auto lookup = LookupOp::create(builder, loc, cache, batch, token);
-  if (!servesWrite)
-    lookup->setAttr(LookupOp::getReadOnlyAttrName(), builder.getUnitAttr());
+  auto lookup = LookupOp::create(builder, loc, cache, batch, token,
+                                 /*read_only=*/!servesWrite);
   *slot = lookup.getSlot();
   return lookup.getPage();
 }
@@ -147,12 +144,12 @@ Type mlir::kvcache::getChunkType(const PagedCacheParams &params,
   return VectorType::get({width}, params.elementType);
 }
 
-/// The alignment a vector access of `type` on a row memref may claim: its
-/// width, up to the 16 bytes every memref the kernel ops take guarantees.
+/// The alignment a vector access of `type` on a row memref may claim:
+/// getRowVectorWidth keeps the strides and the offset of the rows multiples
+/// of the access width.
 static llvm::Align getChunkAlignment(VectorType type) {
   uint64_t bytes = type.getNumElements() * type.getElementTypeBitWidth() / 8;
-  return llvm::Align(std::min<uint64_t>(
-      uint64_t(1) << llvm::countr_zero(bytes), 16));
+  return llvm::Align(getAccessAlignment(bytes, /*rowBytes=*/bytes));
 }
 
 /// Reads `width` elements of `rows` at [row, head, element], aligned to
@@ -201,10 +198,9 @@ void mlir::kvcache::emitPageChunkCopy(OpBuilder &builder, Location loc,
                                       Value slot, Value head, Value element,
                                       int64_t width) {
   auto params = PagedCacheParams::get(cache.getType());
-  auto chunk = PageLoadOp::create(builder, loc, getChunkType(params, width),
-                                  cache, src, slot, head, element);
   // The source page is part of the copy: checked like the write.
-  chunk->setAttr(KVCacheDialect::getServesWriteAttrName(),
-                 builder.getUnitAttr());
+  auto chunk = PageLoadOp::create(builder, loc, getChunkType(params, width),
+                                  cache, src, slot, head, element,
+                                  /*serves_write=*/true);
   PageStoreOp::create(builder, loc, chunk, cache, dst, slot, head, element);
 }

@@ -65,7 +65,7 @@ void emitPageChunkCopy(OpBuilder &builder, Location loc, Value cache,
                        Value element, int64_t width);
 
 /// `kvcache.lookup` of `token`; a lookup that only serves reads is marked
-/// `kvcache.read_only`, so an `assert_write_mode = 1` cache does not check it.
+/// `read_only`, so an `assert_write_mode = 1` cache does not check it.
 Value createLookup(OpBuilder &builder, Location loc, Value cache, Value batch,
                    Value token, bool servesWrite, Value *slot);
 

@@ -109,7 +109,7 @@
 // KERNEL-NEXT: }
 // KERNEL-NEXT: %[[START_I32:[a-z0-9_]+]] = memref.load %[[ROW_OFFSETS]][%[[SEARCH]]#0] : memref<?xi32>
 // KERNEL-NEXT: %[[START:[a-z0-9_]+]] = arith.index_castui %[[START_I32]] : i32 to index
-// KERNEL-NEXT: %[[CACHE_LENGTH:[a-z0-9_]+]] = kvcache.cache_length %[[CACHE]][%[[SEARCH]]#0]{{.*}}{kvcache.serves_write}
+// KERNEL-NEXT: %[[CACHE_LENGTH:[a-z0-9_]+]] = kvcache.cache_length %[[CACHE]][%[[SEARCH]]#0]{{.*}}{serves_write}
 // KERNEL-NEXT: %[[DELTA:[a-z0-9_]+]] = arith.subi %[[ROW]], %[[START]] : index
 // KERNEL-NEXT: %[[TOKEN:[a-z0-9_]+]] = arith.addi %[[CACHE_LENGTH]], %[[DELTA]] : index
 // KERNEL-NEXT: %[[PAGE:[a-z0-9_]+]], %[[SLOT:[a-z0-9_]+]] = kvcache.lookup %[[CACHE]][%[[SEARCH]]#0, %[[TOKEN]]]
@@ -257,7 +257,7 @@ func.func @gather_ragged(%cache: !cache, %out: memref<?x8x128xf16>, %ctx_offsets
 // KERNEL-NEXT: %[[C128:[a-z0-9_]+]] = arith.constant 128 : index
 // KERNEL-NEXT: %[[HEAD:[a-z0-9_]+]] = arith.divui %[[IN_ROW]], %[[C128]] : index
 // KERNEL-NEXT: %[[ELEMENT:[a-z0-9_]+]] = arith.remui %[[IN_ROW]], %[[C128]] : index
-// KERNEL-NEXT: %[[K_CHUNK:[a-z0-9_]+]] = kvcache.page_load %[[KEY]][%[[SRC]], %[[SLOT]], %[[HEAD]], %[[ELEMENT]]] {kvcache.serves_write} : {{.*}} -> vector<8xf16>
+// KERNEL-NEXT: %[[K_CHUNK:[a-z0-9_]+]] = kvcache.page_load %[[KEY]][%[[SRC]], %[[SLOT]], %[[HEAD]], %[[ELEMENT]]] {serves_write} : {{.*}} -> vector<8xf16>
 // KERNEL-NEXT: kvcache.page_store %[[K_CHUNK]], %[[KEY]][%[[DST]], %[[SLOT]], %[[HEAD]], %[[ELEMENT]]] : {{.*}}, vector<8xf16>
 // KERNEL-NEXT: }
 // KERNEL-NEXT: scf.for %[[V_CHUNK_ID:[a-z0-9_]+]] = %[[TX]] to %[[C2048]] step %[[BLOCK_X]] {
@@ -269,7 +269,7 @@ func.func @gather_ragged(%cache: !cache, %out: memref<?x8x128xf16>, %ctx_offsets
 // KERNEL-NEXT: %[[V_C128:[a-z0-9_]+]] = arith.constant 128 : index
 // KERNEL-NEXT: %[[V_HEAD:[a-z0-9_]+]] = arith.divui %[[V_IN_ROW]], %[[V_C128]] : index
 // KERNEL-NEXT: %[[V_ELEMENT:[a-z0-9_]+]] = arith.remui %[[V_IN_ROW]], %[[V_C128]] : index
-// KERNEL-NEXT: %[[V_CHUNK:[a-z0-9_]+]] = kvcache.page_load %[[VALUE]][%[[SRC]], %[[V_SLOT]], %[[V_HEAD]], %[[V_ELEMENT]]] {kvcache.serves_write} : {{.*}} -> vector<8xf16>
+// KERNEL-NEXT: %[[V_CHUNK:[a-z0-9_]+]] = kvcache.page_load %[[VALUE]][%[[SRC]], %[[V_SLOT]], %[[V_HEAD]], %[[V_ELEMENT]]] {serves_write} : {{.*}} -> vector<8xf16>
 // KERNEL-NEXT: kvcache.page_store %[[V_CHUNK]], %[[VALUE]][%[[DST]], %[[V_SLOT]], %[[V_HEAD]], %[[V_ELEMENT]]] : {{.*}}, vector<8xf16>
 // KERNEL-NEXT: }
 // KERNEL-NEXT: }

@@ -35,7 +35,7 @@
 // CHECK-NEXT: %[[NEXT_SEQ:[a-z0-9_]+]] = arith.addi %[[SEQ]], %[[C1]] : index
 // CHECK-NEXT: %[[END_I32:[a-z0-9_]+]] = memref.load %[[ROW_OFFSETS]][%[[NEXT_SEQ]]] : memref<?xi32>
 // CHECK-NEXT: %[[END:[a-z0-9_]+]] = arith.index_castui %[[END_I32]] : i32 to index
-// CHECK-NEXT: %[[CACHE_LENGTH:[a-z0-9_]+]] = kvcache.cache_length %[[CACHE]][%[[SEQ]]] {kvcache.serves_write}
+// CHECK-NEXT: %[[CACHE_LENGTH:[a-z0-9_]+]] = kvcache.cache_length %[[CACHE]][%[[SEQ]]] {serves_write}
 // CHECK-NEXT: scf.for %[[ROW:[a-z0-9_]+]] = %[[FIRST]] to %[[END]] step %[[C1]] {
 // CHECK-NEXT: %[[DELTA:[a-z0-9_]+]] = arith.subi %[[ROW]], %[[FIRST]] : index
 // CHECK-NEXT: %[[TOKEN:[a-z0-9_]+]] = arith.addi %[[CACHE_LENGTH]], %[[DELTA]] : index
@@ -129,7 +129,7 @@ func.func @gather_ragged(%cache: !cache, %out: memref<?x8x128xf16>, %ctx_offsets
 // CHECK-DAG: %[[C128:[a-z0-9_]+]] = arith.constant 128 : index
 // CHECK: scf.for %[[HEAD:[a-z0-9_]+]] = %[[C0]] to %[[C8]] step %[[C1]] {
 // CHECK-NEXT: scf.for %[[ELEMENT:[a-z0-9_]+]] = %[[C0]] to %[[C128]] step %[[C8]] {
-// CHECK-NEXT: %[[K_CHUNK:[a-z0-9_]+]] = kvcache.page_load %[[KEY]][%[[SRC]], %[[SLOT]], %[[HEAD]], %[[ELEMENT]]] {kvcache.serves_write} : {{.*}} -> vector<8xf16>
+// CHECK-NEXT: %[[K_CHUNK:[a-z0-9_]+]] = kvcache.page_load %[[KEY]][%[[SRC]], %[[SLOT]], %[[HEAD]], %[[ELEMENT]]] {serves_write} : {{.*}} -> vector<8xf16>
 // CHECK-NEXT: kvcache.page_store %[[K_CHUNK]], %[[KEY]][%[[DST]], %[[SLOT]], %[[HEAD]], %[[ELEMENT]]] : {{.*}}, vector<8xf16>
 // CHECK-NEXT: }
 // CHECK-NEXT: }
@@ -139,7 +139,7 @@ func.func @gather_ragged(%cache: !cache, %out: memref<?x8x128xf16>, %ctx_offsets
 // CHECK-DAG: %[[V_C128:[a-z0-9_]+]] = arith.constant 128 : index
 // CHECK: scf.for %[[V_HEAD:[a-z0-9_]+]] = %[[C0]] to %[[V_C8]] step %[[C1]] {
 // CHECK-NEXT: scf.for %[[V_ELEMENT:[a-z0-9_]+]] = %[[C0]] to %[[V_C128]] step %[[V_C8]] {
-// CHECK-NEXT: %[[V_CHUNK:[a-z0-9_]+]] = kvcache.page_load %[[VALUE]][%[[SRC]], %[[V_SLOT]], %[[V_HEAD]], %[[V_ELEMENT]]] {kvcache.serves_write} : {{.*}} -> vector<8xf16>
+// CHECK-NEXT: %[[V_CHUNK:[a-z0-9_]+]] = kvcache.page_load %[[VALUE]][%[[SRC]], %[[V_SLOT]], %[[V_HEAD]], %[[V_ELEMENT]]] {serves_write} : {{.*}} -> vector<8xf16>
 // CHECK-NEXT: kvcache.page_store %[[V_CHUNK]], %[[VALUE]][%[[DST]], %[[V_SLOT]], %[[V_HEAD]], %[[V_ELEMENT]]] : {{.*}}, vector<8xf16>
 // CHECK-NEXT: }
 // CHECK-NEXT: }
@@ -171,7 +171,7 @@ func.func @copy_pages(%collection: !collection, %pairs: memref<?x2xi32>) {
 // CHECK-DAG: %[[C576:[a-z0-9_]+]] = arith.constant 576 : index
 // CHECK: scf.for %[[HEAD:[a-z0-9_]+]] = %[[C0]] to %[[C1]] step %[[C1]] {
 // CHECK-NEXT: scf.for %[[ELEMENT:[a-z0-9_]+]] = %[[C0]] to %[[C576]] step %[[C8]] {
-// CHECK-NEXT: %[[CHUNK:[a-z0-9_]+]] = kvcache.page_load %[[KEY]][%[[SRC]], %[[SLOT]], %[[HEAD]], %[[ELEMENT]]] {kvcache.serves_write} : {{.*}} -> vector<8xbf16>
+// CHECK-NEXT: %[[CHUNK:[a-z0-9_]+]] = kvcache.page_load %[[KEY]][%[[SRC]], %[[SLOT]], %[[HEAD]], %[[ELEMENT]]] {serves_write} : {{.*}} -> vector<8xbf16>
 // CHECK-NEXT: kvcache.page_store %[[CHUNK]], %[[KEY]][%[[DST]], %[[SLOT]], %[[HEAD]], %[[ELEMENT]]] : {{.*}}, vector<8xbf16>
 // CHECK-NEXT: }
 // CHECK-NEXT: }

@@ -891,7 +891,7 @@ func.func @tile_head_out_of_range(%cache: !kvcache.paged_cache<f16, num_heads = 
 //===----------------------------------------------------------------------===//
 
 func.func @store_ragged_rank_2(%cache: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %new: memref<?x1024xf16>, %row_offsets: memref<?xi32>) {
-  // expected-error @below {{expects 'values' to be a 3-D memref of 'f16' [tokens, num_heads, head_size], got 'memref<?x1024xf16>'}}
+  // expected-error @below {{operand #1 must be 3-D memref [tokens, heads, head_size] in the default memory space, but got 'memref<?x1024xf16>'}}
   kvcache.store_ragged %cache, %new, %row_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x1024xf16>, memref<?xi32>
   return
 }
@@ -899,7 +899,7 @@ func.func @store_ragged_rank_2(%cache: !kvcache.paged_cache<f16, num_heads = 8, 
 // -----
 
 func.func @store_ragged_wrong_element_type(%cache: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %new: memref<?x8x128xbf16>, %row_offsets: memref<?xi32>) {
-  // expected-error @below {{expects 'values' to be a 3-D memref of 'f16' [tokens, num_heads, head_size], got 'memref<?x8x128xbf16>'}}
+  // expected-error @below {{expects 'values' to have the cache element type 'f16', got 'memref<?x8x128xbf16>'}}
   kvcache.store_ragged %cache, %new, %row_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x8x128xbf16>, memref<?xi32>
   return
 }
@@ -939,7 +939,7 @@ func.func @store_ragged_dynamic_head_size(%cache: !kvcache.paged_cache<f16, num_
 // -----
 
 func.func @store_ragged_rows_memory_space(%cache: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %new: memref<?x8x128xf16, 1>, %row_offsets: memref<?xi32>) {
-  // expected-error @below {{expects 'values' in the default memory space, got 'memref<?x8x128xf16, 1>'}}
+  // expected-error @below {{operand #1 must be 3-D memref [tokens, heads, head_size] in the default memory space, but got 'memref<?x8x128xf16, 1>'}}
   kvcache.store_ragged %cache, %new, %row_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x8x128xf16, 1>, memref<?xi32>
   return
 }
@@ -947,7 +947,7 @@ func.func @store_ragged_rows_memory_space(%cache: !kvcache.paged_cache<f16, num_
 // -----
 
 func.func @store_ragged_offsets_rank_2(%cache: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %new: memref<?x8x128xf16>, %row_offsets: memref<?x2xi32>) {
-  // expected-error @below {{expects 'row_offsets' to be a 1-D memref of 'i32' [batch + 1], got 'memref<?x2xi32>'}}
+  // expected-error @below {{operand #2 must be 1-D memref of i32 [batch + 1] in the default memory space, but got 'memref<?x2xi32>'}}
   kvcache.store_ragged %cache, %new, %row_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x8x128xf16>, memref<?x2xi32>
   return
 }
@@ -955,7 +955,7 @@ func.func @store_ragged_offsets_rank_2(%cache: !kvcache.paged_cache<f16, num_hea
 // -----
 
 func.func @store_ragged_offsets_i64(%cache: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %new: memref<?x8x128xf16>, %row_offsets: memref<3xi64>) {
-  // expected-error @below {{expects 'row_offsets' to be a 1-D memref of 'i32' [batch + 1], got 'memref<3xi64>'}}
+  // expected-error @below {{operand #2 must be 1-D memref of i32 [batch + 1] in the default memory space, but got 'memref<3xi64>'}}
   kvcache.store_ragged %cache, %new, %row_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x8x128xf16>, memref<3xi64>
   return
 }
@@ -963,7 +963,7 @@ func.func @store_ragged_offsets_i64(%cache: !kvcache.paged_cache<f16, num_heads 
 // -----
 
 func.func @store_ragged_offsets_memory_space(%cache: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %new: memref<?x8x128xf16>, %row_offsets: memref<?xi32, 1>) {
-  // expected-error @below {{expects 'row_offsets' in the default memory space, got 'memref<?xi32, 1>'}}
+  // expected-error @below {{operand #2 must be 1-D memref of i32 [batch + 1] in the default memory space, but got 'memref<?xi32, 1>'}}
   kvcache.store_ragged %cache, %new, %row_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x8x128xf16>, memref<?xi32, 1>
   return
 }
@@ -971,7 +971,7 @@ func.func @store_ragged_offsets_memory_space(%cache: !kvcache.paged_cache<f16, n
 // -----
 
 func.func @gather_ragged_rank_2(%cache: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %out: memref<?x1024xf16>, %ctx_offsets: memref<?xi32>) {
-  // expected-error @below {{expects 'out' to be a 3-D memref of 'f16' [tokens, num_heads, head_size], got 'memref<?x1024xf16>'}}
+  // expected-error @below {{operand #1 must be 3-D memref [tokens, heads, head_size] in the default memory space, but got 'memref<?x1024xf16>'}}
   kvcache.gather_ragged %cache, %out, %ctx_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x1024xf16>, memref<?xi32>
   return
 }
@@ -979,7 +979,7 @@ func.func @gather_ragged_rank_2(%cache: !kvcache.paged_cache<f16, num_heads = 8,
 // -----
 
 func.func @gather_ragged_wrong_element_type(%cache: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %out: memref<?x8x128xbf16>, %ctx_offsets: memref<?xi32>) {
-  // expected-error @below {{expects 'out' to be a 3-D memref of 'f16' [tokens, num_heads, head_size], got 'memref<?x8x128xbf16>'}}
+  // expected-error @below {{expects 'out' to have the cache element type 'f16', got 'memref<?x8x128xbf16>'}}
   kvcache.gather_ragged %cache, %out, %ctx_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x8x128xbf16>, memref<?xi32>
   return
 }
@@ -1019,7 +1019,7 @@ func.func @gather_ragged_dynamic_head_size(%cache: !kvcache.paged_cache<f16, num
 // -----
 
 func.func @gather_ragged_rows_memory_space(%cache: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %out: memref<?x8x128xf16, 1>, %ctx_offsets: memref<?xi32>) {
-  // expected-error @below {{expects 'out' in the default memory space, got 'memref<?x8x128xf16, 1>'}}
+  // expected-error @below {{operand #1 must be 3-D memref [tokens, heads, head_size] in the default memory space, but got 'memref<?x8x128xf16, 1>'}}
   kvcache.gather_ragged %cache, %out, %ctx_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x8x128xf16, 1>, memref<?xi32>
   return
 }
@@ -1027,7 +1027,7 @@ func.func @gather_ragged_rows_memory_space(%cache: !kvcache.paged_cache<f16, num
 // -----
 
 func.func @gather_ragged_offsets_rank_2(%cache: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %out: memref<?x8x128xf16>, %ctx_offsets: memref<?x2xi32>) {
-  // expected-error @below {{expects 'ctx_offsets' to be a 1-D memref of 'i32' [batch + 1], got 'memref<?x2xi32>'}}
+  // expected-error @below {{operand #2 must be 1-D memref of i32 [batch + 1] in the default memory space, but got 'memref<?x2xi32>'}}
   kvcache.gather_ragged %cache, %out, %ctx_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x8x128xf16>, memref<?x2xi32>
   return
 }
@@ -1035,7 +1035,7 @@ func.func @gather_ragged_offsets_rank_2(%cache: !kvcache.paged_cache<f16, num_he
 // -----
 
 func.func @gather_ragged_offsets_i64(%cache: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %out: memref<?x8x128xf16>, %ctx_offsets: memref<3xi64>) {
-  // expected-error @below {{expects 'ctx_offsets' to be a 1-D memref of 'i32' [batch + 1], got 'memref<3xi64>'}}
+  // expected-error @below {{operand #2 must be 1-D memref of i32 [batch + 1] in the default memory space, but got 'memref<3xi64>'}}
   kvcache.gather_ragged %cache, %out, %ctx_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x8x128xf16>, memref<3xi64>
   return
 }
@@ -1043,7 +1043,7 @@ func.func @gather_ragged_offsets_i64(%cache: !kvcache.paged_cache<f16, num_heads
 // -----
 
 func.func @gather_ragged_offsets_memory_space(%cache: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %out: memref<?x8x128xf16>, %ctx_offsets: memref<?xi32, 1>) {
-  // expected-error @below {{expects 'ctx_offsets' in the default memory space, got 'memref<?xi32, 1>'}}
+  // expected-error @below {{operand #2 must be 1-D memref of i32 [batch + 1] in the default memory space, but got 'memref<?xi32, 1>'}}
   kvcache.gather_ragged %cache, %out, %ctx_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x8x128xf16>, memref<?xi32, 1>
   return
 }
@@ -1055,7 +1055,7 @@ func.func @gather_ragged_offsets_memory_space(%cache: !kvcache.paged_cache<f16, 
 //===----------------------------------------------------------------------===//
 
 func.func @pairs_three_columns(%collection: !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>, %pairs: memref<?x3xi32>) {
-  // expected-error @below {{expects 'pairs' to be a memref<?x2xi32> of (src, dst) page pairs, got 'memref<?x3xi32>'}}
+  // expected-error @below {{operand #1 must be 2-D memref of i32 [num_pairs, 2] of (src, dst) page pairs in the default memory space, but got 'memref<?x3xi32>'}}
   kvcache.copy_pages %collection, %pairs : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x3xi32>
   return
 }
@@ -1063,7 +1063,7 @@ func.func @pairs_three_columns(%collection: !kvcache.paged_collection<f16, num_h
 // -----
 
 func.func @pairs_rank_1(%collection: !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>, %pairs: memref<?xi32>) {
-  // expected-error @below {{expects 'pairs' to be a memref<?x2xi32> of (src, dst) page pairs, got 'memref<?xi32>'}}
+  // expected-error @below {{operand #1 must be 2-D memref of i32 [num_pairs, 2] of (src, dst) page pairs in the default memory space, but got 'memref<?xi32>'}}
   kvcache.copy_pages %collection, %pairs : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?xi32>
   return
 }
@@ -1071,7 +1071,7 @@ func.func @pairs_rank_1(%collection: !kvcache.paged_collection<f16, num_heads = 
 // -----
 
 func.func @pairs_dynamic_columns(%collection: !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>, %pairs: memref<?x?xi32>) {
-  // expected-error @below {{expects 'pairs' to be a memref<?x2xi32> of (src, dst) page pairs, got 'memref<?x?xi32>'}}
+  // expected-error @below {{operand #1 must be 2-D memref of i32 [num_pairs, 2] of (src, dst) page pairs in the default memory space, but got 'memref<?x?xi32>'}}
   kvcache.copy_pages %collection, %pairs : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x?xi32>
   return
 }
@@ -1079,7 +1079,7 @@ func.func @pairs_dynamic_columns(%collection: !kvcache.paged_collection<f16, num
 // -----
 
 func.func @pairs_i64(%collection: !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>, %pairs: memref<?x2xi64>) {
-  // expected-error @below {{expects 'pairs' to be a memref<?x2xi32> of (src, dst) page pairs, got 'memref<?x2xi64>'}}
+  // expected-error @below {{operand #1 must be 2-D memref of i32 [num_pairs, 2] of (src, dst) page pairs in the default memory space, but got 'memref<?x2xi64>'}}
   kvcache.copy_pages %collection, %pairs : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x2xi64>
   return
 }
@@ -1087,7 +1087,7 @@ func.func @pairs_i64(%collection: !kvcache.paged_collection<f16, num_heads = 8, 
 // -----
 
 func.func @pairs_rank_3(%collection: !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>, %pairs: memref<?x2x1xi32>) {
-  // expected-error @below {{expects 'pairs' to be a memref<?x2xi32> of (src, dst) page pairs, got 'memref<?x2x1xi32>'}}
+  // expected-error @below {{operand #1 must be 2-D memref of i32 [num_pairs, 2] of (src, dst) page pairs in the default memory space, but got 'memref<?x2x1xi32>'}}
   kvcache.copy_pages %collection, %pairs : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x2x1xi32>
   return
 }
@@ -1095,7 +1095,7 @@ func.func @pairs_rank_3(%collection: !kvcache.paged_collection<f16, num_heads = 
 // -----
 
 func.func @pairs_memory_space(%collection: !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>, %pairs: memref<?x2xi32, 1>) {
-  // expected-error @below {{expects 'pairs' to be a memref<?x2xi32> of (src, dst) page pairs, got 'memref<?x2xi32, 1>'}}
+  // expected-error @below {{operand #1 must be 2-D memref of i32 [num_pairs, 2] of (src, dst) page pairs in the default memory space, but got 'memref<?x2xi32, 1>'}}
   kvcache.copy_pages %collection, %pairs : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x2xi32, 1>
   return
 }
@@ -1171,7 +1171,7 @@ func.func @attention_dynamic_head_size(%q: memref<?x32x?xf16>, %key: !kvcache.pa
 // -----
 
 func.func @attention_q_element_type(%q: memref<?x32x128xf32>, %key: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %value: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %row_offsets: memref<?xi32>, %out: memref<?x32x128xf32>) {
-  // expected-error @below {{expects 'q' to be a 3-D memref of 'f16' [tokens, q_heads, head_size], got 'memref<?x32x128xf32>'}}
+  // expected-error @below {{expects 'q' to have the cache element type 'f16', got 'memref<?x32x128xf32>'}}
   kvcache.attention_ragged %q, %key, %value, %row_offsets, %out {scale = 0.0883883 : f32} : memref<?x32x128xf32>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?xi32>, memref<?x32x128xf32>
   return
 }
@@ -1179,7 +1179,7 @@ func.func @attention_q_element_type(%q: memref<?x32x128xf32>, %key: !kvcache.pag
 // -----
 
 func.func @attention_q_rank_2(%q: memref<?x4096xf16>, %key: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %value: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %row_offsets: memref<?xi32>, %out: memref<?x4096xf16>) {
-  // expected-error @below {{expects 'q' to be a 3-D memref of 'f16' [tokens, q_heads, head_size], got 'memref<?x4096xf16>'}}
+  // expected-error @below {{operand #0 must be 3-D memref [tokens, heads, head_size] in the default memory space, but got 'memref<?x4096xf16>'}}
   kvcache.attention_ragged %q, %key, %value, %row_offsets, %out {scale = 0.0883883 : f32} : memref<?x4096xf16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?xi32>, memref<?x4096xf16>
   return
 }
@@ -1187,7 +1187,7 @@ func.func @attention_q_rank_2(%q: memref<?x4096xf16>, %key: !kvcache.paged_cache
 // -----
 
 func.func @attention_q_memory_space(%q: memref<?x32x128xf16, 1>, %key: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %value: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %row_offsets: memref<?xi32>, %out: memref<?x32x128xf16, 1>) {
-  // expected-error @below {{expects 'q' in the default memory space, got 'memref<?x32x128xf16, 1>'}}
+  // expected-error @below {{operand #0 must be 3-D memref [tokens, heads, head_size] in the default memory space, but got 'memref<?x32x128xf16, 1>'}}
   kvcache.attention_ragged %q, %key, %value, %row_offsets, %out {scale = 0.0883883 : f32} : memref<?x32x128xf16, 1>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?xi32>, memref<?x32x128xf16, 1>
   return
 }
@@ -1219,7 +1219,7 @@ func.func @attention_mla(%q: memref<?x32x128xf16>, %key: !kvcache.paged_cache<f1
 // -----
 
 func.func @attention_row_offsets_i64(%q: memref<?x32x128xf16>, %key: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %value: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %row_offsets: memref<?xi64>, %out: memref<?x32x128xf16>) {
-  // expected-error @below {{expects 'row_offsets' to be a 1-D memref of 'i32' [batch + 1], got 'memref<?xi64>'}}
+  // expected-error @below {{operand #3 must be 1-D memref of i32 [batch + 1] in the default memory space, but got 'memref<?xi64>'}}
   kvcache.attention_ragged %q, %key, %value, %row_offsets, %out {scale = 0.0883883 : f32} : memref<?x32x128xf16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?xi64>, memref<?x32x128xf16>
   return
 }
@@ -1227,7 +1227,7 @@ func.func @attention_row_offsets_i64(%q: memref<?x32x128xf16>, %key: !kvcache.pa
 // -----
 
 func.func @attention_row_offsets_rank_2(%q: memref<?x32x128xf16>, %key: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %value: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %row_offsets: memref<?x?xi32>, %out: memref<?x32x128xf16>) {
-  // expected-error @below {{expects 'row_offsets' to be a 1-D memref of 'i32' [batch + 1], got 'memref<?x?xi32>'}}
+  // expected-error @below {{operand #3 must be 1-D memref of i32 [batch + 1] in the default memory space, but got 'memref<?x?xi32>'}}
   kvcache.attention_ragged %q, %key, %value, %row_offsets, %out {scale = 0.0883883 : f32} : memref<?x32x128xf16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x?xi32>, memref<?x32x128xf16>
   return
 }
@@ -1235,7 +1235,7 @@ func.func @attention_row_offsets_rank_2(%q: memref<?x32x128xf16>, %key: !kvcache
 // -----
 
 func.func @attention_workspace_f16(%q: memref<?x32x128xf16>, %key: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %value: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %row_offsets: memref<?xi32>, %out: memref<?x32x128xf16>, %workspace: memref<?xf16>) {
-  // expected-error @below {{expects 'workspace' to be a 1-D memref of 'f32' [size], got 'memref<?xf16>'}}
+  // expected-error @below {{operand #5 must be 1-D memref of f32 in the default memory space, but got 'memref<?xf16>'}}
   kvcache.attention_ragged %q, %key, %value, %row_offsets, %out, %workspace {scale = 0.0883883 : f32} : memref<?x32x128xf16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?xi32>, memref<?x32x128xf16>, memref<?xf16>
   return
 }
@@ -1243,7 +1243,7 @@ func.func @attention_workspace_f16(%q: memref<?x32x128xf16>, %key: !kvcache.page
 // -----
 
 func.func @attention_workspace_rank_2(%q: memref<?x32x128xf16>, %key: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %value: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %row_offsets: memref<?xi32>, %out: memref<?x32x128xf16>, %workspace: memref<?x?xf32>) {
-  // expected-error @below {{expects 'workspace' to be a 1-D memref of 'f32' [size], got 'memref<?x?xf32>'}}
+  // expected-error @below {{operand #5 must be 1-D memref of f32 in the default memory space, but got 'memref<?x?xf32>'}}
   kvcache.attention_ragged %q, %key, %value, %row_offsets, %out, %workspace {scale = 0.0883883 : f32} : memref<?x32x128xf16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?xi32>, memref<?x32x128xf16>, memref<?x?xf32>
   return
 }
@@ -1251,7 +1251,7 @@ func.func @attention_workspace_rank_2(%q: memref<?x32x128xf16>, %key: !kvcache.p
 // -----
 
 func.func @attention_workspace_memory_space(%q: memref<?x32x128xf16>, %key: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %value: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %row_offsets: memref<?xi32>, %out: memref<?x32x128xf16>, %workspace: memref<?xf32, 1>) {
-  // expected-error @below {{expects 'workspace' in the default memory space, got 'memref<?xf32, 1>'}}
+  // expected-error @below {{operand #5 must be 1-D memref of f32 in the default memory space, but got 'memref<?xf32, 1>'}}
   kvcache.attention_ragged %q, %key, %value, %row_offsets, %out, %workspace {scale = 0.0883883 : f32} : memref<?x32x128xf16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?xi32>, memref<?x32x128xf16>, memref<?xf32, 1>
   return
 }
@@ -1331,4 +1331,65 @@ func.func @blocks_offset_breaks_rows(%blocks: memref<4x2x1x16x8x128xf16, strided
   %c = kvcache.paged_collection %blocks, %cache_lengths, %lookup_table, %max_seq_length, %max_cache_length
       : memref<4x2x1x16x8x128xf16, strided<[32768, 16384, 16384, 1024, 128, 1], offset: 3>>, memref<?xi32>, memref<?x?xi32> -> !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
   return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Former discardable attributes: now inherent (`serves_write`, `read_only`)
+//===----------------------------------------------------------------------===//
+
+// The old spellings are rejected, not ignored: an ignored one would change
+// which accesses an assert_write_mode = 1 cache checks.
+
+!write_checked = !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16, assert_write_mode = 1>
+
+func.func @lookup_discardable_read_only(%cache: !write_checked, %b: index, %t: index) -> (index, index) {
+  // expected-error @below {{'kvcache.read_only' is no longer a discardable attribute: use the inherent attribute `read_only` of kvcache.lookup}}
+  %page, %slot = kvcache.lookup %cache[%b, %t] {kvcache.read_only} : !write_checked
+  return %page, %slot : index, index
+}
+
+// -----
+
+!write_checked = !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16, assert_write_mode = 1>
+
+func.func @cache_length_discardable_serves_write(%cache: !write_checked, %b: index) -> index {
+  // expected-error @below {{'kvcache.serves_write' is no longer a discardable attribute: use the inherent attribute `serves_write` of kvcache.cache_length and kvcache.page_load}}
+  %n = kvcache.cache_length %cache[%b] {kvcache.serves_write} : !write_checked
+  return %n : index
+}
+
+// -----
+
+!write_checked = !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16, assert_write_mode = 1>
+
+func.func @page_load_discardable_serves_write(%cache: !write_checked, %page: index, %slot: index, %h: index, %d: index) -> vector<8xf16> {
+  // expected-error @below {{'kvcache.serves_write' is no longer a discardable attribute: use the inherent attribute `serves_write` of kvcache.cache_length and kvcache.page_load}}
+  %x = kvcache.page_load %cache[%page, %slot, %h, %d] {kvcache.serves_write} : !write_checked -> vector<8xf16>
+  return %x : vector<8xf16>
+}
+
+// -----
+
+// In the generic form too, and next to the inherent attribute.
+
+!write_checked = !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16, assert_write_mode = 1>
+
+func.func @generic_lookup_discardable_read_only(%cache: !write_checked, %b: index, %t: index) -> (index, index) {
+  // expected-error @below {{'kvcache.read_only' is no longer a discardable attribute}}
+  %page, %slot = "kvcache.lookup"(%cache, %b, %t) <{read_only}> {kvcache.read_only} : (!write_checked, index, index) -> (index, index)
+  return %page, %slot : index, index
+}
+
+// -----
+
+// On any other op as well.
+
+!write_checked = !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16, assert_write_mode = 1>
+
+func.func @load_discardable_serves_write(%cache: !write_checked, %b: index, %h: index, %t: index, %d: index) -> vector<8xf16> {
+  // expected-error @below {{'kvcache.serves_write' is no longer a discardable attribute}}
+  %x = kvcache.load %cache[%b, %h, %t, %d] {kvcache.serves_write} : !write_checked -> vector<8xf16>
+  return %x : vector<8xf16>
 }

@@ -108,6 +108,26 @@ func.func @spec_access_ops(%blocks: memref<?x2x?x16x8x128xf16>, %cache_lengths: 
 // GENERIC: "kvcache.get_key_cache"(%{{.*}}, %{{.*}}) : (!kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>, index) -> !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>
 // GENERIC: "kvcache.lookup"(%{{.*}}, %{{.*}}, %{{.*}}) : (!kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, index, index) -> (index, index)
 
+// The unit attributes the lowerings set: `serves_write` (cache_length,
+// page_load) and `read_only` (lookup), inherent (properties in the generic
+// form).
+
+// CHECK-LABEL: func.func @write_mode_attributes
+// CHECK: kvcache.cache_length %{{.*}}[%{{.*}}] {serves_write} : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16, assert_write_mode = 1>
+// CHECK: kvcache.lookup %{{.*}}[%{{.*}}, %{{.*}}] {read_only} : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16, assert_write_mode = 1>
+// CHECK: kvcache.page_load %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] {serves_write} : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16, assert_write_mode = 1> -> vector<8xf16>
+// GENERIC-LABEL: sym_name = "write_mode_attributes"
+// GENERIC: "kvcache.cache_length"(%{{.*}}, %{{.*}}) <{serves_write}>
+// GENERIC: "kvcache.lookup"(%{{.*}}, %{{.*}}, %{{.*}}) <{read_only}>
+// GENERIC: "kvcache.page_load"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{serves_write}>
+func.func @write_mode_attributes(%k: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16, assert_write_mode = 1>,
+                                 %b: index, %t: index, %h: index, %d: index) -> (index, vector<8xf16>) {
+  %n = kvcache.cache_length %k[%b] {serves_write} : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16, assert_write_mode = 1>
+  %page, %slot = kvcache.lookup %k[%b, %t] {read_only} : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16, assert_write_mode = 1>
+  %x = kvcache.page_load %k[%page, %slot, %h, %d] {serves_write} : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16, assert_write_mode = 1> -> vector<8xf16>
+  return %n, %x : index, vector<8xf16>
+}
+
 //===----------------------------------------------------------------------===//
 // paged_collection: blocks layouts and metadata shapes
 //===----------------------------------------------------------------------===//

@@ -17,10 +17,10 @@ class TypeConverter;
 namespace kvcache {
 
 /// Adds the kernel ABI decomposition (docs/Contract.md, section 7) of
-/// `!kvcache.paged_collection` (5 values) and `!kvcache.paged_cache`
-/// (5 values) to `typeConverter`. Other types are left to other conversions;
-/// combine with an identity conversion (`addConversion([](Type t) { return
-/// t; })`) added before this call.
+/// `!kvcache.paged_collection` and `!kvcache.paged_cache` into the five
+/// values of a LoweredCache (LoweredCache.h) to `typeConverter`. Other types
+/// are left to other conversions; combine with an identity conversion
+/// (`addConversion([](Type t) { return t; })`) added before this call.
 void populateKVCacheToMemRefTypeConversion(TypeConverter &typeConverter);
 
 /// Options of the access-op lowering.
