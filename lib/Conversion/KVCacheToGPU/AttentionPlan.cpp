@@ -70,9 +70,7 @@ attention::makeAttentionPlan(AttentionRaggedOp op,
   auto outType = cast<MemRefType>(op.getOut().getType());
   int64_t rowWidth = std::min(getRowVectorWidth(params, qType, target.vectorBytes),
                               getRowVectorWidth(params, outType, target.vectorBytes));
-  plan.rowAlignment = std::min<int64_t>(
-      rowWidth * plan.elementBytes,
-      int64_t(1) << llvm::countr_zero(uint64_t(sliceBytes)));
+  plan.rowAlignment = getAccessAlignment(sliceBytes, rowWidth * plan.elementBytes);
   plan.keysPerStep = std::max<int64_t>(target.attentionThreads / plan.lanes, 1);
   // Head indices are computed in 32-bit-safe ranges on the device.
   if (plan.qHeads >= (int64_t(1) << 31))

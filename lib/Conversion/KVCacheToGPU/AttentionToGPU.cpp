@@ -481,7 +481,7 @@ LogicalResult attention::emitAttentionKernel(OpBuilder &host,
                                              Value grid, Value splits) {
   KernelBuilder k{host, getKernelLoc(op)};
   std::unique_ptr<GPUKernel> kernel = GPUKernel::create(
-      host, op, "attention_ragged", op->getOperands(),
+      host, op, "attention_ragged", op.getKernelOperands(),
       LaunchShape{grid, k.index(plan.kvHeads), splits, plan.threads});
   if (!kernel)
     return failure();

@@ -28,7 +28,6 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/WalkPatternRewriteDriver.h"
 #include "llvm-c/Target.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/MC/MCSubtargetInfo.h"
@@ -60,7 +59,8 @@ LogicalResult emitGuardedKernel(OpBuilder &builder, Operation *op, Value run,
   LogicalResult result = success();
   host.ifThen(run, [&] {
     std::unique_ptr<GPUKernel> kernel = GPUKernel::create(
-        builder, op, op->getName().stripDialect(), op->getOperands(), shape);
+        builder, op, op->getName().stripDialect(),
+        cast<KernelOpInterface>(op).getKernelOperands(), shape);
     if (!kernel) {
       result = failure();
       return;
@@ -229,16 +229,8 @@ struct ConvertKVCacheToGPUPass
       return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     populateKVCacheToGPUConversionPatterns(patterns, target);
-    // One walk, no folding: the host code around the launches stays as the
-    // patterns wrote it.
-    walkAndApplyPatterns(getOperation(), std::move(patterns));
-    // Ops left over failed to lower and said why.
-    WalkResult result = getOperation()->walk([](Operation *op) {
-      return isa<StoreRaggedOp, GatherRaggedOp, CopyPagesOp, AttentionRaggedOp>(op)
-                 ? WalkResult::interrupt()
-                 : WalkResult::advance();
-    });
-    if (result.wasInterrupted())
+    if (failed(applyKernelLoweringPatterns(getOperation(), std::move(patterns),
+                                           getArgument())))
       return signalPassFailure();
     getOperation()->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                             UnitAttr::get(&getContext()));

@@ -38,7 +38,9 @@ struct AttentionToSCF : OpRewritePattern<AttentionRaggedOp> {
   LogicalResult matchAndRewrite(AttentionRaggedOp op,
                                 PatternRewriter &rewriter) const override {
     if (!hasUnitInnerStride(op.getQ()) || !hasUnitInnerStride(op.getOut()))
-      return rewriter.notifyMatchFailure(op, "q/out need a unit inner stride");
+      return op.emitOpError("cannot be lowered: q and out need a unit "
+                            "innermost stride (copy them into contiguous "
+                            "buffers)");
     KernelBuilder k{rewriter, getKernelLoc(op)};
     Value offsets = op.getRowOffsets();
     Value numSequences = k.numSequences(offsets);

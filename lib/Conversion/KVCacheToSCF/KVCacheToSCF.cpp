@@ -18,7 +18,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/WalkPatternRewriteDriver.h"
 #include "llvm/Support/MathExtras.h"
 
 namespace mlir {
@@ -142,15 +141,8 @@ struct ConvertKVCacheToSCFPass
       return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     populateKVCacheToSCFConversionPatterns(patterns, vectorBytes);
-    // One walk, no folding: the code around the loops stays as the patterns
-    // wrote it.
-    walkAndApplyPatterns(getOperation(), std::move(patterns));
-    WalkResult result = getOperation()->walk([](AttentionRaggedOp op) {
-      op.emitOpError("cannot be lowered: q and out need a unit innermost "
-                     "stride (copy them into contiguous buffers)");
-      return WalkResult::interrupt();
-    });
-    if (result.wasInterrupted())
+    if (failed(applyKernelLoweringPatterns(getOperation(), std::move(patterns),
+                                           getArgument())))
       signalPassFailure();
   }
 };

@@ -12,6 +12,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
@@ -135,6 +136,27 @@ LogicalResult mlir::kvcache::rejectCachesWithoutLowering(Operation *root) {
     return ok ? WalkResult::advance() : WalkResult::interrupt();
   });
   return failure(result.wasInterrupted());
+}
+
+LogicalResult mlir::kvcache::applyKernelLoweringPatterns(
+    Operation *root, RewritePatternSet &&patterns, StringRef passName) {
+  MLIRContext *ctx = root->getContext();
+  bool reported = false;
+  {
+    // Notes errors, leaving them to the handlers already installed.
+    ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &diagnostic) {
+      reported |= diagnostic.getSeverity() == DiagnosticSeverity::Error;
+      return failure();
+    });
+    walkAndApplyPatterns(root, std::move(patterns));
+  }
+  bool left = false;
+  root->walk([&](KernelOpInterface op) {
+    left = true;
+    if (!reported)
+      op->emitOpError("has no lowering in ") << passName;
+  });
+  return failure(left || reported);
 }
 
 Type mlir::kvcache::getChunkType(const PagedCacheParams &params,

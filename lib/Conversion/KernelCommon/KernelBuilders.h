@@ -14,6 +14,7 @@
 
 #include "KVCache/IR/KVCacheTypes.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
 
 namespace mlir::kvcache {
 
@@ -72,6 +73,15 @@ Value createLookup(OpBuilder &builder, Location loc, Value cache, Value batch,
 /// Emits an error on the first op under `root` that uses an f8E4M3FN cache
 /// (no lowering supports them until their scales are modeled).
 LogicalResult rejectCachesWithoutLowering(Operation *root);
+
+/// Applies the kernel-op lowering `patterns` to `root` in one walk (no
+/// folding: the code around the kernels stays as the patterns wrote it),
+/// then fails if an op with the KernelOpInterface is left: the patterns
+/// explain their failures with errors; an op left without one is reported
+/// as having no lowering in `passName`.
+LogicalResult applyKernelLoweringPatterns(Operation *root,
+                                          RewritePatternSet &&patterns,
+                                          StringRef passName);
 
 /// The vector (or scalar, for width 1) type of `width` cache elements.
 Type getChunkType(const PagedCacheParams &params, int64_t width);
