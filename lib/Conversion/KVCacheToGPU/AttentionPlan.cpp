@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AttentionKernels.h"
-#include "../KernelCommon/KernelBuilders.h"
+#include "../KernelCommon/KernelLowering.h"
 
 #include "llvm/Support/MathExtras.h"
 

@@ -281,9 +281,9 @@ AttentionKernel::emitKeyStep(const KeyRange &range, Value step,
     keySlice = vector::LoadOp::create(k.b, k.loc, sliceType, sharedK, at);
     valueSlice = vector::LoadOp::create(k.b, k.loc, sliceType, sharedV, at);
   } else {
-    Value slot;
-    Value page = createLookup(k.b, k.loc, keys, range.batch, key,
-                              /*servesWrite=*/false, &slot);
+    Value page, slot;
+    std::tie(page, slot) =
+        k.lookup(keys, range.batch, key, /*servesWrite=*/false);
     keySlice = PageLoadOp::create(k.b, k.loc, sliceType, keys, page, slot,
                                   kvHead, sliceStart);
     valueSlice = PageLoadOp::create(k.b, k.loc, sliceType, values, page, slot,
@@ -318,7 +318,8 @@ void AttentionKernel::mergeKeyGroups(const KeyRange &range,
   // combines them per head and writes the result.
   Value isLaneZero = k.eq(lane, k.index(0));
   int64_t headSize = plan.headSize;
-  for (auto [i, state] : llvm::enumerate(states)) {
+  for (size_t i = 0; i < states.size(); ++i) {
+    const SoftmaxState &state = states[i];
     Value slot = k.index(i);
     vector::StoreOp::create(k.b, k.loc, state.acc, sharedState,
                             ValueRange{keyGroup, slot, sliceStart});

@@ -16,7 +16,7 @@
 #include "../KernelCommon/Softmax.h"
 #include "KVCache/Conversion/Passes.h"
 #include "KVCache/IR/KVCacheOps.h"
-#include "../KernelCommon/KernelBuilders.h"
+#include "../KernelCommon/KernelLowering.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -111,20 +111,17 @@ struct RaggedCopyToGPU : OpRewritePattern<OpTy> {
       Value start = k.loadOffset(offsets, batch);
       Value token =
           copy.isStore()
-              ? getRowPosition(
-                    k, createWriteCacheLength(k.b, k.loc, cache, batch), row,
-                    start)
+              ? getRowPosition(k, k.writeCacheLength(cache, batch), row, start)
               : k.sub(row, start);
-      Value slot;
-      Value page = createLookup(k.b, k.loc, cache, batch, token,
-                                copy.isStore(), &slot);
+      Value page, slot;
+      std::tie(page, slot) = k.lookup(cache, batch, token, copy.isStore());
       k.forLoop(kernel.threadId(gpu::Dimension::x), k.index(chunksPerRow),
                 kernel.blockDim(gpu::Dimension::x), [&](Value chunk) {
                   Value first = k.mul(chunk, k.index(width));
                   Value head = k.divu(first, k.index(params.headSize));
                   Value element = k.remu(first, k.index(params.headSize));
-                  emitRowChunkCopy(k.b, k.loc, cache, rows, row, page, slot,
-                                   head, element, width, copy.direction);
+                  k.copyRowChunk(cache, rows, row, page, slot, head, element,
+                                 width, copy.direction);
                 });
     });
   }
@@ -185,8 +182,7 @@ struct CopyPagesToGPU : OpRewritePattern<CopyPagesOp> {
           Value inRow = k.remu(first, rowElements);
           Value head = k.divu(inRow, k.index(params.headSize));
           Value element = k.remu(inRow, k.index(params.headSize));
-          emitPageChunkCopy(k.b, k.loc, cache, src, dst, slot, head, element,
-                            width);
+          k.copyPageChunk(cache, src, dst, slot, head, element, width);
         });
     });
   }

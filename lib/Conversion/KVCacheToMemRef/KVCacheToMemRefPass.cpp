@@ -6,7 +6,7 @@
 
 #include "KVCache/Conversion/Passes.h"
 #include "KVCache/IR/KVCacheOps.h"
-#include "../KernelCommon/KernelBuilders.h"
+#include "../KernelCommon/KernelLowering.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"

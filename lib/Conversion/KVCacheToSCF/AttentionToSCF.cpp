@@ -83,9 +83,9 @@ struct AttentionToSCF : OpRewritePattern<AttentionRaggedOp> {
           zero, k.add(position, k.index(1)), k.index(1),
           flattenStates(softmax.empty(accType)),
           [&](Value token, ValueRange carried) {
-            Value slot;
-            Value page = createLookup(k.b, k.loc, keys, batch, token,
-                                      /*servesWrite=*/false, &slot);
+            Value page, slot;
+            std::tie(page, slot) =
+                k.lookup(keys, batch, token, /*servesWrite=*/false);
             auto loadRow = [&](Value cache) {
               return k.widen(PageLoadOp::create(k.b, k.loc, rowType, cache,
                                                 page, slot, kvHead, zero),

@@ -72,16 +72,16 @@ struct RaggedCopyToSCF : DataMovementPattern<OpTy> {
       Value first = k.loadOffset(copy.offsets, batch);
       Value end = k.loadOffset(copy.offsets, k.add(batch, one));
       Value base = copy.isStore()
-                       ? createWriteCacheLength(k.b, k.loc, copy.cache, batch)
+                       ? k.writeCacheLength(copy.cache, batch)
                        : zero;
       k.forLoop(first, end, one, [&](Value row) {
         Value token = getRowPosition(k, base, row, first);
-        Value slot;
-        Value page = createLookup(k.b, k.loc, copy.cache, batch, token,
-                                  copy.isStore(), &slot);
+        Value page, slot;
+        std::tie(page, slot) =
+            k.lookup(copy.cache, batch, token, copy.isStore());
         emitRowLoops(k, params, width, [&](Value head, Value element) {
-          emitRowChunkCopy(k.b, k.loc, copy.cache, copy.rows, row, page, slot,
-                           head, element, width, copy.direction);
+          k.copyRowChunk(copy.cache, copy.rows, row, page, slot, head, element,
+                         width, copy.direction);
         });
       });
     });
@@ -116,8 +116,7 @@ struct CopyPagesToSCF : DataMovementPattern<CopyPagesOp> {
         for (Value cache : caches)
           k.forLoop(zero, pageSize, one, [&](Value slot) {
             emitRowLoops(k, params, width, [&](Value head, Value element) {
-              emitPageChunkCopy(k.b, k.loc, cache, src, dst, slot, head,
-                                element, width);
+              k.copyPageChunk(cache, src, dst, slot, head, element, width);
             });
           });
       });

@@ -9,6 +9,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 using namespace mlir;
 using namespace mlir::kvcache;
@@ -97,4 +98,120 @@ KernelBuilder::ifThenElse(Value cond, TypeRange types,
   b.setInsertionPointToStart(&ifOp.getElseRegion().front());
   scf::YieldOp::create(b, loc, elseBody());
   return SmallVector<Value>(ifOp.getResults());
+}
+
+Value KernelBuilder::writeCacheLength(Value cache, Value batch) {
+  return CacheLengthOp::create(b, loc, cache, batch,
+                               /*serves_write=*/true);
+}
+
+Value KernelBuilder::loadOffset(Value memref, ValueRange indices) {
+  Value value = memref::LoadOp::create(b, loc, memref, indices);
+  return arith::IndexCastUIOp::create(b, loc, b.getIndexType(),
+                                      value);
+}
+
+Value KernelBuilder::numSequences(Value offsets) {
+  Value size = memref::DimOp::create(b, loc, offsets, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value isEmpty = arith::CmpIOp::create(b, loc,
+                                        arith::CmpIPredicate::eq, size, zero);
+  Value minusOne = arith::SubIOp::create(b, loc, size, one);
+  return arith::SelectOp::create(b, loc, isEmpty, zero, minusOne);
+}
+
+Value KernelBuilder::sequenceOf(Value offsets, Value numSequences,
+                                Value row) {
+  // Invariant: offsets[low] <= row < offsets[high] (high = numSequences
+  // stands for +infinity).
+  Type indexType = b.getIndexType();
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  auto search = scf::WhileOp::create(
+      b, loc, TypeRange{indexType, indexType},
+      ValueRange{zero, numSequences},
+      [&](OpBuilder &b, Location l, ValueRange bounds) {
+        Value span = arith::SubIOp::create(b, l, bounds[1], bounds[0]);
+        Value more = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ugt,
+                                           span, one);
+        scf::ConditionOp::create(b, l, more, bounds);
+      },
+      [&](OpBuilder &b, Location l, ValueRange bounds) {
+        Value sum = arith::AddIOp::create(b, l, bounds[0], bounds[1]);
+        Value mid = arith::ShRUIOp::create(b, l, sum, one);
+        Value start = KernelBuilder{b, l}.loadOffset(offsets, mid);
+        Value goRight = arith::CmpIOp::create(
+            b, l, arith::CmpIPredicate::ule, start, row);
+        Value low = arith::SelectOp::create(b, l, goRight, mid, bounds[0]);
+        Value high = arith::SelectOp::create(b, l, goRight, bounds[1], mid);
+        scf::YieldOp::create(b, l, ValueRange{low, high});
+      });
+  return search.getResult(0);
+}
+
+std::pair<Value, Value> KernelBuilder::lookup(Value cache, Value batch,
+                                              Value token, bool servesWrite) {
+  auto lookup = LookupOp::create(b, loc, cache, batch, token,
+                                 /*read_only=*/!servesWrite);
+  return {lookup.getPage(), lookup.getSlot()};
+}
+
+/// The alignment a vector access of `type` on a row memref may claim:
+/// getRowVectorWidth keeps the strides and the offset of the rows multiples
+/// of the access width.
+static llvm::Align getChunkAlignment(VectorType type) {
+  uint64_t bytes = type.getNumElements() * type.getElementTypeBitWidth() / 8;
+  return llvm::Align(getAccessAlignment(bytes, /*rowBytes=*/bytes));
+}
+
+/// Reads `width` elements of `rows` at [row, head, element], aligned to
+/// their width.
+static Value loadRowChunk(OpBuilder &builder, Location loc, Value rows,
+                          ValueRange indices, Type chunkType) {
+  if (auto vectorType = dyn_cast<VectorType>(chunkType))
+    return vector::LoadOp::create(builder, loc, vectorType, rows, indices,
+                                  /*nontemporal=*/false,
+                                  getChunkAlignment(vectorType));
+  return memref::LoadOp::create(builder, loc, rows, indices);
+}
+
+static void storeRowChunk(OpBuilder &builder, Location loc, Value value,
+                          Value rows, ValueRange indices) {
+  if (auto vectorType = dyn_cast<VectorType>(value.getType())) {
+    vector::StoreOp::create(builder, loc, value, rows, indices,
+                            /*nontemporal=*/false,
+                            getChunkAlignment(vectorType));
+    return;
+  }
+  memref::StoreOp::create(builder, loc, value, rows, indices);
+}
+
+void KernelBuilder::copyRowChunk(Value cache, Value rows, Value row,
+                                 Value page, Value slot, Value head,
+                                 Value element, int64_t width,
+                                 RowCopyDirection direction) {
+  auto params = PagedCacheParams::get(cache.getType());
+  Type chunkType = getChunkType(params, width);
+  SmallVector<Value> rowIndices = {row, head, element};
+  if (direction == RowCopyDirection::ToCache) {
+    Value chunk = loadRowChunk(b, loc, rows, rowIndices, chunkType);
+    PageStoreOp::create(b, loc, chunk, cache, page, slot, head,
+                        element);
+    return;
+  }
+  Value chunk = PageLoadOp::create(b, loc, chunkType, cache, page, slot,
+                                   head, element);
+  storeRowChunk(b, loc, chunk, rows, rowIndices);
+}
+
+void KernelBuilder::copyPageChunk(Value cache, Value src, Value dst,
+                                  Value slot, Value head, Value element,
+                                  int64_t width) {
+  auto params = PagedCacheParams::get(cache.getType());
+  // The source page is part of the copy: checked like the write.
+  auto chunk = PageLoadOp::create(b, loc, getChunkType(params, width),
+                                  cache, src, slot, head, element,
+                                  /*serves_write=*/true);
+  PageStoreOp::create(b, loc, chunk, cache, dst, slot, head, element);
 }

@@ -4,15 +4,15 @@
 //
 // One builder for every kernel-op lowering (CPU loops, GPU kernels): index
 // and f32 arithmetic, loops and conditionals, vector helpers, the ragged-
-// offset reads, all bound to one location. The free functions of
-// KernelBuilders.h stay the implementation of the cache-facing pieces.
+// offset reads and the cache accesses (through kvcache access ops: page
+// addressing stays in convert-kvcache-to-memref), all bound to one location.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef KVCACHE_LIB_CONVERSION_KERNELCOMMON_KERNELBUILDER_H
 #define KVCACHE_LIB_CONVERSION_KERNELCOMMON_KERNELBUILDER_H
 
-#include "KernelBuilders.h"
+#include "KernelLowering.h"
 
 #include "KVCache/IR/KVCacheOps.h"
 
@@ -21,6 +21,9 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 namespace mlir::kvcache {
+
+/// Which way a row chunk moves.
+enum class RowCopyDirection { ToCache, FromCache };
 
 /// Builds the ops of a kernel at one location.
 struct KernelBuilder {
@@ -117,17 +120,32 @@ struct KernelBuilder {
 
   //===--- ragged offsets -------------------------------------------------===//
   /// `memref[indices]` (an unsigned i32) as an index.
-  Value loadOffset(Value memref, ValueRange indices) {
-    return kvcache::loadOffset(b, loc, memref, indices);
-  }
-  /// max(size(offsets) - 1, 0).
-  Value numSequences(Value offsets) {
-    return getNumSequences(b, loc, offsets);
-  }
-  /// The sequence of ragged row `row` (binary search over `offsets`).
-  Value sequenceOf(Value offsets, Value numSequences, Value row) {
-    return emitSequenceSearch(b, loc, offsets, numSequences, row);
-  }
+  Value loadOffset(Value memref, ValueRange indices);
+  /// The number of sequences of a ragged offsets memref `[batch + 1]`:
+  /// max(size - 1, 0).
+  Value numSequences(Value offsets);
+  /// The sequence of ragged row `row`: the largest b < numSequences with
+  /// offsets[b] <= row, by binary search (log2(batch) loads, no host reads).
+  Value sequenceOf(Value offsets, Value numSequences, Value row);
+
+  //===--- the cache, through access ops ----------------------------------===//
+  /// `cache_length(batch)` as the base position of a write (store_ragged):
+  /// checked with the write on an `assert_write_mode = 1` cache.
+  Value writeCacheLength(Value cache, Value batch);
+  /// (page, slot) of `token` of sequence `batch` (`kvcache.lookup`); a
+  /// lookup that only serves reads is marked `read_only`, so an
+  /// `assert_write_mode = 1` cache does not check it.
+  std::pair<Value, Value> lookup(Value cache, Value batch, Value token,
+                                 bool servesWrite);
+  /// Copies `width` elements of head `head` starting at element `element`
+  /// between `rows[row, head, element]` and the cache at (`page`, `slot`).
+  void copyRowChunk(Value cache, Value rows, Value row, Value page,
+                    Value slot, Value head, Value element, int64_t width,
+                    RowCopyDirection direction);
+  /// Copies `width` elements of (`slot`, `head`, `element`) from page `src`
+  /// to page `dst` of `cache` (the read is checked like the write).
+  void copyPageChunk(Value cache, Value src, Value dst, Value slot,
+                     Value head, Value element, int64_t width);
 
   //===--- control flow ---------------------------------------------------===//
   /// `for (iv = lower; iv < upper; iv += step) body(iv)`.

@@ -1,0 +1,104 @@
+//===- KernelLowering.cpp - what kernel-op lowerings share ---------------===//
+//
+// Part of the kvcache-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelLowering.h"
+
+#include "KVCache/IR/KVCacheOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::kvcache;
+
+Location mlir::kvcache::getKernelLoc(Operation *op) {
+  return NameLoc::get(op->getName().getIdentifier(), op->getLoc());
+}
+
+int64_t mlir::kvcache::getRowVectorWidth(const PagedCacheParams &params,
+                                         MemRefType rows, int64_t maxBytes) {
+  int64_t elementBytes =
+      llvm::divideCeil(params.elementType.getIntOrFloatBitWidth(), 8);
+  int64_t width = std::max<int64_t>(maxBytes / elementBytes, 1);
+  auto fits = [&](int64_t value) { return value % width == 0; };
+  while (width > 1 && !fits(params.headSize))
+    width /= 2;
+  if (!rows)
+    return width;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(rows.getStridesAndOffset(strides, offset)) ||
+      strides.back() != 1)
+    return 1;
+  for (;;) {
+    bool aligned = ShapedType::isStatic(offset) && fits(offset);
+    for (int64_t stride : ArrayRef(strides).drop_back())
+      aligned &= ShapedType::isStatic(stride) && fits(stride);
+    if (aligned || width == 1)
+      return width;
+    width /= 2;
+  }
+}
+
+/// Whether `type` is a cache type no lowering supports yet.
+static bool isCacheWithoutLowering(Type type) {
+  if (!isa<PagedCollectionType, PagedCacheType>(type))
+    return false;
+  return isa<Float8E4M3FNType>(PagedCacheParams::get(type).elementType);
+}
+
+LogicalResult mlir::kvcache::rejectCachesWithoutLowering(Operation *root) {
+  WalkResult result = root->walk([](Operation *op) {
+    auto check = [&](TypeRange types) {
+      for (Type type : types)
+        if (isCacheWithoutLowering(type)) {
+          op->emitOpError("uses an f8E4M3FN cache, which no lowering "
+                          "supports until its scales are modeled; use an "
+                          "f16, bf16 or f32 cache");
+          return false;
+        }
+      return true;
+    };
+    bool ok = check(op->getOperandTypes()) && check(op->getResultTypes());
+    if (auto function = dyn_cast<FunctionOpInterface>(op))
+      ok = ok && check(function.getArgumentTypes()) &&
+           check(function.getResultTypes());
+    return ok ? WalkResult::advance() : WalkResult::interrupt();
+  });
+  return failure(result.wasInterrupted());
+}
+
+LogicalResult mlir::kvcache::applyKernelLoweringPatterns(
+    Operation *root, RewritePatternSet &&patterns, StringRef passName) {
+  MLIRContext *ctx = root->getContext();
+  bool reported = false;
+  {
+    // Notes errors, leaving them to the handlers already installed.
+    ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &diagnostic) {
+      reported |= diagnostic.getSeverity() == DiagnosticSeverity::Error;
+      return failure();
+    });
+    walkAndApplyPatterns(root, std::move(patterns));
+  }
+  bool left = false;
+  root->walk([&](KernelOpInterface op) {
+    left = true;
+    if (!reported)
+      op->emitOpError("has no lowering in ") << passName;
+  });
+  return failure(left || reported);
+}
+
+Type mlir::kvcache::getChunkType(const PagedCacheParams &params,
+                                 int64_t width) {
+  if (width == 1)
+    return params.elementType;
+  return VectorType::get({width}, params.elementType);
+}
