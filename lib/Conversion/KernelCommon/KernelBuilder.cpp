@@ -15,7 +15,10 @@ using namespace mlir;
 using namespace mlir::kvcache;
 
 Value KernelBuilder::fma(Value x, Value y, Value z) {
-  return LLVM::FMAOp::create(b, loc, x, y, z);
+  // llvm.fmuladd: one fma where the target has one (NVPTX always for f32),
+  // a multiply and an add where it has not (no libm fmaf call on CPUs
+  // without FMA).
+  return LLVM::FMulAddOp::create(b, loc, x, y, z);
 }
 
 Value KernelBuilder::dot(Value x, Value y) {

@@ -81,7 +81,8 @@ struct KernelBuilder {
   Value fmax(Value x, Value y) {
     return arith::MaximumFOp::create(b, loc, x, y);
   }
-  /// x * y + z, fused (one rounding), on f32 scalars.
+  /// x * y + z on f32 scalars, fused (one rounding) where the target has a
+  /// fused multiply-add (llvm.fmuladd).
   Value fma(Value x, Value y, Value z);
   /// x * y + z, fused, on f32 vectors.
   Value vectorFma(Value x, Value y, Value z) {

@@ -62,7 +62,7 @@
 // elements of the slice, then a 4-level xor-shuffle sum over the 16 lanes of
 // the key; 4 heads, no more loads. Steps before the last are full: no
 // select on a head's state in that loop.
-// CHECK-COUNT-7: llvm.intr.fma
+// CHECK-COUNT-7: llvm.intr.fmuladd
 // CHECK: gpu.shuffle xor %{{.*}}, %c8_i32
 // CHECK-COUNT-3: gpu.shuffle xor %{{.*}}, %c8_i32
 // CHECK-NOT: vector.load {{.*}}xf16
@@ -99,7 +99,7 @@
 // CHECK: %[[AT:[a-z0-9_]+]] = arith.addi %{{[a-z0-9_]+}}, %[[E]] : index
 // CHECK-NEXT: %[[O:[a-z0-9_]+]] = memref.load %[[M_WS]][%[[AT]]] : memref<?xf32>
 // CHECK: %[[W:[a-z0-9_]+]] = arith.select %{{.*}} : f32
-// CHECK-NEXT: %[[SUM:[a-z0-9_]+]] = llvm.intr.fma(%[[W]], %[[O]], %[[ACC]]) : (f32, f32, f32) -> f32
+// CHECK-NEXT: %[[SUM:[a-z0-9_]+]] = llvm.intr.fmuladd(%[[W]], %[[O]], %[[ACC]]) : (f32, f32, f32) -> f32
 // CHECK-NEXT: scf.yield %[[SUM]] : f32
 // CHECK: arith.divf
 // CHECK: memref.store %{{[a-z0-9_]+}}, %[[M_OUT]][%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %[[E]]] : memref<?x32x128xf16>
