@@ -447,8 +447,21 @@ LogicalResult EmulatorLowering::rewriteDeviceOp(Operation *op,
   return success();
 }
 
+/// Whether the emulator models NVPTX address space `space`: generic (0),
+/// global (1), shared (3), constant (4), local (5).
+static bool isModelledAddressSpace(unsigned space) {
+  return space <= 1 || (space >= 3 && space <= 5);
+}
+
 LogicalResult EmulatorLowering::instrumentMemoryOp(Operation *op) {
   Location loc = op->getLoc();
+  for (Value operand : op->getOperands())
+    if (auto pointer = dyn_cast<LLVM::LLVMPointerType>(operand.getType()))
+      if (!isModelledAddressSpace(pointer.getAddressSpace()))
+        return op->emitOpError("accesses address space ")
+               << pointer.getAddressSpace()
+               << ", which the GPU emulator does not model (0 generic, 1 "
+                  "global, 3 shared, 4 constant, 5 local)";
   if (auto load = dyn_cast<LLVM::LoadOp>(op)) {
     int32_t flags = load.getOrdering() != LLVM::AtomicOrdering::not_atomic
                         ? kEmulatorAccessAtomic

@@ -129,3 +129,29 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+// An address space NVPTX does not have (here -1, i.e. 4294967295) is an
+// error, not an access flag built from it (found by kvcache-fuzz).
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    llvm.func @kernel(%p: !llvm.ptr<-1>, %v: vector<3xf32>) attributes {gpu.kernel, nvvm.kernel} {
+      // expected-error @below {{'llvm.store' op accesses address space 4294967295, which the GPU emulator does not model (0 generic, 1 global, 3 shared, 4 constant, 5 local)}}
+      llvm.store %v, %p : vector<3xf32>, !llvm.ptr<-1>
+      llvm.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    llvm.func @kernel(%p: !llvm.ptr<7>) attributes {gpu.kernel, nvvm.kernel} {
+      // expected-error @below {{'llvm.load' op accesses address space 7, which the GPU emulator does not model}}
+      %x = llvm.load %p : !llvm.ptr<7> -> f32
+      llvm.return
+    }
+  }
+}
