@@ -144,8 +144,7 @@ AttentionKernel::KeyRange AttentionKernel::planKeys(Value row,
                                                     Value numSequences) {
   Value batch = k.sequenceOf(offsets, numSequences, row);
   Value start = k.loadOffset(offsets, batch);
-  Value position = getRowPosition(
-      k, CacheLengthOp::create(k.b, k.loc, keys, batch), row, start);
+  Value position = k.rowPosition(CacheLengthOp::create(k.b, k.loc, keys, batch), row, start);
   // Each split takes ceil(numKeys / numSplits) keys. The division is one of
   // unsigned i32 (a div.u32 in PTX, where one of index is a div.u64 behind a
   // 32-bit bypass): the key count is at most max_cache_length, an i32, the

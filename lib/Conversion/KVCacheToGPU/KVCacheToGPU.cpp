@@ -13,7 +13,7 @@
 #include "KVCache/Conversion/KVCacheToGPU/KVCacheToGPU.h"
 #include "AttentionToGPU.h"
 #include "GPUKernel.h"
-#include "../KernelCommon/Softmax.h"
+#include "../KernelCommon/KernelBuilder.h"
 #include "KVCache/Conversion/Passes.h"
 #include "KVCache/IR/KVCacheOps.h"
 #include "../KernelCommon/KernelLowering.h"
@@ -111,7 +111,7 @@ struct RaggedCopyToGPU : OpRewritePattern<OpTy> {
       Value start = k.loadOffset(offsets, batch);
       Value token =
           copy.isStore()
-              ? getRowPosition(k, k.writeCacheLength(cache, batch), row, start)
+              ? k.rowPosition(k.writeCacheLength(cache, batch), row, start)
               : k.sub(row, start);
       Value page, slot;
       std::tie(page, slot) = k.lookup(cache, batch, token, copy.isStore());

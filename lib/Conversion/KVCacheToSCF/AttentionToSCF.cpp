@@ -49,7 +49,7 @@ struct AttentionToSCF : OpRewritePattern<AttentionRaggedOp> {
       Value end = k.loadOffset(offsets, k.add(batch, k.index(1)));
       Value cached = CacheLengthOp::create(k.b, k.loc, op.getKeyCache(), batch);
       k.forLoop(first, end, k.index(1), [&](Value row) {
-        Value position = getRowPosition(k, cached, row, first);
+        Value position = k.rowPosition(cached, row, first);
         emitRow(k, op, batch, row, position);
       });
     });

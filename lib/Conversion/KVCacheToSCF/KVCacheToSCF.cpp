@@ -10,7 +10,7 @@
 #include "KVCache/Conversion/KVCacheToSCF/KVCacheToSCF.h"
 #include "KVCache/Conversion/Passes.h"
 #include "KVCache/IR/KVCacheOps.h"
-#include "../KernelCommon/Softmax.h"
+#include "../KernelCommon/KernelBuilder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -75,7 +75,7 @@ struct RaggedCopyToSCF : DataMovementPattern<OpTy> {
                        ? k.writeCacheLength(copy.cache, batch)
                        : zero;
       k.forLoop(first, end, one, [&](Value row) {
-        Value token = getRowPosition(k, base, row, first);
+        Value token = k.rowPosition(base, row, first);
         Value page, slot;
         std::tie(page, slot) =
             k.lookup(copy.cache, batch, token, copy.isStore());

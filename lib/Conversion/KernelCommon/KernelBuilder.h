@@ -128,6 +128,12 @@ struct KernelBuilder {
   /// The sequence of ragged row `row`: the largest b < numSequences with
   /// offsets[b] <= row, by binary search (log2(batch) loads, no host reads).
   Value sequenceOf(Value offsets, Value numSequences, Value row);
+  /// The absolute position of ragged row `row` of a sequence whose rows
+  /// start at `start` and whose cache held `cacheLength` tokens before them:
+  /// `cacheLength + row - start` (a query row sees keys [0, position]).
+  Value rowPosition(Value cacheLength, Value row, Value start) {
+    return add(cacheLength, sub(row, start));
+  }
 
   //===--- the cache, through access ops ----------------------------------===//
   /// `cache_length(batch)` as the base position of a write (store_ragged):

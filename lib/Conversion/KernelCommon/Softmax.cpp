@@ -120,8 +120,3 @@ Value SplitWorkspace::recordOffset(KernelBuilder &k, Value first,
                                    Value split) const {
   return k.mul(k.add(first, split), k.index(recordFloats()));
 }
-
-Value mlir::kvcache::getRowPosition(KernelBuilder &k, Value cacheLength,
-                                    Value row, Value start) {
-  return k.add(cacheLength, k.sub(row, start));
-}

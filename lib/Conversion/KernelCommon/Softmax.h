@@ -4,8 +4,7 @@
 //
 // What every attention lowering shares: the online-softmax state and its
 // update and combination (CPU loops, the GPU kernel's key loop and its merge
-// of key groups, the split-merge kernel), the layout of the split workspace,
-// and the position of a query row. Scores are kept in the log2 domain: q is
+// of key groups, the split-merge kernel), and the layout of the split workspace. Scores are kept in the log2 domain: q is
 // scaled by scale * log2(e) once, so each exponential is one 2^x.
 //
 //===----------------------------------------------------------------------===//
@@ -103,12 +102,6 @@ struct SplitWorkspace {
     return k.add(record, k.index(headSize + 1));
   }
 };
-
-/// The absolute position of ragged query row `row` of a sequence whose rows
-/// start at `start` and whose cache held `cacheLength` tokens before them:
-/// `cacheLength + row - start` (the row sees keys [0, position]).
-Value getRowPosition(KernelBuilder &k, Value cacheLength, Value row,
-                     Value start);
 
 } // namespace mlir::kvcache
 
