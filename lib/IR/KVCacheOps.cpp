@@ -78,7 +78,7 @@ static LogicalResult verifyCacheElementType(Operation *op, StringRef what,
 /// and static dims.
 static LogicalResult verifyTokenRows(Operation *op, StringRef what,
                                      MemRefType type,
-                                     const PagedCacheParams &params) {
+                                     const KVCacheParams &params) {
   if (failed(verifyCacheElementType(op, what, type, params.elementType)) ||
       failed(verifyStaticDim(op, what, type, 1, "num_heads",
                              params.numHeads)) ||
@@ -89,7 +89,8 @@ static LogicalResult verifyTokenRows(Operation *op, StringRef what,
 }
 
 /// Checks the value type, head and element range of an element access.
-static LogicalResult verifyElementAccess(Operation *op, PagedCacheType cache,
+static LogicalResult verifyElementAccess(Operation *op,
+                                         KVCacheTypeInterface cache,
                                          Type valueType, Value head,
                                          Value element, Value slot) {
   Type elementType = valueType;
@@ -114,7 +115,7 @@ static LogicalResult verifyElementAccess(Operation *op, PagedCacheType cache,
       return op->emitOpError("head index ")
              << *h << " is out of range for num_heads = "
              << cache.getNumHeads();
-  if (slot)
+  if (slot && !ShapedType::isDynamic(cache.getPageSize()))
     if (std::optional<int64_t> s = getConstantIndex(slot))
       if (*s < 0 || *s >= cache.getPageSize())
         return op->emitOpError("slot ")
@@ -159,69 +160,115 @@ static OpFoldResult foldToCollection(OpTy op) {
 }
 
 //===----------------------------------------------------------------------===//
-// PagedCollectionOp
+// PagedCollectionOp / ContinuousCollectionOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult PagedCollectionOp::verify() {
-  PagedCollectionType type = getType();
-  auto blocks = cast<MemRefType>(getBlocks().getType());
+/// Checks the `blocks` operand of a collection constructor against its
+/// type: rank 6, element type, memory space, static dims kv_dim (1),
+/// num_heads (4), head_size (5) and, for the kinds with pages, page_size
+/// (3); contiguous inner dims; head rows aligned.
+static LogicalResult verifyBlocks(Operation *op, MemRefType blocks,
+                                  const KVCacheParams &params,
+                                  StringRef slotsName) {
   if (blocks.getRank() != 6)
-    return emitOpError("expects 'blocks' of rank 6 [num_pages, kv_dim, "
-                       "num_layers, page_size, num_heads, head_size], got ")
-           << blocks;
-  if (blocks.getElementType() != type.getElementType())
-    return emitOpError("expects 'blocks' element type ")
+    return op->emitOpError("expects 'blocks' of rank 6 [")
+           << (params.hasStaticPages() ? "num_pages" : "num_blocks")
+           << ", kv_dim, num_layers, " << slotsName
+           << ", num_heads, head_size], got " << blocks;
+  if (blocks.getElementType() != params.elementType)
+    return op->emitOpError("expects 'blocks' element type ")
            << blocks.getElementType()
-           << " to match the collection element type "
-           << type.getElementType();
+           << " to match the collection element type " << params.elementType;
   if (blocks.getMemorySpace())
-    return emitOpError("expects 'blocks' in the default memory space, got ")
+    return op->emitOpError("expects 'blocks' in the default memory space, got ")
            << blocks;
-  if (failed(verifyStaticDim(*this, "blocks", blocks, 1, "kv_dim",
-                             type.getKVDim())) ||
-      failed(verifyStaticDim(*this, "blocks", blocks, 3, "page_size",
-                             type.getPageSize())) ||
-      failed(verifyStaticDim(*this, "blocks", blocks, 4, "num_heads",
-                             type.getNumHeads())) ||
-      failed(verifyStaticDim(*this, "blocks", blocks, 5, "head_size",
-                             type.getHeadSize())))
+  if (failed(verifyStaticDim(op, "blocks", blocks, 1, "kv_dim",
+                             params.kvDim())) ||
+      (params.hasStaticPages() &&
+       failed(verifyStaticDim(op, "blocks", blocks, 3, slotsName,
+                              params.pageSize))) ||
+      failed(verifyStaticDim(op, "blocks", blocks, 4, "num_heads",
+                             params.numHeads)) ||
+      failed(verifyStaticDim(op, "blocks", blocks, 5, "head_size",
+                             params.headSize)))
     return failure();
   SmallVector<int64_t> strides;
   int64_t offset;
   if (failed(blocks.getStridesAndOffset(strides, offset)) ||
-      strides[3] != type.getRowElements() || strides[4] != type.getHeadSize() ||
+      strides[3] != params.rowElements() || strides[4] != params.headSize ||
       strides[5] != 1)
-    return emitOpError("expects the inner dims [page_size, num_heads, "
-                       "head_size] of 'blocks' to be contiguous (strides [")
-           << type.getRowElements() << ", " << type.getHeadSize()
-           << ", 1]), got " << blocks;
+    return op->emitOpError("expects the inner dims [")
+           << slotsName
+           << ", num_heads, head_size] of 'blocks' to be contiguous (strides ["
+           << params.rowElements() << ", " << params.headSize << ", 1]), got "
+           << blocks;
   // Vector accesses are aligned to their width relative to a 16-byte aligned
   // base; head rows must start at multiples of head_size for that to hold.
-  int64_t headSize = type.getHeadSize();
+  int64_t headSize = params.headSize;
   auto breaksRows = [&](int64_t value) {
     return ShapedType::isStatic(value) && value % headSize != 0;
   };
   if (breaksRows(offset) || breaksRows(strides[0]) || breaksRows(strides[1]) ||
       breaksRows(strides[2]))
-    return emitOpError("expects the offset and outer strides of 'blocks' to "
-                       "be multiples of head_size = ")
+    return op->emitOpError("expects the offset and outer strides of 'blocks' "
+                           "to be multiples of head_size = ")
            << headSize << " (head rows must stay aligned), got " << blocks;
-  Type i32 = IntegerType::get(getContext(), 32);
-  if (failed(verifyMemRef(*this, "cache_lengths", getCacheLengths(), 1, i32,
+  return success();
+}
+
+/// Checks the metadata memrefs of a collection constructor: i32, the given
+/// ranks, identity layout (the kernel ABI passes them as plain memrefs).
+static LogicalResult verifyMetadata(Operation *op, Value cacheLengths,
+                                    Value lookupTable, int64_t tableRank,
+                                    StringRef tableShape) {
+  Type i32 = IntegerType::get(op->getContext(), 32);
+  if (failed(verifyMemRef(op, "cache_lengths", cacheLengths, 1, i32,
                           "[batch]")) ||
-      failed(verifyMemRef(*this, "lookup_table", getLookupTable(), 2, i32,
-                          "[batch, max_pages]")))
+      failed(verifyMemRef(op, "lookup_table", lookupTable, tableRank, i32,
+                          tableShape)))
     return failure();
-  // The kernel ABI passes the metadata as plain memref<?xi32> and
-  // memref<?x?xi32>: a strided view cannot be cast to them.
-  for (auto [name, value] : {std::pair<StringRef, Value>{"cache_lengths",
-                                                         getCacheLengths()},
-                             {"lookup_table", getLookupTable()}})
+  for (auto [name, value] :
+       {std::pair<StringRef, Value>{"cache_lengths", cacheLengths},
+        {"lookup_table", lookupTable}})
     if (!cast<MemRefType>(value.getType()).getLayout().isIdentity())
-      return emitOpError("expects '")
+      return op->emitOpError("expects '")
              << name << "' with the identity (row-major) layout, got "
              << value.getType() << "; copy it into a contiguous buffer";
   return success();
+}
+
+/// The static num_layers (dim 2) of a constructor's `blocks`, if any.
+static std::optional<int64_t> getStaticLayers(Value blocks) {
+  auto type = cast<MemRefType>(blocks.getType());
+  if (type.getRank() != 6 || type.isDynamicDim(2))
+    return std::nullopt;
+  return type.getDimSize(2);
+}
+
+LogicalResult PagedCollectionOp::verify() {
+  KVCacheParams params = KVCacheParams::get(getType());
+  if (failed(verifyBlocks(*this, getBlocks().getType(), params,
+                          "page_size")))
+    return failure();
+  return verifyMetadata(*this, getCacheLengths(), getLookupTable(), 2,
+                        "[batch, max_pages]");
+}
+
+std::optional<int64_t> PagedCollectionOp::getStaticNumLayers() {
+  return getStaticLayers(getBlocks());
+}
+
+LogicalResult ContinuousCollectionOp::verify() {
+  KVCacheParams params = KVCacheParams::get(getType());
+  if (failed(verifyBlocks(*this, getBlocks().getType(), params,
+                          "block_tokens")))
+    return failure();
+  return verifyMetadata(*this, getCacheLengths(), getLookupTable(), 1,
+                        "[batch] (the block of each sequence)");
+}
+
+std::optional<int64_t> ContinuousCollectionOp::getStaticNumLayers() {
+  return getStaticLayers(getBlocks());
 }
 
 //===----------------------------------------------------------------------===//
@@ -232,13 +279,12 @@ LogicalResult PagedCollectionOp::verify() {
 static LogicalResult inferLayerCacheType(std::optional<Location> location,
                                          Type collectionType,
                                          SmallVectorImpl<Type> &results) {
-  auto collection = dyn_cast<PagedCollectionType>(collectionType);
+  auto collection = dyn_cast<KVCollectionTypeInterface>(collectionType);
   if (!collection)
     return emitOptionalError(location,
-                             "expected a !kvcache.paged_collection operand, "
-                             "got ",
+                             "expected a KV cache collection operand, got ",
                              collectionType);
-  results.push_back(getLayerCacheType(collection));
+  results.push_back(collection.getLayerCacheType());
   return success();
 }
 
@@ -246,13 +292,13 @@ static LogicalResult inferLayerCacheType(std::optional<Location> location,
 static LogicalResult verifyLayerIndex(Operation *op, Value collection,
                                       Value layer) {
   std::optional<int64_t> index = getConstantIndex(layer);
-  auto source = collection.getDefiningOp<PagedCollectionOp>();
+  auto source = collection.getDefiningOp<CollectionOpInterface>();
   if (!index || !source)
     return success();
-  auto blocks = cast<MemRefType>(source.getBlocks().getType());
-  if (blocks.getRank() != 6 || blocks.isDynamicDim(2))
+  std::optional<int64_t> staticLayers = source.getStaticNumLayers();
+  if (!staticLayers)
     return success();
-  int64_t numLayers = blocks.getDimSize(2);
+  int64_t numLayers = *staticLayers;
   if (*index < 0 || *index >= numLayers)
     return op->emitOpError("layer index ")
            << *index << " is out of range for a collection of " << numLayers
@@ -301,13 +347,13 @@ OpFoldResult MaxCacheLengthOp::fold(FoldAdaptor) {
   return foldToCollection(*this);
 }
 
-/// Replaces a max_* query on a visible `kvcache.paged_collection` with the
+/// Replaces a max_* query on a visible collection constructor with the
 /// zero-extended i32 operand it reads.
 template <typename OpTy>
 static LogicalResult
 canonicalizeMaxLength(OpTy op, PatternRewriter &rewriter,
-                      function_ref<Value(PagedCollectionOp)> field) {
-  auto source = op.getCache().template getDefiningOp<PagedCollectionOp>();
+                      function_ref<Value(CollectionOpInterface)> field) {
+  auto source = op.getCache().template getDefiningOp<CollectionOpInterface>();
   if (!source)
     return failure();
   rewriter.replaceOpWithNewOp<arith::IndexCastUIOp>(
@@ -317,14 +363,14 @@ canonicalizeMaxLength(OpTy op, PatternRewriter &rewriter,
 
 LogicalResult MaxSeqLengthOp::canonicalize(MaxSeqLengthOp op,
                                            PatternRewriter &rewriter) {
-  return canonicalizeMaxLength(op, rewriter, [](PagedCollectionOp source) {
+  return canonicalizeMaxLength(op, rewriter, [](CollectionOpInterface source) {
     return source.getMaxSeqLength();
   });
 }
 
 LogicalResult MaxCacheLengthOp::canonicalize(MaxCacheLengthOp op,
                                              PatternRewriter &rewriter) {
-  return canonicalizeMaxLength(op, rewriter, [](PagedCollectionOp source) {
+  return canonicalizeMaxLength(op, rewriter, [](CollectionOpInterface source) {
     return source.getMaxCacheLength();
   });
 }
@@ -368,15 +414,18 @@ LogicalResult PageStoreOp::verify() {
 }
 
 LogicalResult TileOp::verify() {
-  PagedCacheType cache = getCache().getType();
+  KVCacheTypeInterface cache = getCache().getType();
   auto type = cast<MemRefType>(getType());
+  bool hasPages = !ShapedType::isDynamic(cache.getPageSize());
   auto describeExpected = [&](InFlightDiagnostic diag) -> InFlightDiagnostic {
     std::string elementType;
     llvm::raw_string_ostream(elementType) << cache.getElementType();
     diag << "; expected memref<T x " << cache.getHeadSize() << " x "
-         << elementType << ", strided<[" << cache.getRowElements()
-         << ", 1], offset: ?>> with page_size (" << cache.getPageSize()
-         << ") % T == 0, got " << type;
+         << elementType << ", strided<["
+         << cache.getNumHeads() * cache.getHeadSize() << ", 1], offset: ?>>";
+    if (hasPages)
+      diag << " with page_size (" << cache.getPageSize() << ") % T == 0";
+    diag << ", got " << type;
     return diag;
   };
   if (type.getRank() != 2 || type.isDynamicDim(0) ||
@@ -384,7 +433,11 @@ LogicalResult TileOp::verify() {
       type.getMemorySpace())
     return describeExpected(emitOpError("has a wrong result type"));
   int64_t rows = type.getDimSize(0);
-  if (rows <= 0 || cache.getPageSize() % rows != 0)
+  if (rows <= 0)
+    return describeExpected(emitOpError("expects a positive tile row count, "
+                                        "got ")
+                            << rows);
+  if (hasPages && cache.getPageSize() % rows != 0)
     return describeExpected(emitOpError("expects the tile row count ")
                             << rows << " to divide page_size");
   if (type.getDimSize(1) != cache.getHeadSize())
@@ -393,7 +446,8 @@ LogicalResult TileOp::verify() {
   SmallVector<int64_t> strides;
   int64_t offset;
   if (failed(type.getStridesAndOffset(strides, offset)) ||
-      strides[0] != cache.getRowElements() || strides[1] != 1 ||
+      strides[0] != cache.getNumHeads() * cache.getHeadSize() ||
+      strides[1] != 1 ||
       ShapedType::isStatic(offset))
     return describeExpected(emitOpError("has a wrong result layout"));
   if (std::optional<int64_t> h = getConstantIndex(getHead()))
@@ -414,16 +468,16 @@ LogicalResult TileOp::verify() {
 
 LogicalResult StoreRaggedOp::verify() {
   return verifyTokenRows(*this, "values", getValues().getType(),
-                         PagedCacheParams::get(getCache().getType()));
+                         KVCacheParams::get(getCache().getType()));
 }
 
 LogicalResult GatherRaggedOp::verify() {
   return verifyTokenRows(*this, "out", getOut().getType(),
-                         PagedCacheParams::get(getCache().getType()));
+                         KVCacheParams::get(getCache().getType()));
 }
 
 LogicalResult AttentionRaggedOp::verify() {
-  PagedCacheType keyType = getKeyCache().getType();
+  KVCacheTypeInterface keyType = getKeyCache().getType();
   if (getValueCache().getType() != keyType)
     return emitOpError("expects the key and value caches to have one type, "
                        "got ")
@@ -444,5 +498,15 @@ LogicalResult AttentionRaggedOp::verify() {
     return emitOpError("expects 'q' dim 1 (q_heads) to be a static multiple "
                        "of num_heads = ")
            << keyType.getNumHeads() << ", got " << qType;
+  return success();
+}
+
+LogicalResult CopyPagesOp::verify() {
+  KVCollectionTypeInterface type = getCollection().getType();
+  if (ShapedType::isDynamic(type.getPageSize()))
+    return emitOpError("needs a collection with pages of a static size; ")
+           << type << " (kind \"" << type.getKindName()
+           << "\") has none: copy a sequence's tokens with "
+              "kvcache.gather_ragged and kvcache.store_ragged instead";
   return success();
 }

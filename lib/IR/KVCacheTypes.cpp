@@ -16,6 +16,8 @@
 using namespace mlir;
 using namespace mlir::kvcache;
 
+#include "KVCache/IR/KVCacheTypeInterfaces.cpp.inc"
+
 #define GET_TYPEDEF_CLASSES
 #include "KVCache/IR/KVCacheOpsTypes.cpp.inc"
 
@@ -26,11 +28,15 @@ void KVCacheDialect::registerTypes() {
       >();
 }
 
-/// Checks the parameters common to both cache types.
+/// Checks the parameters common to every cache type (no `pageSize` for the
+/// kinds without static pages).
 static LogicalResult
 verifyCacheParams(function_ref<InFlightDiagnostic()> emitError, Type elementType,
-                  int64_t numHeads, int64_t headSize, int64_t pageSize,
+                  int64_t numHeads, int64_t headSize,
+                  std::optional<int64_t> optionalPageSize,
                   int64_t assertWriteMode) {
+  bool hasPages = optionalPageSize.has_value();
+  int64_t pageSize = optionalPageSize.value_or(1);
   if (!elementType.isF32() && !elementType.isF16() && !elementType.isBF16() &&
       !isa<Float8E4M3FNType>(elementType))
     return emitError() << "unsupported element type " << elementType
@@ -41,16 +47,22 @@ verifyCacheParams(function_ref<InFlightDiagnostic()> emitError, Type elementType
     if (value <= 0)
       return emitError() << "expected " << name << " > 0, got " << value;
   // Strides and addresses are products of these sizes: keep one page of one
-  // layer (page_size * num_heads * head_size elements) below 2^31, which
-  // also keeps every stride computation far from overflowing int64_t.
+  // layer (page_size * num_heads * head_size elements; one token row for the
+  // kinds without static pages) below 2^31, which also keeps every stride
+  // computation far from overflowing int64_t.
   int64_t pageElements = 1;
   for (int64_t value : {numHeads, headSize, pageSize})
     if (llvm::MulOverflow(pageElements, value, pageElements) ||
-        pageElements >= (int64_t(1) << 31))
+        pageElements >= (int64_t(1) << 31)) {
+      if (!hasPages)
+        return emitError() << "expected num_heads * head_size < 2^31 "
+                              "elements (one token row), got num_heads = "
+                           << numHeads << ", head_size = " << headSize;
       return emitError() << "expected page_size * num_heads * head_size < 2^31 "
                             "elements (one page of one layer), got page_size = "
                          << pageSize << ", num_heads = " << numHeads
                          << ", head_size = " << headSize;
+    }
   if (assertWriteMode != 0 && assertWriteMode != 1)
     return emitError() << "expected assert_write_mode to be 0 or 1, got "
                        << assertWriteMode;
@@ -74,22 +86,56 @@ PagedCacheType::verify(function_ref<InFlightDiagnostic()> emitError,
                            pageSize, assertWriteMode);
 }
 
-PagedCacheType mlir::kvcache::getLayerCacheType(PagedCollectionType type) {
-  return PagedCacheType::get(type.getContext(), type.getElementType(),
-                             type.getNumHeads(), type.getHeadSize(),
-                             type.getPageSize(), type.getMla(),
-                             type.getAssertWriteMode());
+LogicalResult ContinuousCollectionType::verify(
+    function_ref<InFlightDiagnostic()> emitError, Type elementType,
+    int64_t numHeads, int64_t headSize, bool mla, int64_t assertWriteMode) {
+  return verifyCacheParams(emitError, elementType, numHeads, headSize,
+                           /*pageSize=*/std::nullopt, assertWriteMode);
 }
 
-PagedCacheParams PagedCacheParams::get(Type cacheType) {
+LogicalResult ContinuousCacheType::verify(
+    function_ref<InFlightDiagnostic()> emitError, Type elementType,
+    int64_t numHeads, int64_t headSize, bool mla, int64_t assertWriteMode) {
+  return verifyCacheParams(emitError, elementType, numHeads, headSize,
+                           /*pageSize=*/std::nullopt, assertWriteMode);
+}
+
+KVRuntimeChecks::~KVRuntimeChecks() = default;
+
+KVCacheParams KVCacheParams::get(Type cacheType) {
   auto read = [](auto type) {
-    return PagedCacheParams{type.getElementType(), type.getNumHeads(),
-                            type.getHeadSize(),    type.getPageSize(),
-                            type.getMla(),         type.getAssertWriteMode()};
+    return KVCacheParams{type.getElementType(), type.getNumHeads(),
+                         type.getHeadSize(),    type.getPageSize(),
+                         type.getMla(),         type.getAssertWriteMode()};
   };
-  if (auto collection = dyn_cast<PagedCollectionType>(cacheType))
+  if (auto collection = dyn_cast<KVCollectionTypeInterface>(cacheType))
     return read(collection);
-  return read(cast<PagedCacheType>(cacheType));
+  return read(cast<KVCacheTypeInterface>(cacheType));
+}
+
+bool KVCacheParams::isCacheType(Type type) {
+  return isa<KVCollectionTypeInterface, KVCacheTypeInterface>(type);
+}
+
+//===----------------------------------------------------------------------===//
+// Kind names and layer types
+//===----------------------------------------------------------------------===//
+
+StringRef PagedCollectionType::getKindName() const { return "paged"; }
+StringRef PagedCacheType::getKindName() const { return "paged"; }
+StringRef ContinuousCollectionType::getKindName() const { return "continuous"; }
+StringRef ContinuousCacheType::getKindName() const { return "continuous"; }
+
+Type PagedCollectionType::getLayerCacheType() const {
+  return PagedCacheType::get(getContext(), getElementType(), getNumHeads(),
+                             getHeadSize(), getPageSize(), getMla(),
+                             getAssertWriteMode());
+}
+
+Type ContinuousCollectionType::getLayerCacheType() const {
+  return ContinuousCacheType::get(getContext(), getElementType(),
+                                  getNumHeads(), getHeadSize(), getMla(),
+                                  getAssertWriteMode());
 }
 
 uint64_t mlir::kvcache::getAccessAlignment(uint64_t accessBytes,

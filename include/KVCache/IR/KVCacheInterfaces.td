@@ -8,6 +8,7 @@
 #define KVCACHE_IR_KVCACHEINTERFACES_TD
 
 include "mlir/IR/OpBase.td"
+include "mlir/IR/Interfaces.td"
 
 def KVCache_KernelOpInterface : OpInterface<"KernelOpInterface"> {
   let cppNamespace = "::mlir::kvcache";
@@ -22,6 +23,167 @@ def KVCache_KernelOpInterface : OpInterface<"KernelOpInterface"> {
       "(docs/KernelABI.md)",
       "::llvm::SmallVector<::mlir::Value>", "getKernelOperands", (ins), [{}],
       [{ return ::llvm::SmallVector<::mlir::Value>($_op->getOperands()); }]>
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// Collection and cache type interfaces (MAX's KVCollectionT and KVCacheT)
+//===----------------------------------------------------------------------===//
+
+// The static parameters every collection and layer cache type answers. A
+// type whose ODS parameters have these names satisfies them with the
+// generated getters.
+defvar KVCache_ParameterMethods = [
+  InterfaceMethod<"The element type of the cache",
+    "::mlir::Type", "getElementType">,
+  InterfaceMethod<"The number of KV heads",
+    "int64_t", "getNumHeads">,
+  InterfaceMethod<"The number of elements of one head row",
+    "int64_t", "getHeadSize">,
+  InterfaceMethod<[{
+      The number of token slots of one page, or `ShapedType::kDynamic` when
+      the type has no pages of a static size (a continuous-batching cache:
+      one block of run-time size per sequence).
+    }],
+    "int64_t", "getPageSize">,
+  InterfaceMethod<"Whether the cache is K-only (MLA): kv_dim 1",
+    "bool", "getMla">,
+  InterfaceMethod<"1 when every write is checked at run time, else 0",
+    "int64_t", "getAssertWriteMode">,
+  InterfaceMethod<[{
+      The kind name (MAX's `name_str`): "paged", "continuous", or a user
+      type's own.
+    }],
+    "::llvm::StringRef", "getKindName">,
+  InterfaceMethod<[{
+      Appends the types of the values a value of this type lowers to
+      (convert-kvcache-to-memref; the kernel ABI), in order.
+    }],
+    "void", "getLoweredTypes",
+    (ins "::llvm::SmallVectorImpl<::mlir::Type> &":$types)>,
+  InterfaceMethod<[{
+      Emits `cache_lengths[batch]` (unsigned) as an `index`, given the
+      lowered values of a value of this type. With `checks` (not null), also
+      emits the run-time checks of the read (the batch index).
+    }],
+    "::mlir::Value", "buildCacheLength",
+    (ins "::mlir::OpBuilder &":$builder, "::mlir::Location":$loc,
+         "::mlir::ValueRange":$lowered, "::mlir::Value":$batch,
+         "::mlir::kvcache::KVRuntimeChecks *":$checks)>,
+  InterfaceMethod<[{
+      Emits the batch's largest number of new tokens (`max_seq_length`,
+      unsigned) as an `index`, given the lowered values.
+    }],
+    "::mlir::Value", "buildMaxSeqLength",
+    (ins "::mlir::OpBuilder &":$builder, "::mlir::Location":$loc,
+         "::mlir::ValueRange":$lowered)>,
+  InterfaceMethod<[{
+      Emits the batch's largest cache length plus new tokens
+      (`max_cache_length`, unsigned) as an `index`, given the lowered values.
+    }],
+    "::mlir::Value", "buildMaxCacheLength",
+    (ins "::mlir::OpBuilder &":$builder, "::mlir::Location":$loc,
+         "::mlir::ValueRange":$lowered)>,
+  InterfaceMethod<[{
+      Emits the number of physical pages (blocks) as an `index`, given the
+      lowered values.
+    }],
+    "::mlir::Value", "buildNumPages",
+    (ins "::mlir::OpBuilder &":$builder, "::mlir::Location":$loc,
+         "::mlir::ValueRange":$lowered)>,
+];
+
+def KVCache_KVCacheTypeInterface : TypeInterface<"KVCacheTypeInterface"> {
+  let cppNamespace = "::mlir::kvcache";
+  let description = [{
+    The K or the V of one layer of a KV cache collection (MAX's `KVCacheT`).
+    Every access and kernel op takes any type implementing it; the lowering
+    (convert-kvcache-to-memref, and through it the CPU, GPU and emulator
+    pipelines and checked mode) asks the type for everything that depends on
+    where a token lives:
+
+    - `getLoweredTypes`: the values a cache value lowers to;
+    - `getBlocks`: among them, the layer's 4-D view
+      `[pages, page_slots, num_heads, head_size]` that `page_load`,
+      `page_store` and `tile` address by (page, slot);
+    - `buildLookup`: token `t` of sequence `b` to (page, slot);
+    - `buildCacheLength`, `buildMaxSeqLength`, `buildMaxCacheLength`,
+      `buildNumPages`: the metadata.
+  }];
+  let methods = !listconcat(KVCache_ParameterMethods, [
+    InterfaceMethod<[{
+        The layer's `[pages, page_slots, num_heads, head_size]` view among the
+        lowered values `lowered`: a memref whose inner dims
+        `[num_heads, head_size]` are contiguous, indexed by the (page, slot)
+        `buildLookup` returns.
+      }],
+      "::mlir::Value", "getBlocks", (ins "::mlir::ValueRange":$lowered)>,
+    InterfaceMethod<[{
+        Emits the (page, slot) of token `token` of sequence `batch`, both
+        `index`, given the lowered values. With `checks` (not null), also
+        emits the run-time checks of the lookup (batch index, the page-table
+        entry read, the resulting page and slot).
+      }],
+      "::std::pair<::mlir::Value, ::mlir::Value>", "buildLookup",
+      (ins "::mlir::OpBuilder &":$builder, "::mlir::Location":$loc,
+           "::mlir::ValueRange":$lowered, "::mlir::Value":$batch,
+           "::mlir::Value":$token,
+           "::mlir::kvcache::KVRuntimeChecks *":$checks)>,
+  ]);
+}
+
+def KVCache_KVCollectionTypeInterface
+    : TypeInterface<"KVCollectionTypeInterface"> {
+  let cppNamespace = "::mlir::kvcache";
+  let description = [{
+    A whole KV cache, every layer, K and V (MAX's `KVCollectionT`):
+    `get_key_cache`/`get_value_cache` take any type implementing it and
+    return its `getLayerCacheType()`; `buildLayerCache` lowers them.
+    `copy_pages` takes collections with pages of a static size.
+  }];
+  let methods = !listconcat(KVCache_ParameterMethods, [
+    InterfaceMethod<[{
+        The type of one layer's K or V cache, with every parameter of this
+        collection: a type implementing `KVCacheTypeInterface`.
+      }],
+      "::mlir::Type", "getLayerCacheType">,
+    InterfaceMethod<[{
+        Emits the lowered values of the K (`kv` 0) or V (`kv` 1) cache of
+        layer `layer`, given the lowered values of the collection. With
+        `checks` (not null), also checks the layer index.
+      }],
+      "::llvm::SmallVector<::mlir::Value>", "buildLayerCache",
+      (ins "::mlir::OpBuilder &":$builder, "::mlir::Location":$loc,
+           "::mlir::ValueRange":$lowered, "::mlir::Value":$layer,
+           "int64_t":$kv, "::mlir::kvcache::KVRuntimeChecks *":$checks)>,
+    InterfaceMethod<[{
+        Emits the number of layers as an `index`, given the lowered values.
+      }],
+      "::mlir::Value", "buildNumLayers",
+      (ins "::mlir::OpBuilder &":$builder, "::mlir::Location":$loc,
+           "::mlir::ValueRange":$lowered)>,
+  ]);
+}
+
+def KVCache_CollectionOpInterface : OpInterface<"CollectionOpInterface"> {
+  let cppNamespace = "::mlir::kvcache";
+  let description = [{
+    An op that builds a collection (a value of a type implementing
+    `KVCollectionTypeInterface`) from the values it lowers to: its operands,
+    in the order of the type's `getLoweredTypes`. convert-kvcache-to-memref
+    replaces it by its operands, cast to the lowered types.
+  }];
+  let methods = [
+    InterfaceMethod<"The i32 largest number of new tokens of the batch",
+      "::mlir::Value", "getMaxSeqLength">,
+    InterfaceMethod<"The i32 largest cache length plus new tokens",
+      "::mlir::Value", "getMaxCacheLength">,
+    InterfaceMethod<[{
+        The number of layers when the operands fix it, for verifying
+        constant layer indices.
+      }],
+      "::std::optional<int64_t>", "getStaticNumLayers", (ins), [{}],
+      [{ return ::std::nullopt; }]>,
   ];
 }
 

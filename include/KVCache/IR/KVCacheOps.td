@@ -18,7 +18,9 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 // Collection construction and metadata
 //===----------------------------------------------------------------------===//
 
-def KVCache_PagedCollectionOp : KVCache_Op<"paged_collection", [Pure]> {
+def KVCache_PagedCollectionOp : KVCache_Op<"paged_collection",
+    [Pure, DeclareOpInterfaceMethods<KVCache_CollectionOpInterface,
+                                     ["getStaticNumLayers"]>]> {
   let summary = "Builds a paged KV cache collection from its memrefs";
   let description = [{
     Bundles the five pieces of a paged KV cache into one value: `blocks`
@@ -50,13 +52,49 @@ def KVCache_PagedCollectionOp : KVCache_Op<"paged_collection", [Pure]> {
   let hasVerifier = 1;
 }
 
+def KVCache_ContinuousCollectionOp : KVCache_Op<"continuous_collection",
+    [Pure, DeclareOpInterfaceMethods<KVCache_CollectionOpInterface,
+                                     ["getStaticNumLayers"]>]> {
+  let summary = "Builds a continuous-batching KV cache collection";
+  let description = [{
+    Bundles the five pieces of a continuous-batching KV cache (MAX's
+    `ContinuousBatchingKVCacheCollection`) into one value: `blocks`
+    (`[num_blocks, kv_dim, num_layers, block_tokens, num_heads, head_size]`,
+    any strided layout whose inner three dims are contiguous), `cache_lengths`
+    (`memref<?xi32>`), `lookup_table` (`memref<?xi32>`: the block of
+    sequence `b`), and the i32 scalars `max_seq_length` and
+    `max_cache_length`. Dims 1, 4 and 5 of `blocks` must be static and match
+    the result type; `num_blocks`, `num_layers` and `block_tokens` may be
+    dynamic. All memrefs are in the default memory space.
+
+    ```mlir
+    %c = kvcache.continuous_collection %blocks, %cache_lengths, %lookup_table, %max_seq_length, %max_cache_length
+           : memref<?x2x?x?x8x128xf16>, memref<?xi32>, memref<?xi32> -> !kvcache.continuous_collection<f16, num_heads = 8, head_size = 128>
+    ```
+  }];
+  let arguments = (ins
+    AnyMemRef:$blocks,
+    AnyMemRef:$cache_lengths,
+    AnyMemRef:$lookup_table,
+    I32:$max_seq_length,
+    I32:$max_cache_length
+  );
+  let results = (outs KVCache_ContinuousCollectionType:$result);
+  let assemblyFormat = [{
+    $blocks `,` $cache_lengths `,` $lookup_table `,` $max_seq_length `,`
+    $max_cache_length attr-dict `:` type($blocks) `,` type($cache_lengths) `,`
+    type($lookup_table) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
 class KVCache_GetCacheOp<string mnemonic, string which>
     : KVCache_Op<mnemonic,
                  [Pure, InferTypeOpAdaptor]> {
   let summary = "The " # which # " cache of one layer of a collection";
-  let arguments = (ins KVCache_PagedCollectionType:$collection,
+  let arguments = (ins KVCache_AnyCollection:$collection,
                        Index:$layer);
-  let results = (outs KVCache_PagedCacheType:$result);
+  let results = (outs KVCache_AnyLayerCache:$result);
   let assemblyFormat = [{
     $collection `[` $layer `]` attr-dict `:` qualified(type($collection))
   }];
@@ -103,7 +141,7 @@ def KVCache_CacheLengthOp : KVCache_Op<"cache_length", [Pure]> {
     %w = kvcache.cache_length %c[%b] {serves_write} : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
     ```
   }];
-  let arguments = (ins KVCache_AnyPagedType:$cache, Index:$batch,
+  let arguments = (ins KVCache_AnyCollectionOrCache:$cache, Index:$batch,
                        UnitAttr:$serves_write);
   let results = (outs Index:$result);
   let assemblyFormat = [{
@@ -115,7 +153,7 @@ def KVCache_CacheLengthOp : KVCache_Op<"cache_length", [Pure]> {
 class KVCache_MaxLengthOp<string mnemonic, string what>
     : KVCache_Op<mnemonic, [Pure]> {
   let summary = "The batch's " # what # ", as an index";
-  let arguments = (ins KVCache_AnyPagedType:$cache);
+  let arguments = (ins KVCache_AnyCollectionOrCache:$cache);
   let results = (outs Index:$result);
   let assemblyFormat = "$cache attr-dict `:` qualified(type($cache))";
   let hasFolder = 1;
@@ -162,7 +200,7 @@ def KVCache_NumPagesOp : KVCache_Op<"num_pages", [Pure]> {
     %n = kvcache.num_pages %c : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
     ```
   }];
-  let arguments = (ins KVCache_AnyPagedType:$cache);
+  let arguments = (ins KVCache_AnyCollectionOrCache:$cache);
   let results = (outs Index:$result);
   let assemblyFormat = "$cache attr-dict `:` qualified(type($cache))";
   let hasFolder = 1;
@@ -179,7 +217,7 @@ def KVCache_NumLayersOp : KVCache_Op<"num_layers", [Pure]> {
     %l = kvcache.num_layers %c : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
     ```
   }];
-  let arguments = (ins KVCache_PagedCollectionType:$collection);
+  let arguments = (ins KVCache_AnyCollection:$collection);
   let results = (outs Index:$result);
   let assemblyFormat = "$collection attr-dict `:` qualified(type($collection))";
 }
@@ -203,7 +241,7 @@ def KVCache_LookupOp : KVCache_Op<"lookup",
     %rpage, %rslot = kvcache.lookup %k[%b, %t] {read_only} : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16, assert_write_mode = 1>
     ```
   }];
-  let arguments = (ins KVCache_PagedCacheType:$cache, Index:$batch,
+  let arguments = (ins KVCache_AnyLayerCache:$cache, Index:$batch,
                        Index:$token, UnitAttr:$read_only);
   let results = (outs Index:$page, Index:$slot);
   let assemblyFormat = [{
@@ -231,7 +269,7 @@ def KVCache_LoadOp : KVCache_Op<"load"> {
     %x = kvcache.load %k[%b, %h, %t, %d] : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16> -> vector<8xf16>
     ```
   }];
-  let arguments = (ins Arg<KVCache_PagedCacheType, "cache read", [MemRead]>:$cache,
+  let arguments = (ins Arg<KVCache_AnyLayerCache, "cache read", [MemRead]>:$cache,
                        Index:$batch, Index:$head, Index:$token, Index:$element);
   let results = (outs AnyType:$result);
   let assemblyFormat = [{
@@ -254,7 +292,7 @@ def KVCache_StoreOp : KVCache_Op<"store"> {
     ```
   }];
   let arguments = (ins AnyType:$value,
-                       Arg<KVCache_PagedCacheType, "cache written", [MemWrite]>:$cache,
+                       Arg<KVCache_AnyLayerCache, "cache written", [MemWrite]>:$cache,
                        Index:$batch, Index:$head, Index:$token, Index:$element);
   let assemblyFormat = [{
     $value `,` $cache `[` $batch `,` $head `,` $token `,` $element `]`
@@ -278,7 +316,7 @@ def KVCache_PageLoadOp : KVCache_Op<"page_load"> {
     %z = kvcache.page_load %k[%src, %slot, %h, %d] {serves_write} : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16> -> vector<8xf16>
     ```
   }];
-  let arguments = (ins Arg<KVCache_PagedCacheType, "cache read", [MemRead]>:$cache,
+  let arguments = (ins Arg<KVCache_AnyLayerCache, "cache read", [MemRead]>:$cache,
                        Index:$page, Index:$slot, Index:$head, Index:$element,
                        UnitAttr:$serves_write);
   let results = (outs AnyType:$result);
@@ -299,7 +337,7 @@ def KVCache_PageStoreOp : KVCache_Op<"page_store"> {
     ```
   }];
   let arguments = (ins AnyType:$value,
-                       Arg<KVCache_PagedCacheType, "cache written", [MemWrite]>:$cache,
+                       Arg<KVCache_AnyLayerCache, "cache written", [MemWrite]>:$cache,
                        Index:$page, Index:$slot, Index:$head, Index:$element);
   let assemblyFormat = [{
     $value `,` $cache `[` $page `,` $slot `,` $head `,` $element `]`
@@ -321,7 +359,7 @@ def KVCache_TileOp : KVCache_Op<"tile", [Pure]> {
     %tile = kvcache.tile %k[%b, %t, %h] : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16> -> memref<16x128xf16, strided<[1024, 1], offset: ?>>
     ```
   }];
-  let arguments = (ins KVCache_PagedCacheType:$cache, Index:$batch,
+  let arguments = (ins KVCache_AnyLayerCache:$cache, Index:$batch,
                        Index:$token, Index:$head);
   let results = (outs AnyMemRef:$result);
   let assemblyFormat = [{
@@ -382,7 +420,7 @@ def KVCache_StoreRaggedOp
     ```
   }];
   let arguments = (ins
-    Arg<KVCache_PagedCacheType, "cache written", [MemRead, MemWrite]>:$cache,
+    Arg<KVCache_AnyLayerCache, "cache written", [MemRead, MemWrite]>:$cache,
     Arg<KVCache_TokenRowsMemRef, "new rows", [MemRead]>:$values,
     Arg<KVCache_RaggedOffsetsMemRef, "row offsets", [MemRead]>:$row_offsets);
   let assemblyFormat = [{
@@ -405,7 +443,7 @@ def KVCache_GatherRaggedOp
     ```
   }];
   let arguments = (ins
-    Arg<KVCache_PagedCacheType, "cache read", [MemRead]>:$cache,
+    Arg<KVCache_AnyLayerCache, "cache read", [MemRead]>:$cache,
     Arg<KVCache_TokenRowsMemRef, "gathered rows", [MemWrite]>:$out,
     Arg<KVCache_RaggedOffsetsMemRef, "context offsets", [MemRead]>:$ctx_offsets);
   let assemblyFormat = [{
@@ -422,19 +460,21 @@ def KVCache_CopyPagesOp
     For each row `(src, dst)` of `pairs` (`memref<?x2xi32>`), copies physical
     page `src` to page `dst` in every layer, for K and V (prefix-cache
     copy-on-write). Pairs must not overlap (the dst of one is never the src
-    of another).
+    of another). The collection must have pages of a static size (a
+    `!kvcache.continuous_collection` has none: it is an error).
 
     ```mlir
     kvcache.copy_pages %c, %pairs : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x2xi32>
     ```
   }];
   let arguments = (ins
-    Arg<KVCache_PagedCollectionType, "cache copied", [MemRead, MemWrite]>:$collection,
+    Arg<KVCache_AnyCollection, "cache copied", [MemRead, MemWrite]>:$collection,
     Arg<KVCache_PagePairsMemRef, "page pairs", [MemRead]>:$pairs);
   let assemblyFormat = [{
     $collection `,` $pairs attr-dict `:` qualified(type($collection)) `,`
     type($pairs)
   }];
+  let hasVerifier = 1;
 }
 
 def KVCache_AttentionRaggedOp
@@ -458,8 +498,8 @@ def KVCache_AttentionRaggedOp
   }];
   let arguments = (ins
     Arg<KVCache_TokenRowsMemRef, "queries", [MemRead]>:$q,
-    Arg<KVCache_PagedCacheType, "key cache", [MemRead]>:$key_cache,
-    Arg<KVCache_PagedCacheType, "value cache", [MemRead]>:$value_cache,
+    Arg<KVCache_AnyLayerCache, "key cache", [MemRead]>:$key_cache,
+    Arg<KVCache_AnyLayerCache, "value cache", [MemRead]>:$value_cache,
     Arg<KVCache_RaggedOffsetsMemRef, "row offsets", [MemRead]>:$row_offsets,
     Arg<KVCache_TokenRowsMemRef, "attention output", [MemWrite]>:$out,
     Arg<Optional<KVCache_WorkspaceMemRef>, "scratch space",

@@ -7,30 +7,63 @@
 #ifndef KVCACHE_IR_KVCACHETYPES_H
 #define KVCACHE_IR_KVCACHETYPES_H
 
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Types.h"
+#include "mlir/IR/ValueRange.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+#include <optional>
+#include <utility>
+
+namespace mlir::kvcache {
+
+/// What the lowering hooks of a collection or cache type
+/// (KVCacheTypeInterface, KVCollectionTypeInterface) use to emit run-time
+/// checks: convert-kvcache-to-memref passes one when an access is checked
+/// (`checked=true`, or a write to an `assert_write_mode = 1` cache), null
+/// otherwise. A failed check stops the program with a message naming the
+/// op, `what` and `boundName`.
+class KVRuntimeChecks {
+public:
+  virtual ~KVRuntimeChecks();
+  /// Checks `0 <= value < bound` (one unsigned comparison of indices).
+  virtual void checkLess(Value value, Value bound, StringRef what,
+                         StringRef boundName) = 0;
+  virtual void checkLess(Value value, int64_t bound, StringRef what,
+                         StringRef boundName) = 0;
+};
+
+} // namespace mlir::kvcache
+
+#include "KVCache/IR/KVCacheTypeInterfaces.h.inc"
 
 #define GET_TYPEDEF_CLASSES
 #include "KVCache/IR/KVCacheOpsTypes.h.inc"
 
 namespace mlir::kvcache {
 
-/// The layer cache type with every parameter of `collection`.
-PagedCacheType getLayerCacheType(PagedCollectionType collection);
-
-/// The parameters shared by both cache types, read from either.
-struct PagedCacheParams {
+/// The static parameters of a collection or layer cache type of any kind,
+/// read through its interface.
+struct KVCacheParams {
   Type elementType;
   int64_t numHeads;
   int64_t headSize;
+  /// Token slots of one page; ShapedType::kDynamic when the kind has no
+  /// pages of a static size (continuous batching).
   int64_t pageSize;
   bool mla;
   int64_t assertWriteMode;
 
-  /// Returns the parameters of a `paged_collection` or `paged_cache` type.
-  static PagedCacheParams get(Type cacheType);
+  /// Returns the parameters of `cacheType`, which implements
+  /// KVCollectionTypeInterface or KVCacheTypeInterface.
+  static KVCacheParams get(Type cacheType);
+  /// Whether `type` is a collection or a layer cache of any kind.
+  static bool isCacheType(Type type);
   int64_t kvDim() const { return mla ? 1 : 2; }
   int64_t rowElements() const { return numHeads * headSize; }
+  bool hasStaticPages() const { return !ShapedType::isDynamic(pageSize); }
 };
 
 /// The alignment (bytes) a load or store of `accessBytes` bytes may claim

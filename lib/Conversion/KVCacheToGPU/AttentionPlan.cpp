@@ -30,7 +30,7 @@ constexpr int64_t kMaxHeadsPerPass = 8;
 FailureOr<AttentionPlan>
 attention::makeAttentionPlan(AttentionRaggedOp op,
                              const GPUKernelTarget &target) {
-  auto params = PagedCacheParams::get(op.getKeyCache().getType());
+  auto params = KVCacheParams::get(op.getKeyCache().getType());
   for (Value rows : {op.getQ(), op.getOut()}) {
     SmallVector<int64_t> strides;
     int64_t offset;

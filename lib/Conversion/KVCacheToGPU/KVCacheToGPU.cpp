@@ -81,7 +81,7 @@ struct RaggedCopyToGPU : OpRewritePattern<OpTy> {
                                 PatternRewriter &rewriter) const override {
     RaggedCopy copy = RaggedCopy::get(op);
     KernelBuilder host{rewriter, getKernelLoc(op)};
-    auto params = PagedCacheParams::get(copy.cache.getType());
+    auto params = KVCacheParams::get(copy.cache.getType());
     int64_t width = getRowVectorWidth(
         params, cast<MemRefType>(copy.rows.getType()), target.vectorBytes);
     int64_t chunksPerRow = params.rowElements() / width;
@@ -100,7 +100,7 @@ struct RaggedCopyToGPU : OpRewritePattern<OpTy> {
   }
 
   static void emitBody(GPUKernel &kernel, const RaggedCopy &copy,
-                       const PagedCacheParams &params, int64_t width,
+                       const KVCacheParams &params, int64_t width,
                        int64_t chunksPerRow) {
     KernelBuilder &k = kernel.builder();
     Value cache = kernel.param(copy.cache);
@@ -138,7 +138,7 @@ struct CopyPagesToGPU : OpRewritePattern<CopyPagesOp> {
   LogicalResult matchAndRewrite(CopyPagesOp op,
                                 PatternRewriter &rewriter) const override {
     KernelBuilder host{rewriter, getKernelLoc(op)};
-    auto params = PagedCacheParams::get(op.getCollection().getType());
+    auto params = KVCacheParams::get(op.getCollection().getType());
     int64_t width = getRowVectorWidth(params, nullptr, target.vectorBytes);
     int64_t chunksPerPage = params.pageSize * params.rowElements() / width;
     Value numPairs = memref::DimOp::create(rewriter, host.loc, op.getPairs(), 0);
@@ -158,7 +158,7 @@ struct CopyPagesToGPU : OpRewritePattern<CopyPagesOp> {
 
   /// Block (x, y) copies pair x (grid-stride) of layer y, K then V.
   static void emitCopyPagesBody(GPUKernel &kernel, CopyPagesOp op,
-                                const PagedCacheParams &params, int64_t width,
+                                const KVCacheParams &params, int64_t width,
                                 int64_t chunksPerPage) {
     KernelBuilder &k = kernel.builder();
     Value collection = kernel.param(op.getCollection());

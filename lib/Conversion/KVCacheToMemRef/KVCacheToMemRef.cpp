@@ -8,7 +8,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "KVCache/Conversion/KVCacheToMemRef/KVCacheToMemRef.h"
-#include "KVCache/Conversion/KVCacheToMemRef/LoweredCache.h"
 #include "KVCache/IR/KVCacheDialect.h"
 #include "KVCache/IR/KVCacheOps.h"
 #include "RuntimeChecks.h"
@@ -30,69 +29,57 @@ using namespace mlir::kvcache;
 // Type conversion (docs/Contract.md, section 7: kernel ABI)
 //===----------------------------------------------------------------------===//
 
-/// The lowered `blocks` of a collection, `memref<? x kv x ? x P x H x D x elt,
-/// strided<[?, ?, ?, H*D, D, 1], offset: ?>>`, or of a layer cache,
-/// `memref<? x P x H x D x elt, strided<[?, H*D, D, 1], offset: ?>>`.
-static MemRefType getLoweredBlocksType(const PagedCacheParams &params,
-                                       bool collection) {
-  MLIRContext *ctx = params.elementType.getContext();
-  int64_t dyn = ShapedType::kDynamic;
-  SmallVector<int64_t> shape = {dyn};
-  SmallVector<int64_t> strides = {dyn};
-  if (collection) {
-    shape.append({params.kvDim(), dyn});
-    strides.append({dyn, dyn});
-  }
-  shape.append({params.pageSize, params.numHeads, params.headSize});
-  strides.append({params.rowElements(), params.headSize, 1});
-  return MemRefType::get(shape, params.elementType,
-                         StridedLayoutAttr::get(ctx, dyn, strides));
-}
-
-SmallVector<Type, LoweredCache::kNumValues>
-LoweredCache::getTypes(Type cacheType) {
-  PagedCacheParams params = PagedCacheParams::get(cacheType);
-  Type i32 = IntegerType::get(cacheType.getContext(), 32);
-  int64_t dyn = ShapedType::kDynamic;
-  SmallVector<Type, kNumValues> types(kNumValues);
-  types[Blocks] =
-      getLoweredBlocksType(params, isa<PagedCollectionType>(cacheType));
-  types[CacheLengths] = MemRefType::get({dyn}, i32);
-  types[LookupTable] = MemRefType::get({dyn, dyn}, i32);
-  types[MaxSeqLength] = i32;
-  types[MaxCacheLength] = i32;
-  return types;
-}
-
-LoweredCache::LoweredCache(ValueRange values)
-    : blocks(values[Blocks]), cacheLengths(values[CacheLengths]),
-      lookupTable(values[LookupTable]), maxSeqLength(values[MaxSeqLength]),
-      maxCacheLength(values[MaxCacheLength]) {
-  assert(values.size() == kNumValues && "not the values of one cache");
-}
-
-SmallVector<Value, LoweredCache::kNumValues> LoweredCache::getValues() const {
-  SmallVector<Value, kNumValues> values(kNumValues);
-  values[Blocks] = blocks;
-  values[CacheLengths] = cacheLengths;
-  values[LookupTable] = lookupTable;
-  values[MaxSeqLength] = maxSeqLength;
-  values[MaxCacheLength] = maxCacheLength;
-  return values;
-}
-
 void mlir::kvcache::populateKVCacheToMemRefTypeConversion(
     TypeConverter &typeConverter) {
+  // Every kind says what it lowers to.
   typeConverter.addConversion(
-      [](PagedCollectionType type, SmallVectorImpl<Type> &results) {
-        llvm::append_range(results, LoweredCache::getTypes(type));
+      [](KVCollectionTypeInterface type, SmallVectorImpl<Type> &results) {
+        type.getLoweredTypes(results);
         return success();
       });
   typeConverter.addConversion(
-      [](PagedCacheType type, SmallVectorImpl<Type> &results) {
-        llvm::append_range(results, LoweredCache::getTypes(type));
+      [](KVCacheTypeInterface type, SmallVectorImpl<Type> &results) {
+        type.getLoweredTypes(results);
         return success();
       });
+}
+
+//===----------------------------------------------------------------------===//
+// Metadata hooks of either interface
+//===----------------------------------------------------------------------===//
+
+/// `cache_length(batch)` of a collection or a layer cache.
+static Value buildCacheLength(OpBuilder &builder, Location loc, Type type,
+                              ValueRange lowered, Value batch,
+                              KVRuntimeChecks *checks) {
+  if (auto collection = dyn_cast<KVCollectionTypeInterface>(type))
+    return collection.buildCacheLength(builder, loc, lowered, batch, checks);
+  return cast<KVCacheTypeInterface>(type).buildCacheLength(builder, loc,
+                                                           lowered, batch,
+                                                           checks);
+}
+
+static Value buildMaxSeqLength(OpBuilder &builder, Location loc, Type type,
+                               ValueRange lowered) {
+  if (auto collection = dyn_cast<KVCollectionTypeInterface>(type))
+    return collection.buildMaxSeqLength(builder, loc, lowered);
+  return cast<KVCacheTypeInterface>(type).buildMaxSeqLength(builder, loc,
+                                                            lowered);
+}
+
+static Value buildMaxCacheLength(OpBuilder &builder, Location loc, Type type,
+                                 ValueRange lowered) {
+  if (auto collection = dyn_cast<KVCollectionTypeInterface>(type))
+    return collection.buildMaxCacheLength(builder, loc, lowered);
+  return cast<KVCacheTypeInterface>(type).buildMaxCacheLength(builder, loc,
+                                                              lowered);
+}
+
+static Value buildNumPages(OpBuilder &builder, Location loc, Type type,
+                           ValueRange lowered) {
+  if (auto collection = dyn_cast<KVCollectionTypeInterface>(type))
+    return collection.buildNumPages(builder, loc, lowered);
+  return cast<KVCacheTypeInterface>(type).buildNumPages(builder, loc, lowered);
 }
 
 //===----------------------------------------------------------------------===//
@@ -101,17 +88,22 @@ void mlir::kvcache::populateKVCacheToMemRefTypeConversion(
 
 namespace {
 
-/// Emits the address computations of one access op: lookups, element loads
-/// and stores, with run-time checks when the op is checked.
+/// Emits the address computations of one access op on a layer cache:
+/// lookups (through the cache type's hook), element loads and stores, with
+/// run-time checks when the op is checked.
 class AccessEmitter {
 public:
-  AccessEmitter(OpBuilder &builder, Operation *op, PagedCacheParams params,
+  AccessEmitter(OpBuilder &builder, Operation *op, KVCacheTypeInterface type,
                 ValueRange lowered, bool checked)
-      : builder(builder), loc(op->getLoc()), params(params), cache(lowered),
-        checker(builder, op), checked(checked) {}
+      : builder(builder), loc(op->getLoc()), type(type),
+        params(KVCacheParams::get(type)), lowered(lowered),
+        blocks(type.getBlocks(lowered)), checker(builder, op),
+        checked(checked) {}
 
-  /// `lookup_table[batch, token / P]` and `token mod P`, as indices.
-  std::pair<Value, Value> lookup(Value batch, Value token);
+  /// The (page, slot) of `token` of sequence `batch`.
+  std::pair<Value, Value> lookup(Value batch, Value token) {
+    return type.buildLookup(builder, loc, lowered, batch, token, checks());
+  }
 
   /// Reads a scalar or vector at a resolved page and slot (`pageChecked`
   /// when they come from `lookup` in this emitter, which checked them).
@@ -122,70 +114,30 @@ public:
   void store(Value value, Value page, Value slot, Value head, Value element,
              bool pageChecked);
 
-  /// `cache_lengths[batch]` as an index.
-  Value cacheLength(Value batch);
-
   /// Checks a resolved element access: page (unless `lookup` already
   /// checked it), slot, head and element range.
   void checkElementAccess(Type valueType, Value page, Value slot, Value head,
                           Value element, bool pageChecked);
 
+  /// The run-time checks the hooks emit: none unless checked.
+  KVRuntimeChecks *checks() { return checked ? &checker : nullptr; }
+
   Value dim(Value memref, int64_t index) {
     return memref::DimOp::create(builder, loc, memref, index);
-  }
-  Value toIndex(Value i32Value) {
-    return arith::IndexCastUIOp::create(builder, loc, builder.getIndexType(),
-                                        i32Value);
   }
 
   OpBuilder &builder;
   Location loc;
-  PagedCacheParams params;
-  LoweredCache cache;
+  KVCacheTypeInterface type;
+  KVCacheParams params;
+  ValueRange lowered;
+  /// The layer's [pages, page_slots, num_heads, head_size] view.
+  Value blocks;
   RuntimeChecker checker;
   bool checked;
 };
 
 } // namespace
-
-std::pair<Value, Value> AccessEmitter::lookup(Value batch, Value token) {
-  // Token positions fit in i32 (cache lengths are i32): divide in 32 bits,
-  // which is a shift and a mask for a power-of-two page size and a 32-bit
-  // multiply-high sequence otherwise.
-  Type i32 = builder.getI32Type();
-  if (checked)
-    checker.checkLess(token, int64_t(1) << 32, "token position",
-                      "2^32 (positions are unsigned 32-bit)");
-  Value token32 = arith::IndexCastUIOp::create(builder, loc, i32, token);
-  Value column32, slot32;
-  if (llvm::isPowerOf2_64(params.pageSize)) {
-    Value shift = arith::ConstantIntOp::create(
-        builder, loc, i32, llvm::Log2_64(params.pageSize));
-    Value mask =
-        arith::ConstantIntOp::create(builder, loc, i32, params.pageSize - 1);
-    column32 = arith::ShRUIOp::create(builder, loc, token32, shift);
-    slot32 = arith::AndIOp::create(builder, loc, token32, mask);
-  } else {
-    Value pageSize =
-        arith::ConstantIntOp::create(builder, loc, i32, params.pageSize);
-    column32 = arith::DivUIOp::create(builder, loc, token32, pageSize);
-    slot32 = arith::RemUIOp::create(builder, loc, token32, pageSize);
-  }
-  Value column = toIndex(column32);
-  if (checked) {
-    checker.checkLess(batch, dim(cache.lookupTable, 0), "batch index",
-                      "the number of lookup_table rows");
-    checker.checkLess(column, dim(cache.lookupTable, 1),
-                      "logical page (token / page_size)",
-                      "the number of lookup_table columns");
-  }
-  Value page = toIndex(memref::LoadOp::create(builder, loc, cache.lookupTable,
-                                              ValueRange{batch, column}));
-  if (checked)
-    checker.checkLess(page, dim(cache.blocks, 0),
-                      "physical page (lookup_table entry)", "num_pages");
-  return {page, toIndex(slot32)};
-}
 
 /// Number of elements a load or store of `type` moves.
 static int64_t getAccessWidth(Type type) {
@@ -199,9 +151,11 @@ void AccessEmitter::checkElementAccess(Type valueType, Value page, Value slot,
                                        bool pageChecked) {
   int64_t width = getAccessWidth(valueType);
   if (!pageChecked) {
-    checker.checkLess(page, dim(cache.blocks, 0), "physical page",
-                      "num_pages");
-    checker.checkLess(slot, params.pageSize, "slot", "page_size");
+    checker.checkLess(page, dim(blocks, 0), "physical page", "num_pages");
+    if (params.hasStaticPages())
+      checker.checkLess(slot, params.pageSize, "slot", "page_size");
+    else
+      checker.checkLess(slot, dim(blocks, 1), "slot", "the block's token slots");
   }
   checker.checkLess(head, params.numHeads, "head index", "num_heads");
   // element + width <= head_size, as element < head_size - width + 1.
@@ -217,7 +171,7 @@ void AccessEmitter::checkElementAccess(Type valueType, Value page, Value slot,
 /// and the 16-byte alignment of `blocks` guarantee it. The access starts at
 /// a multiple of its width within a head row, and head rows start at
 /// multiples of head_size elements (the paged_collection verifier).
-static uint64_t getVectorAlignment(const PagedCacheParams &params,
+static uint64_t getVectorAlignment(const KVCacheParams &params,
                                    int64_t width) {
   uint64_t elementBytes =
       llvm::divideCeil(params.elementType.getIntOrFloatBitWidth(), 8);
@@ -232,10 +186,10 @@ Value AccessEmitter::load(Type resultType, Value page, Value slot, Value head,
   SmallVector<Value> indices = {page, slot, head, element};
   if (auto vectorType = dyn_cast<VectorType>(resultType))
     return vector::LoadOp::create(
-        builder, loc, vectorType, cache.blocks, indices,
+        builder, loc, vectorType, blocks, indices,
         /*nontemporal=*/false,
         llvm::Align(getVectorAlignment(params, vectorType.getNumElements())));
-  return memref::LoadOp::create(builder, loc, cache.blocks, indices);
+  return memref::LoadOp::create(builder, loc, blocks, indices);
 }
 
 void AccessEmitter::store(Value value, Value page, Value slot, Value head,
@@ -246,19 +200,11 @@ void AccessEmitter::store(Value value, Value page, Value slot, Value head,
   SmallVector<Value> indices = {page, slot, head, element};
   if (auto vectorType = dyn_cast<VectorType>(value.getType())) {
     vector::StoreOp::create(
-        builder, loc, value, cache.blocks, indices, /*nontemporal=*/false,
+        builder, loc, value, blocks, indices, /*nontemporal=*/false,
         llvm::Align(getVectorAlignment(params, vectorType.getNumElements())));
     return;
   }
-  memref::StoreOp::create(builder, loc, value, cache.blocks, indices);
-}
-
-Value AccessEmitter::cacheLength(Value batch) {
-  if (checked)
-    checker.checkLess(batch, dim(cache.cacheLengths, 0), "batch index",
-                      "the size of cache_lengths");
-  return toIndex(
-      memref::LoadOp::create(builder, loc, cache.cacheLengths, batch));
+  memref::StoreOp::create(builder, loc, value, blocks, indices);
 }
 
 //===----------------------------------------------------------------------===//
@@ -280,36 +226,54 @@ struct AccessPattern : OpConversionPattern<OpTy> {
   /// `read_only`.
   bool isChecked(Type cacheType, bool isWrite) const {
     return options.checked ||
-           (isWrite && PagedCacheParams::get(cacheType).assertWriteMode == 1);
+           (isWrite && KVCacheParams::get(cacheType).assertWriteMode == 1);
   }
 
   AccessEmitter emitter(ConversionPatternRewriter &rewriter, OpTy op,
-                        Type cacheType, ValueRange lowered,
+                        KVCacheTypeInterface cacheType, ValueRange lowered,
                         bool isWrite) const {
-    return AccessEmitter(rewriter, op, PagedCacheParams::get(cacheType),
-                         lowered, isChecked(cacheType, isWrite));
+    return AccessEmitter(rewriter, op, cacheType, lowered,
+                         isChecked(cacheType, isWrite));
   }
 
   KVCacheToMemRefOptions options;
 };
 
-struct PagedCollectionLowering : AccessPattern<PagedCollectionOp> {
-  using AccessPattern::AccessPattern;
+/// A collection constructor (paged_collection, continuous_collection, or a
+/// user's): its operands are the lowered values, cast to the lowered types
+/// the collection type states.
+struct CollectionLowering
+    : OpInterfaceConversionPattern<CollectionOpInterface> {
+  using OpInterfaceConversionPattern::OpInterfaceConversionPattern;
   LogicalResult
-  matchAndRewrite(PagedCollectionOp op, OneToNOpAdaptor adaptor,
+  matchAndRewrite(CollectionOpInterface op, ArrayRef<ValueRange> operands,
                   ConversionPatternRewriter &rewriter) const override {
-    // The operands are the lowered values, in field order.
-    SmallVector<Type, LoweredCache::kNumValues> types =
-        LoweredCache::getTypes(op.getType());
+    if (op->getNumResults() != 1)
+      return rewriter.notifyMatchFailure(op, "expected one result");
+    auto type =
+        dyn_cast<KVCollectionTypeInterface>(op->getResult(0).getType());
+    if (!type)
+      return rewriter.notifyMatchFailure(op, "result is not a collection");
+    SmallVector<Type> types;
+    type.getLoweredTypes(types);
+    if (operands.size() != types.size())
+      return op->emitOpError("has ")
+             << operands.size() << " operands but its collection type "
+             << type << " lowers to " << types.size()
+             << " values: a collection constructor takes its lowered "
+                "values";
     SmallVector<Value> values;
-    for (auto [operands, type] :
-         llvm::zip_equal(adaptor.getOperands(), types)) {
-      Value value = operands.front();
-      if (value.getType() != type) {
-        if (!memref::CastOp::areCastCompatible(value.getType(), type))
-          return rewriter.notifyMatchFailure(
-              op, "operand cannot be cast to its lowered type");
-        value = memref::CastOp::create(rewriter, op.getLoc(), type, value);
+    for (auto [operand, loweredType] : llvm::zip_equal(operands, types)) {
+      if (operand.size() != 1)
+        return rewriter.notifyMatchFailure(op, "operand is not one value");
+      Value value = operand.front();
+      if (value.getType() != loweredType) {
+        if (!memref::CastOp::areCastCompatible(value.getType(), loweredType))
+          return op->emitOpError("operand of type ")
+                 << value.getType() << " cannot be cast to its lowered type "
+                 << loweredType;
+        value =
+            memref::CastOp::create(rewriter, op->getLoc(), loweredType, value);
       }
       values.push_back(value);
     }
@@ -318,7 +282,7 @@ struct PagedCollectionLowering : AccessPattern<PagedCollectionOp> {
   }
 };
 
-/// get_key_cache / get_value_cache: the subview `blocks[*, kv, layer, *, *, *]`.
+/// get_key_cache / get_value_cache: the collection type's layer hook.
 template <typename OpTy, int64_t KV>
 struct GetCacheLowering : AccessPattern<OpTy> {
   using AccessPattern<OpTy>::AccessPattern;
@@ -326,32 +290,13 @@ struct GetCacheLowering : AccessPattern<OpTy> {
   matchAndRewrite(OpTy op, typename OpTy::template GenericAdaptor<
                                ArrayRef<ValueRange>> adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    ValueRange collection = adaptor.getCollection();
-    Value layer = adaptor.getLayer().front();
-    LoweredCache lowered(collection);
-    AccessEmitter emitter = this->emitter(rewriter, op, op.getResult().getType(),
-                                          collection, /*isWrite=*/false);
-    if (emitter.checked)
-      emitter.checker.checkLess(layer, emitter.dim(lowered.blocks, 2),
-                                "layer index", "num_layers");
-    PagedCacheParams params = PagedCacheParams::get(op.getResult().getType());
-    SmallVector<OpFoldResult> offsets = {
-        rewriter.getIndexAttr(0), rewriter.getIndexAttr(KV), layer,
-        rewriter.getIndexAttr(0), rewriter.getIndexAttr(0),
-        rewriter.getIndexAttr(0)};
-    SmallVector<OpFoldResult> sizes = {
-        emitter.dim(lowered.blocks, 0),        rewriter.getIndexAttr(1),
-        rewriter.getIndexAttr(1),              rewriter.getIndexAttr(params.pageSize),
-        rewriter.getIndexAttr(params.numHeads), rewriter.getIndexAttr(params.headSize)};
-    SmallVector<OpFoldResult> strides(6, rewriter.getIndexAttr(1));
-    Value view = memref::SubViewOp::create(
-        rewriter, loc, getLoweredBlocksType(params, /*collection=*/false),
-        lowered.blocks, offsets, sizes, strides);
-    // The layer shares the collection's metadata.
-    LoweredCache layerCache = lowered;
-    layerCache.blocks = view;
-    rewriter.replaceOpWithMultiple(op, {layerCache.getValues()});
+    auto type = cast<KVCollectionTypeInterface>(op.getCollection().getType());
+    RuntimeChecker checker(rewriter, op);
+    bool checked = this->isChecked(type, /*isWrite=*/false);
+    SmallVector<Value> layer = type.buildLayerCache(
+        rewriter, op.getLoc(), adaptor.getCollection(),
+        adaptor.getLayer().front(), KV, checked ? &checker : nullptr);
+    rewriter.replaceOpWithMultiple(op, {layer});
     return success();
   }
 };
@@ -361,41 +306,45 @@ struct CacheLengthLowering : AccessPattern<CacheLengthOp> {
   LogicalResult
   matchAndRewrite(CacheLengthOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    AccessEmitter emitter = this->emitter(rewriter, op, op.getCache().getType(),
-                                          adaptor.getCache(),
-                                          op.getServesWrite());
-    rewriter.replaceOp(op, emitter.cacheLength(adaptor.getBatch().front()));
+    Type type = op.getCache().getType();
+    RuntimeChecker checker(rewriter, op);
+    bool checked = isChecked(type, op.getServesWrite());
+    rewriter.replaceOp(op, buildCacheLength(rewriter, op.getLoc(), type,
+                                            adaptor.getCache(),
+                                            adaptor.getBatch().front(),
+                                            checked ? &checker : nullptr));
     return success();
   }
 };
 
-/// max_seq_length / max_cache_length: the lowered i32 `Field`,
-/// zero-extended.
-template <typename OpTy, Value LoweredCache::*Field>
-struct MaxLengthLowering : OpConversionPattern<OpTy> {
-  using OpConversionPattern<OpTy>::OpConversionPattern;
+/// max_seq_length / max_cache_length / num_pages: a metadata hook.
+template <typename OpTy>
+struct MetadataLowering : OpConversionPattern<OpTy> {
+  using Hook = Value (*)(OpBuilder &, Location, Type, ValueRange);
+  MetadataLowering(const TypeConverter &typeConverter, MLIRContext *ctx,
+                   Hook hook)
+      : OpConversionPattern<OpTy>(typeConverter, ctx), hook(hook) {}
   LogicalResult
   matchAndRewrite(OpTy op,
                   typename OpTy::template GenericAdaptor<ArrayRef<ValueRange>>
                       adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOpWithNewOp<arith::IndexCastUIOp>(
-        op, rewriter.getIndexType(), LoweredCache(adaptor.getCache()).*Field);
+    rewriter.replaceOp(op, hook(rewriter, op.getLoc(),
+                                op->getOperand(0).getType(),
+                                adaptor.getOperands().front()));
     return success();
   }
+  Hook hook;
 };
 
-/// num_pages / num_layers: a dimension of the lowered `blocks`.
-template <typename OpTy, int64_t Dim>
-struct BlocksDimLowering : OpConversionPattern<OpTy> {
-  using OpConversionPattern<OpTy>::OpConversionPattern;
+struct NumLayersLowering : OpConversionPattern<NumLayersOp> {
+  using OpConversionPattern::OpConversionPattern;
   LogicalResult
-  matchAndRewrite(OpTy op,
-                  typename OpTy::template GenericAdaptor<ArrayRef<ValueRange>>
-                      adaptor,
+  matchAndRewrite(NumLayersOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Value blocks = LoweredCache(adaptor.getOperands().front()).blocks;
-    rewriter.replaceOpWithNewOp<memref::DimOp>(op, blocks, Dim);
+    auto type = cast<KVCollectionTypeInterface>(op.getCollection().getType());
+    rewriter.replaceOp(op, type.buildNumLayers(rewriter, op.getLoc(),
+                                               adaptor.getCollection()));
     return success();
   }
 };
@@ -499,6 +448,17 @@ struct TileLowering : AccessPattern<TileOp> {
                                 "num_heads");
     }
     auto [page, slot] = emitter.lookup(adaptor.getBatch().front(), token);
+    // With static pages, T divides the page size and the first row is a
+    // multiple of T: the rows stay in the page the lookup checked. A block
+    // of run-time size must hold the last row too.
+    if (emitter.checked && !emitter.params.hasStaticPages()) {
+      Value last = arith::AddIOp::create(
+          rewriter, op.getLoc(), slot,
+          arith::ConstantIndexOp::create(rewriter, op.getLoc(), rows - 1));
+      emitter.checker.checkLess(last, emitter.dim(emitter.blocks, 1),
+                                "last token of the tile",
+                                "the block's token slots");
+    }
     SmallVector<OpFoldResult> offsets = {page, slot, head,
                                          rewriter.getIndexAttr(0)};
     SmallVector<OpFoldResult> sizes = {
@@ -507,7 +467,7 @@ struct TileLowering : AccessPattern<TileOp> {
         rewriter.getIndexAttr(emitter.params.headSize)};
     SmallVector<OpFoldResult> strides(4, rewriter.getIndexAttr(1));
     rewriter.replaceOpWithNewOp<memref::SubViewOp>(
-        op, resultType, emitter.cache.blocks, offsets, sizes, strides);
+        op, resultType, emitter.blocks, offsets, sizes, strides);
     return success();
   }
 };
@@ -518,15 +478,18 @@ void mlir::kvcache::populateKVCacheToMemRefConversionPatterns(
     TypeConverter &typeConverter, RewritePatternSet &patterns,
     const KVCacheToMemRefOptions &options) {
   MLIRContext *ctx = patterns.getContext();
-  patterns.add<PagedCollectionLowering, GetCacheLowering<GetKeyCacheOp, 0>,
+  patterns.add<GetCacheLowering<GetKeyCacheOp, 0>,
                GetCacheLowering<GetValueCacheOp, 1>, CacheLengthLowering,
                LookupLowering, LoadLowering, StoreLowering, PageLoadLowering,
                PageStoreLowering, TileLowering>(typeConverter, ctx, options);
-  patterns.add<MaxLengthLowering<MaxSeqLengthOp, &LoweredCache::maxSeqLength>,
-               MaxLengthLowering<MaxCacheLengthOp,
-                                 &LoweredCache::maxCacheLength>,
-               BlocksDimLowering<NumPagesOp, 0>,
-               BlocksDimLowering<NumLayersOp, 2>>(typeConverter, ctx);
+  patterns.add<CollectionLowering>(typeConverter, ctx);
+  patterns.add<MetadataLowering<MaxSeqLengthOp>>(typeConverter, ctx,
+                                                 &buildMaxSeqLength);
+  patterns.add<MetadataLowering<MaxCacheLengthOp>>(typeConverter, ctx,
+                                                   &buildMaxCacheLength);
+  patterns.add<MetadataLowering<NumPagesOp>>(typeConverter, ctx,
+                                             &buildNumPages);
+  patterns.add<NumLayersLowering>(typeConverter, ctx);
 
   populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(
       patterns, typeConverter);

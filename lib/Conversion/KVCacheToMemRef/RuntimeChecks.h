@@ -7,6 +7,7 @@
 #ifndef KVCACHE_LIB_CONVERSION_KVCACHETOMEMREF_RUNTIMECHECKS_H
 #define KVCACHE_LIB_CONVERSION_KVCACHETOMEMREF_RUNTIMECHECKS_H
 
+#include "KVCache/IR/KVCacheTypes.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir::kvcache {
@@ -17,16 +18,16 @@ namespace mlir::kvcache {
 /// `dprintf(2, ...)`, so it is not lost in a buffer) and the program aborts;
 /// inside GPU code (a `gpu.module`, `gpu.func` or `gpu.launch`) a
 /// `cf.assert` fails the device-side assertion.
-class RuntimeChecker {
+class RuntimeChecker final : public KVRuntimeChecks {
 public:
   RuntimeChecker(OpBuilder &builder, Operation *op);
 
   /// Checks `0 <= value < bound` (one unsigned comparison). `what` names the
   /// value, `boundName` the bound, e.g. ("physical page", "num_pages").
   void checkLess(Value value, Value bound, StringRef what,
-                 StringRef boundName);
+                 StringRef boundName) override;
   void checkLess(Value value, int64_t bound, StringRef what,
-                 StringRef boundName);
+                 StringRef boundName) override;
 
   /// Checks `value % divisor == 0`.
   void checkMultiple(Value value, int64_t divisor, StringRef what);

@@ -61,7 +61,7 @@ struct AttentionToSCF : OpRewritePattern<AttentionRaggedOp> {
   static void emitRow(KernelBuilder &k, AttentionRaggedOp op, Value batch,
                       Value row, Value position) {
     Value q = op.getQ(), keys = op.getKeyCache(), values = op.getValueCache();
-    auto params = PagedCacheParams::get(keys.getType());
+    auto params = KVCacheParams::get(keys.getType());
     int64_t qHeads = cast<MemRefType>(q.getType()).getDimSize(1);
     int64_t group = qHeads / params.numHeads;
     auto rowType = VectorType::get({params.headSize}, params.elementType);

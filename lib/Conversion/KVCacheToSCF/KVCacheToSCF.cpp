@@ -30,7 +30,7 @@ using namespace mlir::kvcache;
 
 /// Emits `for (head, element) in [0, H) x [0, D) step width` calling
 /// `body(head, element)`.
-static void emitRowLoops(KernelBuilder &k, const PagedCacheParams &params,
+static void emitRowLoops(KernelBuilder &k, const KVCacheParams &params,
                          int64_t width,
                          function_ref<void(Value, Value)> body) {
   Value zero = k.index(0), one = k.index(1);
@@ -64,7 +64,7 @@ struct RaggedCopyToSCF : DataMovementPattern<OpTy> {
                                 PatternRewriter &rewriter) const override {
     RaggedCopy copy = RaggedCopy::get(op);
     KernelBuilder k{rewriter, getKernelLoc(op)};
-    auto params = PagedCacheParams::get(copy.cache.getType());
+    auto params = KVCacheParams::get(copy.cache.getType());
     int64_t width = getRowVectorWidth(
         params, cast<MemRefType>(copy.rows.getType()), this->vectorBytes);
     Value zero = k.index(0), one = k.index(1);
@@ -98,7 +98,7 @@ struct CopyPagesToSCF : DataMovementPattern<CopyPagesOp> {
                                 PatternRewriter &rewriter) const override {
     KernelBuilder k{rewriter, getKernelLoc(op)};
     Value collection = op.getCollection();
-    auto params = PagedCacheParams::get(collection.getType());
+    auto params = KVCacheParams::get(collection.getType());
     int64_t width = getRowVectorWidth(params, /*rows=*/nullptr, vectorBytes);
     Value zero = k.index(0), one = k.index(1);
     Value pageSize = k.index(params.pageSize);

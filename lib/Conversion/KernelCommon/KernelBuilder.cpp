@@ -194,7 +194,7 @@ void KernelBuilder::copyRowChunk(Value cache, Value rows, Value row,
                                  Value page, Value slot, Value head,
                                  Value element, int64_t width,
                                  RowCopyDirection direction) {
-  auto params = PagedCacheParams::get(cache.getType());
+  auto params = KVCacheParams::get(cache.getType());
   Type chunkType = getChunkType(params, width);
   SmallVector<Value> rowIndices = {row, head, element};
   if (direction == RowCopyDirection::ToCache) {
@@ -211,7 +211,7 @@ void KernelBuilder::copyRowChunk(Value cache, Value rows, Value row,
 void KernelBuilder::copyPageChunk(Value cache, Value src, Value dst,
                                   Value slot, Value head, Value element,
                                   int64_t width) {
-  auto params = PagedCacheParams::get(cache.getType());
+  auto params = KVCacheParams::get(cache.getType());
   // The source page is part of the copy: checked like the write.
   auto chunk = PageLoadOp::create(b, loc, getChunkType(params, width),
                                   cache, src, slot, head, element,

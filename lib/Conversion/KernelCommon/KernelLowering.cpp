@@ -22,7 +22,7 @@ Location mlir::kvcache::getKernelLoc(Operation *op) {
   return NameLoc::get(op->getName().getIdentifier(), op->getLoc());
 }
 
-int64_t mlir::kvcache::getRowVectorWidth(const PagedCacheParams &params,
+int64_t mlir::kvcache::getRowVectorWidth(const KVCacheParams &params,
                                          MemRefType rows, int64_t maxBytes) {
   int64_t elementBytes =
       llvm::divideCeil(params.elementType.getIntOrFloatBitWidth(), 8);
@@ -49,9 +49,9 @@ int64_t mlir::kvcache::getRowVectorWidth(const PagedCacheParams &params,
 
 /// Whether `type` is a cache type no lowering supports yet.
 static bool isCacheWithoutLowering(Type type) {
-  if (!isa<PagedCollectionType, PagedCacheType>(type))
+  if (!KVCacheParams::isCacheType(type))
     return false;
-  return isa<Float8E4M3FNType>(PagedCacheParams::get(type).elementType);
+  return isa<Float8E4M3FNType>(KVCacheParams::get(type).elementType);
 }
 
 LogicalResult mlir::kvcache::rejectCachesWithoutLowering(Operation *root) {
@@ -96,7 +96,7 @@ LogicalResult mlir::kvcache::applyKernelLoweringPatterns(
   return failure(left || reported);
 }
 
-Type mlir::kvcache::getChunkType(const PagedCacheParams &params,
+Type mlir::kvcache::getChunkType(const KVCacheParams &params,
                                  int64_t width) {
   if (width == 1)
     return params.elementType;

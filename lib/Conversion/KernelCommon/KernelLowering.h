@@ -27,7 +27,7 @@ Location getKernelLoc(Operation *op);
 /// power of two with at most `maxBytes` bytes that divides head_size and,
 /// when `rows` is given, every stride and the offset of `rows`, so each
 /// access is aligned to its width.
-int64_t getRowVectorWidth(const PagedCacheParams &params, MemRefType rows,
+int64_t getRowVectorWidth(const KVCacheParams &params, MemRefType rows,
                           int64_t maxBytes = 16);
 
 /// Emits an error on the first op under `root` that uses an f8E4M3FN cache
@@ -44,7 +44,7 @@ LogicalResult applyKernelLoweringPatterns(Operation *root,
                                           StringRef passName);
 
 /// The vector (or scalar, for width 1) type of `width` cache elements.
-Type getChunkType(const PagedCacheParams &params, int64_t width);
+Type getChunkType(const KVCacheParams &params, int64_t width);
 
 } // namespace mlir::kvcache
 

@@ -463,7 +463,7 @@ func.func @value_cache_of_mla(%collection: !kvcache.paged_collection<bf16, num_h
 // -----
 
 func.func @key_cache_of_layer_cache(%cache: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %layer: index) {
-  // expected-error @below {{expected a !kvcache.paged_collection operand, got '!kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>'}}
+  // expected-error @below {{expected a KV cache collection operand, got '!kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>'}}
   %key = kvcache.get_key_cache %cache[%layer] : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>
   return
 }
@@ -494,7 +494,7 @@ func.func @value_cache_result_without_assert_write_mode(%collection: !kvcache.pa
 //===----------------------------------------------------------------------===//
 
 func.func @lookup_on_collection(%collection: !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>, %b: index, %t: index) {
-  // expected-error @below {{operand #0 must be One layer's K or V of a paged KV cache}}
+  // expected-error @below {{operand #0 must be KV cache of one layer (a type implementing KVCacheTypeInterface}}
   %page, %slot = kvcache.lookup %collection[%b, %t] : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
   return
 }
@@ -502,7 +502,7 @@ func.func @lookup_on_collection(%collection: !kvcache.paged_collection<f16, num_
 // -----
 
 func.func @cache_length_of_memref(%cache_lengths: memref<?xi32>, %b: index) {
-  // expected-error @below {{operand #0 must be paged KV cache collection or layer cache, but got 'memref<?xi32>'}}
+  // expected-error @below {{operand #0 must be KV cache collection or layer cache, but got 'memref<?xi32>'}}
   %length = "kvcache.cache_length"(%cache_lengths, %b) : (memref<?xi32>, index) -> index
   return
 }
@@ -782,7 +782,7 @@ func.func @tile_rows_past_page(%cache: !kvcache.paged_cache<f16, num_heads = 8, 
 // -----
 
 func.func @tile_zero_rows(%cache: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %b: index, %t: index, %h: index) {
-  // expected-error @below {{expects the tile row count 0 to divide page_size}}
+  // expected-error @below {{expects a positive tile row count, got 0}}
   %tile = kvcache.tile %cache[%b, %t, %h] : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16> -> memref<0x128xf16, strided<[1024, 1], offset: ?>>
   return
 }
@@ -1103,7 +1103,7 @@ func.func @pairs_memory_space(%collection: !kvcache.paged_collection<f16, num_he
 // -----
 
 func.func @copy_pages_of_layer_cache(%cache: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %pairs: memref<?x2xi32>) {
-  // expected-error @below {{operand #0 must be A paged KV cache: every layer, K and V}}
+  // expected-error @below {{operand #0 must be KV cache collection (a type implementing KVCollectionTypeInterface}}
   "kvcache.copy_pages"(%cache, %pairs) : (!kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x2xi32>) -> ()
   return
 }

@@ -16,10 +16,11 @@ class TypeConverter;
 
 namespace kvcache {
 
-/// Adds the kernel ABI decomposition (docs/Contract.md, section 7) of
-/// `!kvcache.paged_collection` and `!kvcache.paged_cache` into the five
-/// values of a LoweredCache (LoweredCache.h) to `typeConverter`. Other types
-/// are left to other conversions; combine with an identity conversion
+/// Adds the kernel ABI decomposition (docs/Contract.md, section 7) of every
+/// collection and layer cache type (types implementing
+/// KVCollectionTypeInterface or KVCacheTypeInterface) into the values its
+/// `getLoweredTypes` names to `typeConverter`. Other types are left to other
+/// conversions; combine with an identity conversion
 /// (`addConversion([](Type t) { return t; })`) added before this call.
 void populateKVCacheToMemRefTypeConversion(TypeConverter &typeConverter);
 
