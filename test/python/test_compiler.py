@@ -163,6 +163,37 @@ def test_cpu_function_with_a_cache_argument_and_a_result(kind):
             expected, rel=1e-6)
 
 
+LOOKUP = textwrap.dedent("""\
+    func.func @lookup(%c: {collection}, %b: index, %t: index) -> index {{
+      %c0 = arith.constant 0 : index
+      %c100000 = arith.constant 100000 : index
+      %k = kvcache.get_key_cache %c[%c0] : {collection}
+      %block, %slot = kvcache.lookup %k[%b, %t] : {cache}
+      %scaled = arith.muli %block, %c100000 : index
+      %both = arith.addi %scaled, %slot : index
+      return %both : index
+    }}
+    """)
+
+
+@pytest.mark.parametrize("kind, parameters", [("paged", 29), ("continuous", 27)])
+def test_cpu_function_with_a_collection_argument(kind, parameters):
+    from kvcache import reference
+    shape = dict(page_size=4) if kind == "paged" else dict(kind=kind)
+    config = kvcache.CacheConfig("f32", 1, 4, **shape)
+    ir = LOOKUP.format(collection=builders.collection_type(config),
+                       cache=builders.cache_type(config))
+    [(_, _, arguments, _)] = [f for f in kvcache.lower_to_cpu(ir).functions()
+                              if f[0] == "lookup"]
+    assert len(arguments) == parameters + 2  # Contract.md 7.2
+    cache = reference.random_cache(config, [9, 2], [3, 0], rng=4, spare_pages=3)
+    cpu = kvcache.CPUModule(ir)
+    for b, t in [(0, 0), (0, 5), (0, 11), (1, 1)]:
+        block, slot = cache.lookup(b, t)
+        assert cpu.lookup(cache, b, t) == block * 100000 + slot
+        assert cpu.lookup(cache.arguments(), b, t) == block * 100000 + slot
+
+
 def test_cpu_cache_argument_of_the_other_kind_is_an_error():
     from kvcache import reference
     paged = reference.random_cache(kvcache.CacheConfig("f16", 2, 8, 4), [3], [0])

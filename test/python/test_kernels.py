@@ -55,7 +55,7 @@ def random_continuous_config(seed):
 
 SEEDS = range(16)
 CONFIGS = [random_config(seed) for seed in SEEDS]
-CONTINUOUS_SEEDS = range(10)
+CONTINUOUS_SEEDS = range(16)
 CONTINUOUS_CONFIGS = [random_continuous_config(seed) for seed in CONTINUOUS_SEEDS]
 
 # Where the kernel ops run: kvcache-to-cpu (loops on the CPU), or the GPU
