@@ -40,6 +40,7 @@ __all__ = ["CacheConfig", "attention_ragged", "blocks_type", "cache_type",
            "rows_type", "store_ragged"]
 
 OFFSETS_TYPE = "memref<?xi32>"
+CACHE_LENGTHS_TYPE = "memref<?xi32>"
 PAIRS_TYPE = "memref<?x2xi32>"
 WORKSPACE_TYPE = "memref<?xf32>"
 
@@ -113,13 +114,14 @@ class _Function:
         `%layer` when the function reads one layer."""
         config = self.config
         blocks, table = blocks_type(config), lookup_table_type(config)
-        for name, type_ in (("blocks", blocks), ("cache_lengths", OFFSETS_TYPE),
+        for name, type_ in (("blocks", blocks),
+                            ("cache_lengths", CACHE_LENGTHS_TYPE),
                             ("lookup_table", table),
                             ("max_seq_length", "i32"), ("max_cache_length", "i32")):
             self.argument(name, type_)
         self.op(f"%collection = kvcache.{config.kind}_collection %blocks, "
                 f"%cache_lengths, %lookup_table, %max_seq_length, "
-                f"%max_cache_length : {blocks}, {OFFSETS_TYPE}, {table} -> "
+                f"%max_cache_length : {blocks}, {CACHE_LENGTHS_TYPE}, {table} -> "
                 f"{collection_type(config)}")
         if with_layer:
             self.argument("layer", "index")

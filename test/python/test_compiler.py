@@ -278,3 +278,4 @@ def test_failed_run_time_check_of_a_continuous_cache():
     assert "stored within the block" in run.stdout
     assert "kvcache run-time check failed" in run.stderr
     assert "store.mlir:4:" in run.stderr
+    assert "token position 4 is out of range: block_tokens is 4" in run.stderr
