@@ -170,7 +170,7 @@ void AccessEmitter::checkElementAccess(Type valueType, Value page, Value slot,
 /// width in bytes (docs/Contract.md, section 3.2), as far as the row layout
 /// and the 16-byte alignment of `blocks` guarantee it. The access starts at
 /// a multiple of its width within a head row, and head rows start at
-/// multiples of head_size elements (the paged_collection verifier).
+/// multiples of head_size elements (the collection constructors verify it).
 static uint64_t getVectorAlignment(const KVCacheParams &params,
                                    int64_t width) {
   uint64_t elementBytes =
@@ -239,8 +239,8 @@ struct AccessPattern : OpConversionPattern<OpTy> {
   KVCacheToMemRefOptions options;
 };
 
-/// A collection constructor (paged_collection, continuous_collection, or a
-/// user's): its operands are the lowered values, cast to the lowered types
+/// A collection constructor (an op implementing CollectionOpInterface, of
+/// any kind): its operands are the lowered values, cast to the lowered types
 /// the collection type states.
 struct CollectionLowering
     : OpInterfaceConversionPattern<CollectionOpInterface> {
