@@ -624,20 +624,26 @@ def copy(cfg, pairs):
     cfg["steps"].append({"op": "copy_pages", "pairs": pairs})
 
 
-def standard_ragged_steps(cfg, batch, layers_kv):
-    """Stores the new rows of every (kv, layer) in layers_kv, gathers the
-    contexts back, copies pages, gathers through a table that uses the
-    copies, and does the zero-row cases."""
+def store_and_gather(cfg, batch, layers_kv):
+    """Stores the new rows of every (kv, layer) in layers_kv and gathers the
+    whole contexts back; returns the next seed and the context offsets."""
     offsets = batch.new_offsets()
-    total = offsets[-1]
     seed = 11
     for kv, layer in layers_kv:
-        store(cfg, kv, layer, offsets, total, seed)
+        store(cfg, kv, layer, offsets, offsets[-1], seed)
         seed += 1000
     ctx = batch.context_offsets()
     for kv, layer in layers_kv:
         gather(cfg, kv, layer, ctx, seed)
         seed += 1000
+    return seed, ctx
+
+
+def standard_ragged_steps(cfg, batch, layers_kv):
+    """Stores the new rows of every (kv, layer) in layers_kv, gathers the
+    contexts back, copies pages, gathers through a table that uses the
+    copies, and does the zero-row cases."""
+    seed, ctx = store_and_gather(cfg, batch, layers_kv)
     # Copy-on-write: the pages of the first nonempty sequence to spare pages,
     # and a table that points that sequence at the copies.
     b = next(i for i, (c, n) in enumerate(batch.sequences) if c + n)
@@ -958,15 +964,7 @@ def continuous_ragged_steps(cfg, batch, layers_kv):
     """Stores the new rows of every (kv, layer) in layers_kv, gathers the
     contexts back, gathers through a table that points the first nonempty
     sequence at a spare block, and stores no rows at all."""
-    offsets = batch.new_offsets()
-    seed = 11
-    for kv, layer in layers_kv:
-        store(cfg, kv, layer, offsets, offsets[-1], seed)
-        seed += 1000
-    ctx = batch.context_offsets()
-    for kv, layer in layers_kv:
-        gather(cfg, kv, layer, ctx, seed)
-        seed += 1000
+    seed, ctx = store_and_gather(cfg, batch, layers_kv)
     b = next(i for i, (c, n) in enumerate(batch.sequences) if c + n)
     table = [list(row) for row in batch.table]
     table[b] = [batch.spare[0]]
