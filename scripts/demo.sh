@@ -31,6 +31,10 @@ echo "== 3. examples/decode_step.mlir: kvcache-compile to PTX (sm_90), one kerne
 echo "PTX: $out/decode_step.ptx ($(wc -l <"$out/decode_step.ptx") lines); kernels:"
 grep -E "^\.visible \.entry" "$out/decode_step.ptx"
 
+echo "The same step on a continuous-batching cache (examples/continuous_decode_step.mlir):"
+"$bin/kvcache-compile" "$examples/continuous_decode_step.mlir" -o "$out/continuous_decode_step.ptx"
+grep -E "^\.visible \.entry" "$out/continuous_decode_step.ptx"
+
 echo
 echo "== 4. examples/read_keys_gpu.mlir: a user kernel written with access ops, to PTX"
 "$bin/kvcache-compile" "$examples/read_keys_gpu.mlir" -o "$out/read_keys_gpu.ptx"

@@ -251,7 +251,8 @@ constexpr StringLiteral kInterchangeableWords[] = {
     "i64",           "index",         "true",         "false",
     "get_key_cache", "get_value_cache", "store_ragged", "gather_ragged",
     "load",          "page_load",     "store",        "page_store",
-    "paged_cache",   "paged_collection"};
+    "paged_cache",   "paged_collection", "continuous_cache",
+    "continuous_collection"};
 
 bool isIdentifierChar(char c) {
   return llvm::isAlnum(c) || c == '_' || c == '$' || c == '.' || c == '%' ||

@@ -48,38 +48,31 @@ void mlir::kvcache::populateKVCacheToMemRefTypeConversion(
 // Metadata hooks of either interface
 //===----------------------------------------------------------------------===//
 
-/// `cache_length(batch)` of a collection or a layer cache.
-static Value buildCacheLength(OpBuilder &builder, Location loc, Type type,
-                              ValueRange lowered, Value batch,
-                              KVRuntimeChecks *checks) {
+/// Calls `hook` with `type` as the interface it implements: the metadata
+/// hooks are on both.
+template <typename Hook>
+static Value callMetadataHook(Type type, Hook &&hook) {
   if (auto collection = dyn_cast<KVCollectionTypeInterface>(type))
-    return collection.buildCacheLength(builder, loc, lowered, batch, checks);
-  return cast<KVCacheTypeInterface>(type).buildCacheLength(builder, loc,
-                                                           lowered, batch,
-                                                           checks);
+    return hook(collection);
+  return hook(cast<KVCacheTypeInterface>(type));
 }
 
-static Value buildMaxSeqLength(OpBuilder &builder, Location loc, Type type,
-                               ValueRange lowered) {
-  if (auto collection = dyn_cast<KVCollectionTypeInterface>(type))
-    return collection.buildMaxSeqLength(builder, loc, lowered);
-  return cast<KVCacheTypeInterface>(type).buildMaxSeqLength(builder, loc,
-                                                            lowered);
-}
+/// The metadata read by `max_seq_length`, `max_cache_length`, `num_pages`.
+enum class Metadata { MaxSeqLength, MaxCacheLength, NumPages };
 
-static Value buildMaxCacheLength(OpBuilder &builder, Location loc, Type type,
-                                 ValueRange lowered) {
-  if (auto collection = dyn_cast<KVCollectionTypeInterface>(type))
-    return collection.buildMaxCacheLength(builder, loc, lowered);
-  return cast<KVCacheTypeInterface>(type).buildMaxCacheLength(builder, loc,
-                                                              lowered);
-}
-
-static Value buildNumPages(OpBuilder &builder, Location loc, Type type,
-                           ValueRange lowered) {
-  if (auto collection = dyn_cast<KVCollectionTypeInterface>(type))
-    return collection.buildNumPages(builder, loc, lowered);
-  return cast<KVCacheTypeInterface>(type).buildNumPages(builder, loc, lowered);
+static Value buildMetadata(OpBuilder &builder, Location loc, Type type,
+                           ValueRange lowered, Metadata which) {
+  return callMetadataHook(type, [&](auto cache) -> Value {
+    switch (which) {
+    case Metadata::MaxSeqLength:
+      return cache.buildMaxSeqLength(builder, loc, lowered);
+    case Metadata::MaxCacheLength:
+      return cache.buildMaxCacheLength(builder, loc, lowered);
+    case Metadata::NumPages:
+      return cache.buildNumPages(builder, loc, lowered);
+    }
+    llvm_unreachable("unknown metadata");
+  });
 }
 
 //===----------------------------------------------------------------------===//
@@ -170,7 +163,7 @@ void AccessEmitter::checkElementAccess(Type valueType, Value page, Value slot,
 /// width in bytes (docs/Contract.md, section 3.2), as far as the row layout
 /// and the 16-byte alignment of `blocks` guarantee it. The access starts at
 /// a multiple of its width within a head row, and head rows start at
-/// multiples of head_size elements (the paged_collection verifier).
+/// multiples of head_size elements (the collection constructors verify it).
 static uint64_t getVectorAlignment(const KVCacheParams &params,
                                    int64_t width) {
   uint64_t elementBytes =
@@ -239,8 +232,8 @@ struct AccessPattern : OpConversionPattern<OpTy> {
   KVCacheToMemRefOptions options;
 };
 
-/// A collection constructor (paged_collection, continuous_collection, or a
-/// user's): its operands are the lowered values, cast to the lowered types
+/// A collection constructor (an op implementing CollectionOpInterface, of
+/// any kind): its operands are the lowered values, cast to the lowered types
 /// the collection type states.
 struct CollectionLowering
     : OpInterfaceConversionPattern<CollectionOpInterface> {
@@ -309,32 +302,30 @@ struct CacheLengthLowering : AccessPattern<CacheLengthOp> {
     Type type = op.getCache().getType();
     RuntimeChecker checker(rewriter, op);
     bool checked = isChecked(type, op.getServesWrite());
-    rewriter.replaceOp(op, buildCacheLength(rewriter, op.getLoc(), type,
-                                            adaptor.getCache(),
-                                            adaptor.getBatch().front(),
-                                            checked ? &checker : nullptr));
+    Value length = callMetadataHook(type, [&](auto cache) {
+      return cache.buildCacheLength(rewriter, op.getLoc(), adaptor.getCache(),
+                                    adaptor.getBatch().front(),
+                                    checked ? &checker : nullptr);
+    });
+    rewriter.replaceOp(op, length);
     return success();
   }
 };
 
 /// max_seq_length / max_cache_length / num_pages: a metadata hook.
-template <typename OpTy>
+template <typename OpTy, Metadata Which>
 struct MetadataLowering : OpConversionPattern<OpTy> {
-  using Hook = Value (*)(OpBuilder &, Location, Type, ValueRange);
-  MetadataLowering(const TypeConverter &typeConverter, MLIRContext *ctx,
-                   Hook hook)
-      : OpConversionPattern<OpTy>(typeConverter, ctx), hook(hook) {}
+  using OpConversionPattern<OpTy>::OpConversionPattern;
   LogicalResult
   matchAndRewrite(OpTy op,
                   typename OpTy::template GenericAdaptor<ArrayRef<ValueRange>>
                       adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, hook(rewriter, op.getLoc(),
-                                op->getOperand(0).getType(),
-                                adaptor.getOperands().front()));
+    rewriter.replaceOp(op, buildMetadata(rewriter, op.getLoc(),
+                                         op->getOperand(0).getType(),
+                                         adaptor.getOperands().front(), Which));
     return success();
   }
-  Hook hook;
 };
 
 struct NumLayersLowering : OpConversionPattern<NumLayersOp> {
@@ -483,13 +474,10 @@ void mlir::kvcache::populateKVCacheToMemRefConversionPatterns(
                LookupLowering, LoadLowering, StoreLowering, PageLoadLowering,
                PageStoreLowering, TileLowering>(typeConverter, ctx, options);
   patterns.add<CollectionLowering>(typeConverter, ctx);
-  patterns.add<MetadataLowering<MaxSeqLengthOp>>(typeConverter, ctx,
-                                                 &buildMaxSeqLength);
-  patterns.add<MetadataLowering<MaxCacheLengthOp>>(typeConverter, ctx,
-                                                   &buildMaxCacheLength);
-  patterns.add<MetadataLowering<NumPagesOp>>(typeConverter, ctx,
-                                             &buildNumPages);
-  patterns.add<NumLayersLowering>(typeConverter, ctx);
+  patterns.add<MetadataLowering<MaxSeqLengthOp, Metadata::MaxSeqLength>,
+               MetadataLowering<MaxCacheLengthOp, Metadata::MaxCacheLength>,
+               MetadataLowering<NumPagesOp, Metadata::NumPages>,
+               NumLayersLowering>(typeConverter, ctx);
 
   populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(
       patterns, typeConverter);

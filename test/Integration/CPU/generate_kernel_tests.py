@@ -118,6 +118,10 @@ class Writer:
         self.KV = 1 if cfg.get("mla") else 2
         self.L = cfg["num_layers"]
         self.N = cfg["num_pages"]
+        # A continuous-batching collection: one block of P (block_tokens)
+        # slots per sequence and a 1-D lookup table; the reference models it
+        # as a paged cache with one table column.
+        self.continuous = cfg.get("kind") == "continuous"
         self.lines = []
         self.globals = []
         self.records = 1  # done
@@ -131,8 +135,9 @@ class Writer:
             extra += ", mla = true"
         if self.cfg.get("assert_write_mode"):
             extra += ", assert_write_mode = 1"
-        return (f"{self.dtype}, num_heads = {self.H}, head_size = {self.D}, "
-                f"page_size = {self.P}{extra}")
+        page_size = "" if self.continuous else f", page_size = {self.P}"
+        return (f"{self.dtype}, num_heads = {self.H}, head_size = {self.D}"
+                f"{page_size}{extra}")
 
     def qheads(self):
         return sorted({s["q_heads"] for s in self.cfg["steps"]
@@ -148,9 +153,11 @@ class Writer:
                        f"strided<[?, ?, ?, {H * D}, {D}, 1], offset: ?>>")
         else:
             out.append(f"!storage = memref<{N}x{KV}x{L}x{P}x{H}x{D}x{t}>")
-            out.append(f"!blocks = memref<?x{KV}x?x{P}x{H}x{D}x{t}>")
-        out.append(f"!collection = !kvcache.paged_collection<{self.type_params()}>")
-        out.append(f"!cache = !kvcache.paged_cache<{self.type_params()}>")
+            slots = "?" if self.continuous else P
+            out.append(f"!blocks = memref<?x{KV}x?x{slots}x{H}x{D}x{t}>")
+        kind = "continuous" if self.continuous else "paged"
+        out.append(f"!collection = !kvcache.{kind}_collection<{self.type_params()}>")
+        out.append(f"!cache = !kvcache.{kind}_cache<{self.type_params()}>")
         out.append(f"!rows = memref<?x{H}x{D}x{t}>")
         for hq in self.qheads():
             out.append(f"!q{hq} = memref<?x{hq}x{D}x{t}>")
@@ -379,12 +386,22 @@ func.func @dump_parent(%parent: !flat) {{
                   f"%{name}_sub, %{name}_div) : (!flat, i64, i64, i64, i64, f32) -> ()")
         return f"memref<{static}>"
 
+    def lookup_table(self, name, table):
+        """A global holding `table` (one row per sequence); a continuous
+        collection's is 1-D (the one block of each sequence)."""
+        if self.continuous:
+            assert all(len(row) == 1 for row in table), "one block per sequence"
+            table = [row[0] for row in table]
+        return self.global_i32(name, table)
+
     def collection(self, name, table_global, table_type):
+        kind = "continuous" if self.continuous else "paged"
+        lowered = "memref<?xi32>" if self.continuous else "memref<?x?xi32>"
         self.emit(f"  %{name}_table_global = memref.get_global @{table_global} : {table_type}")
-        self.emit(f"  %{name}_table = memref.cast %{name}_table_global : {table_type} to memref<?x?xi32>")
-        self.emit(f"  %{name} = kvcache.paged_collection %blocks, %cache_lengths, %{name}_table, "
+        self.emit(f"  %{name}_table = memref.cast %{name}_table_global : {table_type} to {lowered}")
+        self.emit(f"  %{name} = kvcache.{kind}_collection %blocks, %cache_lengths, %{name}_table, "
                   f"%max_seq_length, %max_cache_length")
-        self.emit(f"      : !blocks, memref<?xi32>, memref<?x?xi32> -> !collection")
+        self.emit(f"      : !blocks, memref<?xi32>, {lowered} -> !collection")
 
     def offsets(self, i, values):
         gtype = self.global_i32(f"offsets_{i}", values)
@@ -394,7 +411,7 @@ func.func @dump_parent(%parent: !flat) {{
     def step_collection(self, i, step):
         if "lookup_table" not in step:
             return "%collection"
-        ttype = self.global_i32(f"lookup_table_{i}", step["lookup_table"])
+        ttype = self.lookup_table(f"lookup_table_{i}", step["lookup_table"])
         self.collection(f"s{i}_collection", f"lookup_table_{i}", ttype)
         return f"%s{i}_collection"
 
@@ -503,7 +520,7 @@ func.func @dump_parent(%parent: !flat) {{
                       "%fill_div) : (!flat, i64, i64, i64, i64, f32) -> ()")
             self.emit("  %blocks = memref.cast %storage : !storage to !blocks")
         ltype = self.global_i32("cache_lengths", cfg["cache_lengths"])
-        ttype = self.global_i32("lookup_table", cfg["lookup_table"])
+        ttype = self.lookup_table("lookup_table", cfg["lookup_table"])
         self.emit(f"  %cache_lengths_global = memref.get_global @cache_lengths : {ltype}")
         self.emit(f"  %cache_lengths = memref.cast %cache_lengths_global : {ltype} to memref<?xi32>")
         self.collection("collection", "lookup_table", ttype)
@@ -607,20 +624,26 @@ def copy(cfg, pairs):
     cfg["steps"].append({"op": "copy_pages", "pairs": pairs})
 
 
-def standard_ragged_steps(cfg, batch, layers_kv):
-    """Stores the new rows of every (kv, layer) in layers_kv, gathers the
-    contexts back, copies pages, gathers through a table that uses the
-    copies, and does the zero-row cases."""
+def store_and_gather(cfg, batch, layers_kv):
+    """Stores the new rows of every (kv, layer) in layers_kv and gathers the
+    whole contexts back; returns the next seed and the context offsets."""
     offsets = batch.new_offsets()
-    total = offsets[-1]
     seed = 11
     for kv, layer in layers_kv:
-        store(cfg, kv, layer, offsets, total, seed)
+        store(cfg, kv, layer, offsets, offsets[-1], seed)
         seed += 1000
     ctx = batch.context_offsets()
     for kv, layer in layers_kv:
         gather(cfg, kv, layer, ctx, seed)
         seed += 1000
+    return seed, ctx
+
+
+def standard_ragged_steps(cfg, batch, layers_kv):
+    """Stores the new rows of every (kv, layer) in layers_kv, gathers the
+    contexts back, copies pages, gathers through a table that uses the
+    copies, and does the zero-row cases."""
+    seed, ctx = store_and_gather(cfg, batch, layers_kv)
     # Copy-on-write: the pages of the first nonempty sequence to spare pages,
     # and a table that points that sequence at the copies.
     b = next(i for i, (c, n) in enumerate(batch.sequences) if c + n)
@@ -908,6 +931,103 @@ and with a workspace.
 
 
 # ----------------------------------------------------------------------------
+# Continuous batching (!kvcache.continuous_collection)
+#
+# One block of `block_tokens` slots per sequence and a 1-D lookup table. The
+# programs are those of the paged tests with the continuous types; the
+# reference models the cache as a paged one whose page size is block_tokens
+# and whose lookup table has one column (the same addresses:
+# blocks[lookup_table[b], kv, l, t, h, d]). There is no copy_pages: a gather
+# through another table (a sequence pointed at a block nobody wrote) shows
+# that every access goes through the table.
+
+
+def continuous_config(dtype, block_tokens, num_heads, head_size, num_layers, sequences,
+                      seed, spare_blocks=2, mla=False, attention=False):
+    batch = Batch(sequences, block_tokens, spare_blocks, seed, columns=1)
+    cfg = {
+        "kind": "continuous", "dtype": dtype, "page_size": block_tokens,
+        "num_heads": num_heads, "head_size": head_size, "num_layers": num_layers,
+        "mla": mla, "num_pages": batch.num_pages,
+        "cache_lengths": batch.cache_lengths, "lookup_table": batch.table,
+        "max_seq_length": max(n for _, n in sequences),
+        "max_cache_length": max(c + n for c, n in sequences), "steps": [],
+    }
+    if attention:
+        cfg.update({"fill": UNIT[:3], "fill_div": UNIT[3]})
+    else:
+        cfg.update({"fill": INTEGER_FILL[dtype], "full_dump": True})
+    return cfg, batch
+
+
+def continuous_ragged_steps(cfg, batch, layers_kv):
+    """Stores the new rows of every (kv, layer) in layers_kv, gathers the
+    contexts back, gathers through a table that points the first nonempty
+    sequence at a spare block, and stores no rows at all."""
+    seed, ctx = store_and_gather(cfg, batch, layers_kv)
+    b = next(i for i, (c, n) in enumerate(batch.sequences) if c + n)
+    table = [list(row) for row in batch.table]
+    table[b] = [batch.spare[0]]
+    kv, layer = layers_kv[0]
+    gather(cfg, kv, layer, ctx, seed, table)
+    store(cfg, kv, layer, [0] * (batch.batch + 1), 0, seed + 1)
+    return cfg
+
+
+def continuous_tests():
+    tests = {}
+    cfg, batch = continuous_config("f16", 13, 2, 24, 2, [(7, 3), (0, 4), (10, 0), (3, 10)],
+                                   seed=21)
+    continuous_ragged_steps(cfg, batch, [(0, 0), (1, 0), (0, 1), (1, 1)])
+    tests["kernel-continuous-ragged-block-13-f16.mlir"] = (cfg, """
+store_ragged and gather_ragged on a continuous-batching f16 collection
+(!kvcache.continuous_collection: one block of 13 token slots per sequence, a
+1-D lookup table, block_tokens dynamic in the blocks type), 2 heads of 24, 2
+layers, against kernel_reference.py (which models it as pages of 13 tokens
+and a one-column table). Sequences (cache_length, new rows): (7, 3), (0, 4),
+(10, 0) no new rows, (3, 10) filling its block exactly. K and V of both layers
+stored and gathered back; a gather through a table pointing sequence 0 at a
+spare block; a store of no rows; then all of blocks.
+""")
+
+    cfg, batch = continuous_config("bf16", 1, 1, 64, 2, [(0, 1), (1, 0), (0, 0), (0, 1)],
+                                   seed=22, mla=True)
+    continuous_ragged_steps(cfg, batch, [(0, 0), (0, 1)])
+    tests["kernel-continuous-ragged-block-1-mla-bf16.mlir"] = (cfg, """
+store_ragged and gather_ragged on a continuous-batching MLA (K only) bf16
+collection with blocks of one token slot, one head of 64, 2 layers, against
+kernel_reference.py. Sequences (cache_length, new rows): (0, 1), (1, 0),
+(0, 0), (0, 1). Stores, gathers of every context, a gather through another
+table, a store of no rows, then all of blocks.
+""")
+
+    cfg, batch = continuous_config("f32", 40, 2, 16, 2,
+                                   [(0, 1), (30, 1), (9, 3), (0, 7), (5, 0)],
+                                   seed=23, attention=True)
+    attention_steps(cfg, batch, 2, 1 / math.sqrt(16), [1, 0], workspace=512, padded=True)
+    tests["kernel-continuous-attention-f32.mlir"] = (cfg, """
+attention_ragged on a continuous-batching f32 collection (blocks of 40 token
+slots), 2 KV heads of 16, GQA group 2, 2 layers, against the float64
+reference of kernel_reference.py (relative error 1e-3). The new K and V rows
+are stored with store_ragged first; attention runs without and with a
+workspace and on padded q/out rows. Sequences (cache_length, new rows):
+(0, 1), (30, 1), (9, 3), (0, 7), (5, 0).
+""")
+
+    cfg, batch = continuous_config("f16", 4096, 1, 8, 1, [(4000, 1), (0, 2), (2047, 1)],
+                                   seed=24, spare_blocks=1, attention=True)
+    attention_steps(cfg, batch, 4, 1 / math.sqrt(8), [0], workspace=4096)
+    tests["kernel-continuous-attention-block-4096-f16.mlir"] = (cfg, """
+attention_ragged on a continuous-batching f16 collection with blocks of 4096
+token slots (a long max_seq_len), one KV head of 8, GQA group 4, against the
+float64 reference of kernel_reference.py (absolute error 2e-3): a decode over
+4001 keys, a prefill of 2 rows, a decode over 2048 keys. Without and with a
+workspace.
+""")
+    return tests
+
+
+# ----------------------------------------------------------------------------
 # The kernel ops on the GPU emulator (test/Integration/GPU/Emulated/)
 #
 # The same kind of programs, lowered with -kvcache-to-emulated-gpu: every
@@ -1185,6 +1305,67 @@ per page, {plural(kv_heads, 'KV head')} of {head_size}, GQA group {group} (q_hea
 The new K and V rows are stored with store_ragged first. Sequences
 (cache_length, new rows): {sequences_text(sequences)}.
 """, chip, checked, gpu)
+
+    # continuous batching -----------------------------------------------------
+    continuous = [
+        # name, dtype, block_tokens, heads, head_size, layers, sequences, chip,
+        # checked, convert-kvcache-to-gpu options, mla
+        ("continuous-ragged-block-5-head-size-80-f16.mlir", "f16", 5, 2, 80, 2,
+         [(2, 3), (0, 5), (4, 0), (0, 0)], "sm_80", True, None, False),
+        ("continuous-ragged-mla-block-17-f32.mlir", "f32", 17, 1, 576, 1,
+         [(16, 1), (0, 9), (3, 0)], "sm_75", False, {"max-blocks": 2}, True),
+    ]
+    for index, (name, dtype, block_tokens, heads, head_size, layers, sequences, chip,
+                checked, gpu, mla) in enumerate(continuous):
+        cfg, batch = continuous_config(dtype, block_tokens, heads, head_size, layers,
+                                       sequences, seed=400 + index, mla=mla)
+        if mla:
+            layers_kv = [(0, layer) for layer in range(layers)]
+        else:
+            layers_kv = [(kv, layer) for layer in range(layers) for kv in (0, 1)]
+        continuous_ragged_steps(cfg, batch, layers_kv)
+        how = option_notes(checked, gpu)
+        add(name, cfg, f"""
+store_ragged and gather_ragged as GPU kernels on the emulator
+({chip}{''.join(', ' + h for h in how)}), in forward, reverse and random
+block and thread orders, against kernel_reference.py, on a continuous-batching
+{'MLA (K only) ' if mla else ''}{dtype} collection: one block of
+{plural(block_tokens, 'token slot')} per sequence, a 1-D lookup table,
+{plural(heads, 'head')} of {head_size}, {plural(layers, 'layer')}.
+Sequences (cache_length, new rows): {sequences_text(sequences)}. Stores of the
+new rows, gathers of every context, a gather through a table pointing a
+sequence at a spare block, a store of no rows, then all of blocks.
+""", chip, checked, gpu)
+
+    continuous_attention = [
+        # name, dtype, block_tokens, kv_heads, head_size, sequences, group,
+        # chip, checked, convert-kvcache-to-gpu options, workspace splits
+        ("continuous-attention-group-4-head-size-64-bf16.mlir", "bf16", 300, 2, 64,
+         [(290, 1), (0, 3), (100, 2)], 4, "sm_90", False,
+         {"keys-per-split": 64, "max-splits": 4}, 4),
+        ("continuous-attention-group-1-head-size-16-f32.mlir", "f32", 9, 3, 16,
+         [(8, 1), (0, 6), (3, 2), (2, 0)], 1, "sm_80", True, None, 0),
+    ]
+    for index, (name, dtype, block_tokens, kv_heads, head_size, sequences, group,
+                chip, checked, gpu, splits) in enumerate(continuous_attention):
+        cfg, batch = continuous_config(dtype, block_tokens, kv_heads, head_size, 1,
+                                       sequences, seed=500 + index, spare_blocks=0,
+                                       attention=True)
+        workspace = split_workspace(cfg, batch, group, splits) if splits else None
+        attention_steps(cfg, batch, group, 1 / math.sqrt(head_size), [0],
+                        workspace=workspace)
+        how = option_notes(checked, gpu)
+        ws_text = (f"without and with a workspace of {workspace} floats"
+                   if workspace else "without a workspace")
+        add(name, cfg, f"""
+attention_ragged as GPU kernels on the emulator ({chip}{''.join(', ' + h for h in how)}),
+in forward, reverse and random block and thread orders, against the float64
+reference of kernel_reference.py, on a continuous-batching {dtype} collection:
+one block of {block_tokens} token slots per sequence, {plural(kv_heads, 'KV head')}
+of {head_size}, GQA group {group}, {ws_text}. The new K and V rows are stored
+with store_ragged first. Sequences (cache_length, new rows):
+{sequences_text(sequences)}.
+""", chip, checked, gpu)
     return tests
 
 
@@ -1412,6 +1593,7 @@ def main():
     tests = {}
     tests.update(ragged_tests())
     tests.update(attention_tests())
+    tests.update(continuous_tests())
     for name, (cfg, description) in tests.items():
         with open(os.path.join(HERE, name), "w") as f:
             f.write(render(cfg, description))

@@ -124,6 +124,24 @@ class KernelModel:
             raise Failure(f"layer {layer} is not in this collection")
 
     def apply(self, index, step):
+        # A step may run on a collection built with another lookup table
+        # (same blocks and metadata otherwise): address through it.
+        table = step.get("lookup_table")
+        if table is None:
+            return self.apply_op(index, step)
+        saved = self.cache.lookup_table
+        replacement = np.array(table, dtype=np.int64)
+        if replacement.shape[0] != saved.shape[0] or replacement.ndim != 2:
+            raise Failure(f"step {index}: lookup_table is not [batch][max_pages]")
+        if replacement.size and replacement.max() >= self.cache.shape[0]:
+            raise Failure(f"step {index}: a lookup_table entry is not a page")
+        self.cache.lookup_table = replacement
+        try:
+            self.apply_op(index, step)
+        finally:
+            self.cache.lookup_table = saved
+
+    def apply_op(self, index, step):
         op = step["op"]
         cache = self.cache
         lengths = cache.cache_lengths
