@@ -140,15 +140,11 @@ def _check_collection(fields, config, type_text, what):
                          f"{np.shape(lookup_table)}")
     if not isinstance(blocks, np.ndarray) or blocks.ndim != 6:
         raise ValueError(f"{what}: blocks must be a 6-D numpy array")
-    # [dim 0, kv_dim, layers, dim 3, num_heads, head_size]: None is free.
-    if config.has_pages:
-        expected = [None, config.kv_dim, None, config.page_size,
-                    config.num_heads, config.head_size]
-        names = ["pages", "layers"]
-    else:
-        expected = [None, config.kv_dim, None, None, config.num_heads,
-                    config.head_size]
-        names = ["blocks", "layers", "block_tokens"]
+    # Dims the type fixes; None: free, named in order by `names`.
+    tokens = config.page_size if config.has_pages else None
+    expected = [None, config.kv_dim, None, tokens, config.num_heads,
+                config.head_size]
+    names = ["pages" if config.has_pages else "blocks", "layers", "block_tokens"]
     if any(size not in (None, actual)
            for size, actual in zip(expected, blocks.shape)):
         shape = ", ".join(str(size) if size is not None else names.pop(0)
