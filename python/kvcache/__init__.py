@@ -11,9 +11,15 @@
     gpu = kvcache.EmulatedGPUModule(ir)          # the kernels on the GPU emulator
     ptx = kvcache.compile_ptx(ir, chip="sm_90")  # kvcache-to-ptx
 
+    # continuous batching: one block of token slots per sequence
+    config = kvcache.CacheConfig("f16", num_heads=8, head_size=128,
+                                 kind="continuous", block_tokens=4096)
+
 Modules:
+    config     CacheConfig: the cache's kind (paged or continuous) and shapes
     builders   IR text of the kernel ops and of a decode step, from a CacheConfig
-    reference  numpy model of docs/Contract.md 1 and 3.3 (no compiler code)
+    reference  numpy model of docs/Contract.md 1 and 3.3 (no compiler code):
+               PagedCache, ContinuousCache
     compiler   parse / verify / print / run_pipeline / compile_ptx (extension)
     cpu        CPUModule: in-process CPU execution on numpy arrays (extension)
     emulator   EmulatedGPUModule: the same calls, the kernels run on the GPU

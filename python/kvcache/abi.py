@@ -5,13 +5,17 @@ A kernel parameter of type `!kvcache.paged_cache` becomes five values: the
 layer's `blocks` view (a 4-D memref `[num_pages, page_size, num_heads,
 head_size]`), `cache_lengths` (1-D), `lookup_table` (2-D), `max_seq_length`
 and `max_cache_length` (u32). A `!kvcache.paged_collection` becomes the 6-D
-`blocks`, the same metadata and the two u32 scalars. Each memref then expands
-to MLIR's descriptor: allocated pointer, aligned pointer, offset, sizes,
-strides (all u64, offset and strides in elements). An `index` is a u64, an
-`i32` a u32.
+`blocks`, the same metadata and the two u32 scalars. The continuous kind
+(`!kvcache.continuous_cache`, `!kvcache.continuous_collection`) is the same
+with `[num_blocks, block_tokens, ...]` blocks and a 1-D lookup table
+(`kind="continuous"`). Each memref then expands to MLIR's descriptor:
+allocated pointer, aligned pointer, offset, sizes, strides (all u64, offset
+and strides in elements). An `index` is a u64, an `i32` a u32.
 
 So a kernel `(!kvcache.paged_cache, memref<?x8x128xf16>)` takes
-11 + 5 + 7 + 2 = 25 parameters for the cache, then 9 for the memref.
+11 + 5 + 7 + 2 = 25 parameters for the cache, then 9 for the memref; with a
+`!kvcache.continuous_cache` 11 + 5 + 5 + 2 = 23, then 9. Collections:
+15 + 5 + 7 + 2 = 29 (paged), 15 + 5 + 5 + 2 = 27 (continuous).
 
 Arrays are anything exposing `__cuda_array_interface__` (cupy, torch on the
 GPU) or `__array_interface__` (numpy, for tests). Nothing here needs a GPU
@@ -22,13 +26,19 @@ or a CUDA toolkit.
                               kv=0, layer=3).index(batch).memref(out)
     kernel(grid, block, args.values())            # cupy.RawKernel
     params = args.ctypes_pointers()               # cuLaunchKernel kernelParams
+
+A continuous cache: `.cache(..., kind="continuous")` (a 1-D lookup_table),
+e.g. `.cache(*cache.arguments(), kv=0, layer=3, kind=cache.kind)` with a
+kvcache.reference.ContinuousCache.
 """
 
 import ctypes
 
 import numpy as np
 
-__all__ = ["ArrayInfo", "KernelArgs", "array_info", "memref_params",
+__all__ = ["ArrayInfo", "KernelArgs", "array_info", "cache_params",
+           "collection_params", "continuous_cache_params",
+           "continuous_collection_params", "memref_params",
            "paged_cache_params", "paged_collection_params"]
 
 
@@ -81,12 +91,32 @@ def memref_params(array, offset=0, shape=None, strides=None):
     return [np.uint64(v) for v in fields]
 
 
-def _check_metadata(cache_lengths, lookup_table):
+# Per kind: the lookup table's rank and the names of blocks' dims 0 and 3.
+_LAYOUTS = {"paged": (2, "num_pages", "page_size"),
+            "continuous": (1, "num_blocks", "block_tokens")}
+
+
+def _layout(kind):
+    if kind not in _LAYOUTS:
+        raise ValueError(f"kind must be one of {', '.join(map(repr, _LAYOUTS))}, "
+                         f"got {kind!r}")
+    return _LAYOUTS[kind]
+
+
+def _check_metadata(cache_lengths, lookup_table, kind):
+    rank = _layout(kind)[0]
     lengths, table = array_info(cache_lengths), array_info(lookup_table)
     if len(lengths.shape) != 1 or lengths.itemsize != 4:
         raise ValueError("cache_lengths must be a 1-D array of 32-bit ints")
-    if len(table.shape) != 2 or table.itemsize != 4:
-        raise ValueError("lookup_table must be a 2-D array of 32-bit ints")
+    if len(table.shape) != rank or table.itemsize != 4:
+        message = (f"lookup_table of a {kind} cache must be a {rank}-D array "
+                   "of 32-bit ints")
+        other = [k for k, layout in _LAYOUTS.items()
+                 if layout[0] == len(table.shape) and k != kind]
+        if other:
+            message += (f" (a {len(table.shape)}-D table is a {other[0]} "
+                        f"cache's: pass kind={other[0]!r})")
+        raise ValueError(message)
     for name, info in (("cache_lengths", lengths), ("lookup_table", table)):
         expected = [1] if len(info.shape) == 1 else [info.shape[1], 1]
         if list(info.strides) != expected and 0 not in info.shape:
@@ -95,39 +125,44 @@ def _check_metadata(cache_lengths, lookup_table):
 
 
 def _metadata_params(cache_lengths, lookup_table, max_seq_length,
-                     max_cache_length):
-    lengths, table = _check_metadata(cache_lengths, lookup_table)
+                     max_cache_length, kind):
+    lengths, table = _check_metadata(cache_lengths, lookup_table, kind)
     return (memref_params(lengths) + memref_params(table) +
             [np.uint32(max_seq_length), np.uint32(max_cache_length)])
 
 
-def _check_blocks(blocks):
+def _check_blocks(blocks, kind):
+    _, blocks_name, tokens_name = _layout(kind)
     info = array_info(blocks)
     if len(info.shape) != 6:
         raise ValueError(
-            "blocks must be 6-D [num_pages, kv_dim, num_layers, page_size, "
-            f"num_heads, head_size], got shape {info.shape}")
-    _, _, _, page_size, num_heads, head_size = info.shape
+            f"blocks must be 6-D [{blocks_name}, kv_dim, num_layers, "
+            f"{tokens_name}, num_heads, head_size], got shape {info.shape}")
+    _, _, _, _, num_heads, head_size = info.shape
     if info.strides[3:] != (num_heads * head_size, head_size, 1):
-        raise ValueError("the inner dims [page_size, num_heads, head_size] of "
-                         "blocks must be contiguous")
+        raise ValueError(f"the inner dims [{tokens_name}, num_heads, "
+                         "head_size] of blocks must be contiguous")
     return info
 
 
-def paged_collection_params(blocks, cache_lengths, lookup_table,
-                            max_seq_length, max_cache_length):
-    """The 29 parameters of one `!kvcache.paged_collection` argument."""
-    info = _check_blocks(blocks)
+def collection_params(blocks, cache_lengths, lookup_table, max_seq_length,
+                      max_cache_length, kind="paged"):
+    """The parameters of one collection argument of `kind` ("paged": 29,
+    "continuous": 27): blocks (6-D), cache_lengths, lookup_table, the two
+    u32 scalars."""
+    info = _check_blocks(blocks, kind)
     return memref_params(info) + _metadata_params(
-        cache_lengths, lookup_table, max_seq_length, max_cache_length)
+        cache_lengths, lookup_table, max_seq_length, max_cache_length, kind)
 
 
-def paged_cache_params(blocks, cache_lengths, lookup_table, max_seq_length,
-                       max_cache_length, kv=0, layer=0):
-    """The 25 parameters of one `!kvcache.paged_cache` argument: K (kv=0) or
-    V (kv=1) of `layer`, as `get_key_cache`/`get_value_cache` return it."""
-    info = _check_blocks(blocks)
-    num_pages, kv_dim, num_layers, page_size, num_heads, head_size = info.shape
+def cache_params(blocks, cache_lengths, lookup_table, max_seq_length,
+                 max_cache_length, kv=0, layer=0, kind="paged"):
+    """The parameters of one layer-cache argument of `kind` ("paged": 25,
+    "continuous": 23): K (kv=0) or V (kv=1) of `layer`, as
+    `get_key_cache`/`get_value_cache` return it. The blocks view is 4-D
+    `[blocks, tokens, num_heads, head_size]` at `blocks[*, kv, layer]`."""
+    info = _check_blocks(blocks, kind)
+    num_blocks, kv_dim, num_layers, tokens, num_heads, head_size = info.shape
     if not 0 <= kv < kv_dim:
         raise ValueError(f"kv={kv} out of range for kv_dim {kv_dim}")
     if not 0 <= layer < num_layers:
@@ -135,10 +170,42 @@ def paged_cache_params(blocks, cache_lengths, lookup_table, max_seq_length,
     offset = kv * info.strides[1] + layer * info.strides[2]
     view = memref_params(
         info, offset=offset,
-        shape=(num_pages, page_size, num_heads, head_size),
+        shape=(num_blocks, tokens, num_heads, head_size),
         strides=(info.strides[0], num_heads * head_size, head_size, 1))
     return view + _metadata_params(cache_lengths, lookup_table,
-                                   max_seq_length, max_cache_length)
+                                   max_seq_length, max_cache_length, kind)
+
+
+def paged_collection_params(blocks, cache_lengths, lookup_table,
+                            max_seq_length, max_cache_length):
+    """The 29 parameters of one `!kvcache.paged_collection` argument."""
+    return collection_params(blocks, cache_lengths, lookup_table,
+                             max_seq_length, max_cache_length, "paged")
+
+
+def paged_cache_params(blocks, cache_lengths, lookup_table, max_seq_length,
+                       max_cache_length, kv=0, layer=0):
+    """The 25 parameters of one `!kvcache.paged_cache` argument: K (kv=0) or
+    V (kv=1) of `layer`, as `get_key_cache`/`get_value_cache` return it."""
+    return cache_params(blocks, cache_lengths, lookup_table, max_seq_length,
+                        max_cache_length, kv, layer, "paged")
+
+
+def continuous_collection_params(blocks, cache_lengths, lookup_table,
+                                 max_seq_length, max_cache_length):
+    """The 27 parameters of one `!kvcache.continuous_collection` argument
+    (its lookup_table is 1-D: 5 descriptor fields)."""
+    return collection_params(blocks, cache_lengths, lookup_table,
+                             max_seq_length, max_cache_length, "continuous")
+
+
+def continuous_cache_params(blocks, cache_lengths, lookup_table,
+                            max_seq_length, max_cache_length, kv=0, layer=0):
+    """The 23 parameters of one `!kvcache.continuous_cache` argument: K
+    (kv=0) or V (kv=1) of `layer`; the view is
+    `[num_blocks, block_tokens, num_heads, head_size]`."""
+    return cache_params(blocks, cache_lengths, lookup_table, max_seq_length,
+                        max_cache_length, kv, layer, "continuous")
 
 
 class KernelArgs:
@@ -149,17 +216,19 @@ class KernelArgs:
         self._values = []
 
     def cache(self, blocks, cache_lengths, lookup_table, max_seq_length,
-              max_cache_length, kv=0, layer=0):
-        self._values += paged_cache_params(blocks, cache_lengths,
-                                           lookup_table, max_seq_length,
-                                           max_cache_length, kv, layer)
+              max_cache_length, kv=0, layer=0, kind="paged"):
+        """A `!kvcache.<kind>_cache` argument (cache_params)."""
+        self._values += cache_params(blocks, cache_lengths, lookup_table,
+                                     max_seq_length, max_cache_length, kv,
+                                     layer, kind)
         return self
 
     def collection(self, blocks, cache_lengths, lookup_table, max_seq_length,
-                   max_cache_length):
-        self._values += paged_collection_params(
-            blocks, cache_lengths, lookup_table, max_seq_length,
-            max_cache_length)
+                   max_cache_length, kind="paged"):
+        """A `!kvcache.<kind>_collection` argument (collection_params)."""
+        self._values += collection_params(blocks, cache_lengths, lookup_table,
+                                          max_seq_length, max_cache_length,
+                                          kind)
         return self
 
     def memref(self, array):

@@ -2,14 +2,17 @@
 
 Each builder returns the text of one `func.func`; a function alone is a valid
 module, and `module(...)` joins several into one. Every function takes the
-cache as the five operands of `kvcache.paged_collection` (docs/Contract.md
-section 1),
+cache as the five operands of the collection's constructor op
+(`kvcache.paged_collection`, or `kvcache.continuous_collection` for
+`config.kind == "continuous"`; docs/Contract.md section 1),
 
     %blocks:           memref<?xKVxLxPxHxDxelt, strided<[?, ?, ?, H*D, D, 1], offset: ?>>
-                       (L is `?` when config.num_layers is None; any page,
-                       kv and layer strides, so numpy views work)
+                       (L is `?` when config.num_layers is None; P is
+                       config.page_size, or for a continuous cache
+                       config.block_tokens, `?` when None; any block, kv
+                       and layer strides, so numpy views work)
     %cache_lengths:    memref<?xi32>
-    %lookup_table:     memref<?x?xi32>
+    %lookup_table:     memref<?x?xi32> (paged), memref<?xi32> (continuous)
     %max_seq_length:   i32
     %max_cache_length: i32
 
@@ -22,6 +25,10 @@ then `%layer: index` (except copy_pages) and the kernel op's other operands
     cpu = kvcache.CPUModule(ir)
     cpu.decode_step(*cache.arguments(), layer, q, k, v, row_offsets, out)
 
+The same calls serve a continuous cache (`CacheConfig(..., kind="continuous")`
+and `reference.random_cache` of it), except copy_pages: a continuous cache
+has no pages to copy.
+
 Nothing here needs the compiler extension.
 """
 
@@ -29,26 +36,46 @@ from .config import CacheConfig
 
 __all__ = ["CacheConfig", "attention_ragged", "blocks_type", "cache_type",
            "collection_type", "copy_pages", "decode_step", "gather_ragged",
-           "kernels", "module", "rows_type", "store_ragged"]
+           "kernel_names", "kernels", "lookup_table_type", "module",
+           "rows_type", "store_ragged"]
 
 OFFSETS_TYPE = "memref<?xi32>"
+CACHE_LENGTHS_TYPE = "memref<?xi32>"
 PAIRS_TYPE = "memref<?x2xi32>"
 WORKSPACE_TYPE = "memref<?xf32>"
 
 
 def collection_type(config):
-    return f"!kvcache.paged_collection<{config.type_parameters()}>"
+    """`!kvcache.paged_collection<...>` or `!kvcache.continuous_collection<...>`."""
+    return f"!kvcache.{config.kind}_collection<{config.type_parameters()}>"
 
 
 def cache_type(config):
-    return f"!kvcache.paged_cache<{config.type_parameters()}>"
+    """`!kvcache.paged_cache<...>` or `!kvcache.continuous_cache<...>`: one
+    layer's K or V."""
+    return f"!kvcache.{config.kind}_cache<{config.type_parameters()}>"
+
+
+def _static_or_dynamic(size):
+    return "?" if size is None else size
 
 
 def blocks_type(config):
-    layers = "?" if config.num_layers is None else config.num_layers
+    """The `blocks` operand of the constructor op: dim 3 is page_size, or
+    block_tokens of a continuous cache (`?` when None)."""
+    layers = _static_or_dynamic(config.num_layers)
+    tokens = _static_or_dynamic(config.page_size if config.has_pages
+                                else config.block_tokens)
     H, D = config.num_heads, config.head_size
-    return (f"memref<?x{config.kv_dim}x{layers}x{config.page_size}x{H}x{D}x"
+    return (f"memref<?x{config.kv_dim}x{layers}x{tokens}x{H}x{D}x"
             f"{config.dtype}, strided<[?, ?, ?, {H * D}, {D}, 1], offset: ?>>")
+
+
+def lookup_table_type(config):
+    """`memref<?x?xi32>` ([batch, max_pages]) for a paged cache,
+    `memref<?xi32>` ([batch]: the block of each sequence) for a continuous
+    one."""
+    return "memref<?x?xi32>" if config.has_pages else "memref<?xi32>"
 
 
 def rows_type(config, heads=None):
@@ -82,16 +109,20 @@ class _Function:
         self.body.append(text)
 
     def collection(self, with_layer=True):
-        """The five collection arguments, the paged_collection op, and
+        """The five collection arguments, the collection's constructor op
+        (kvcache.paged_collection or kvcache.continuous_collection), and
         `%layer` when the function reads one layer."""
-        blocks = blocks_type(self.config)
-        for name, type_ in (("blocks", blocks), ("cache_lengths", "memref<?xi32>"),
-                            ("lookup_table", "memref<?x?xi32>"),
+        config = self.config
+        blocks, table = blocks_type(config), lookup_table_type(config)
+        for name, type_ in (("blocks", blocks),
+                            ("cache_lengths", CACHE_LENGTHS_TYPE),
+                            ("lookup_table", table),
                             ("max_seq_length", "i32"), ("max_cache_length", "i32")):
             self.argument(name, type_)
-        self.op(f"%collection = kvcache.paged_collection %blocks, %cache_lengths, "
-                f"%lookup_table, %max_seq_length, %max_cache_length : {blocks}, "
-                f"memref<?xi32>, memref<?x?xi32> -> {collection_type(self.config)}")
+        self.op(f"%collection = kvcache.{config.kind}_collection %blocks, "
+                f"%cache_lengths, %lookup_table, %max_seq_length, "
+                f"%max_cache_length : {blocks}, {CACHE_LENGTHS_TYPE}, {table} -> "
+                f"{collection_type(config)}")
         if with_layer:
             self.argument("layer", "index")
         return "%collection"
@@ -165,7 +196,11 @@ def gather_ragged(config, name="gather_ragged", kv="key"):
 
 def copy_pages(config, name="copy_pages"):
     """`(collection..., %pairs: [n, 2])`: copies page src to dst, every
-    layer, K and V."""
+    layer, K and V. Paged caches only: ValueError for a continuous one."""
+    if not config.has_pages:
+        raise ValueError(f"copy_pages needs a cache with pages: a {config.kind} "
+                         "cache has none (kvcache.copy_pages takes only "
+                         "collections with pages)")
     fn = _Function(config, name)
     fn.collection(with_layer=False)
     fn.argument("pairs", PAIRS_TYPE)
@@ -235,12 +270,14 @@ def module(*functions):
 
 def kernels(config, scale=None):
     """A module with a function per kernel op that `config` allows:
-    store_ragged (key, and value unless mla), gather_ragged, copy_pages and,
-    unless mla, attention_ragged without and with a workspace. The function
-    names are the keys of the result of `kernel_names(config)`."""
+    store_ragged (key, and value unless mla), gather_ragged, copy_pages
+    (unless continuous) and, unless mla, attention_ragged without and with a
+    workspace. The function names are the keys of the result of
+    `kernel_names(config)`."""
     functions = [store_ragged(config, "store_keys", "key"),
-                 gather_ragged(config, "gather_keys", "key"),
-                 copy_pages(config, "copy_pages")]
+                 gather_ragged(config, "gather_keys", "key")]
+    if config.has_pages:
+        functions.append(copy_pages(config, "copy_pages"))
     if not config.mla:
         functions += [store_ragged(config, "store_values", "value"),
                       gather_ragged(config, "gather_values", "value"),
@@ -254,8 +291,9 @@ def kernel_names(config):
     """{function of `kernels(config)`: the GPU kernels kvcache-to-ptx makes
     of it} (docs/KernelABI.md: `<function>_<op>`)."""
     names = {"store_keys": ["store_keys_store_ragged"],
-             "gather_keys": ["gather_keys_gather_ragged"],
-             "copy_pages": ["copy_pages_copy_pages"]}
+             "gather_keys": ["gather_keys_gather_ragged"]}
+    if config.has_pages:
+        names["copy_pages"] = ["copy_pages_copy_pages"]
     if not config.mla:
         names.update({
             "store_values": ["store_values_store_ragged"],

@@ -1,22 +1,37 @@
-"""The parameters of a paged KV cache (docs/Contract.md, sections 1 and 2).
+"""The parameters of a KV cache (docs/Contract.md, sections 1 and 2).
 
-A `CacheConfig` names what the `!kvcache.paged_collection` type fixes
-(element type, KV heads, head size, page size, mla, assert_write_mode) plus
-two things the IR builders need: the number of layers (static or dynamic in
-the `blocks` type) and the number of query heads of attention.
+A `CacheConfig` names what the collection type fixes (kind, element type, KV
+heads, head size, page size of a paged cache, mla, assert_write_mode) plus
+what the IR builders need besides: the number of layers and, for a
+continuous cache, the token slots of a block (each static or dynamic in the
+`blocks` type), and the number of query heads of attention.
+
+Two kinds of collection (MAX's `KVCollectionT` implementations):
+
+    "paged"       !kvcache.paged_collection: sequences own pages of
+                  page_size tokens, found through a [batch, max_pages]
+                  lookup table
+    "continuous"  !kvcache.continuous_collection (continuous batching):
+                  sequence b owns one block of block_tokens token slots,
+                  blocks[lookup_table[b]], with a [batch] lookup table
 """
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Optional
 
-__all__ = ["CacheConfig", "ELEMENT_TYPES"]
+__all__ = ["CacheConfig", "ELEMENT_TYPES", "KINDS", "parse_type"]
 
 # Element types of the cache and the numpy dtype that stores them. numpy has
 # no bfloat16 nor float8: those are stored as raw bits (uint16, uint8);
 # kvcache.reference converts them.
 ELEMENT_TYPES = {"f32": "float32", "f16": "float16", "bf16": "uint16",
                  "f8E4M3FN": "uint8"}
+
+# Collection kinds (the type's prefix, MAX's `name_str`).
+KINDS = ("paged", "continuous")
+DEFAULT_PAGE_SIZE = 16
 
 
 @dataclass(frozen=True)
@@ -27,43 +42,76 @@ class CacheConfig:
                        reject f8E4M3FN until it has scales)
     num_heads:         KV heads
     head_size:         elements per head row
-    page_size:         tokens per page
+    page_size:         tokens per page of a paged cache (default 16); a
+                       continuous cache has no pages: leave it out (None)
     num_layers:        layers in `blocks`, or None for a dynamic dimension
     q_heads:           query heads of attention (a multiple of num_heads;
                        default num_heads, GQA when larger)
     mla:               one K-only cache (kv_dim 1), as DeepSeek's MLA
     assert_write_mode: 1 checks every write at run time
+    kind:              "paged" (default) or "continuous"
+    block_tokens:      continuous caches only: token slots of each
+                       sequence's block (the longest sequence a block
+                       holds) in the `blocks` type, or None for a dynamic
+                       dimension. Not a type parameter: the collection type
+                       has none of it.
+
+        CacheConfig("f16", 8, 128, 16)                           # paged
+        CacheConfig("f16", 8, 128, kind="continuous", block_tokens=4096)
     """
 
     dtype: str = "f16"
     num_heads: int = 8
     head_size: int = 128
-    page_size: int = 16
+    page_size: Optional[int] = None
     num_layers: Optional[int] = None
     q_heads: Optional[int] = None
     mla: bool = False
     assert_write_mode: int = 0
+    kind: str = "paged"
+    block_tokens: Optional[int] = None
 
     def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"kind must be one of {', '.join(map(repr, KINDS))}, "
+                             f"got {self.kind!r}")
         if self.dtype not in ELEMENT_TYPES:
             raise ValueError(f"dtype must be one of {sorted(ELEMENT_TYPES)}, "
                              f"got {self.dtype!r}")
-        for name in ("num_heads", "head_size", "page_size"):
+        if self.kind == "paged":
+            if self.page_size is None:
+                object.__setattr__(self, "page_size", DEFAULT_PAGE_SIZE)
+            if self.block_tokens is not None:
+                raise ValueError("block_tokens is a parameter of continuous "
+                                 "caches (kind='continuous'); a paged cache "
+                                 "has page_size")
+        elif self.page_size is not None:
+            raise ValueError("a continuous cache has no pages: leave page_size "
+                             f"out (got {self.page_size!r}); block_tokens "
+                             "sets the token slots of a sequence's block")
+        for name in ("num_heads", "head_size") + (
+                ("page_size",) if self.has_pages else ()):
             value = getattr(self, name)
-            if not isinstance(value, int) or value <= 0:
+            if not _is_positive_int(value):
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if self.num_layers is not None and (not isinstance(self.num_layers, int)
-                                            or self.num_layers <= 0):
-            raise ValueError(f"num_layers must be a positive integer or None, "
-                             f"got {self.num_layers!r}")
+        for name in ("num_layers", "block_tokens"):
+            value = getattr(self, name)
+            if value is not None and not _is_positive_int(value):
+                raise ValueError(f"{name} must be a positive integer or None, "
+                                 f"got {value!r}")
         if self.q_heads is not None and (
-                not isinstance(self.q_heads, int) or self.q_heads <= 0
+                not _is_positive_int(self.q_heads)
                 or self.q_heads % self.num_heads):
             raise ValueError(f"q_heads must be a positive multiple of num_heads "
                              f"({self.num_heads}), got {self.q_heads!r}")
         if self.assert_write_mode not in (0, 1):
             raise ValueError(f"assert_write_mode must be 0 or 1, got "
                              f"{self.assert_write_mode!r}")
+
+    @property
+    def has_pages(self):
+        """True for a paged cache (copy_pages applies), False otherwise."""
+        return self.kind == "paged"
 
     @property
     def kv_dim(self):
@@ -90,12 +138,49 @@ class CacheConfig:
         import numpy as np
         return np.dtype(ELEMENT_TYPES[self.dtype])
 
+    @property
+    def lookup_table_rank(self):
+        """2 ([batch, max_pages]) for a paged cache, 1 ([batch]) for a
+        continuous one."""
+        return 2 if self.has_pages else 1
+
     def type_parameters(self):
-        """`f16, num_heads = 8, head_size = 128, page_size = 16[, ...]`."""
+        """`f16, num_heads = 8, head_size = 128, page_size = 16[, ...]`
+        (no page_size for a continuous cache)."""
         text = (f"{self.dtype}, num_heads = {self.num_heads}, head_size = "
-                f"{self.head_size}, page_size = {self.page_size}")
+                f"{self.head_size}")
+        if self.has_pages:
+            text += f", page_size = {self.page_size}"
         if self.mla:
             text += ", mla = true"
         if self.assert_write_mode:
             text += f", assert_write_mode = {self.assert_write_mode}"
         return text
+
+
+def _is_positive_int(value):
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+_TYPE = re.compile(r"!kvcache\.(\w+?)_(collection|cache)<\s*([^,>\s]+)(.*)>")
+_TYPE_KEYS = {"num_heads", "head_size", "page_size", "mla", "assert_write_mode"}
+
+
+def parse_type(text):
+    """(CacheConfig, "collection" or "cache") of the text of a
+    `!kvcache.paged_collection<...>`, `!kvcache.continuous_cache<...>`, ...
+    type as MLIR prints it; None when `text` is no such type. The config
+    has the type's parameters; num_layers, q_heads and block_tokens, which
+    the type does not fix, are None. ValueError for a parameter Python does
+    not model (e.g. scales)."""
+    match = _TYPE.fullmatch(text.strip())
+    if not match or match.group(1) not in KINDS:
+        return None
+    kind, role, dtype, rest = match.groups()
+    params = {}
+    for key, value in re.findall(r"(\w+)\s*=\s*([\w<>]+)", rest):
+        if key not in _TYPE_KEYS:
+            raise ValueError(f"{text}: the parameter {key} is not supported "
+                             "from Python")
+        params[key] = value == "true" if value in ("true", "false") else int(value)
+    return CacheConfig(dtype, kind=kind, **params), role

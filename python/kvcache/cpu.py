@@ -20,6 +20,9 @@ Argument types, by the function's MLIR signature:
                                  max_seq_length, max_cache_length)
     !kvcache.paged_cache        a reference.CacheView (cache.key_cache(l)) or
                                 the tuple (..., kv, layer)
+    !kvcache.continuous_collection, !kvcache.continuous_cache
+                                the same, with a reference.ContinuousCache
+                                (a 1-D lookup_table)
     index, iN                   an int;  f32, f64: a float
 A function may return nothing or one index/integer/f32/f64 scalar.
 """
@@ -32,6 +35,7 @@ import numpy as np
 
 from . import _kvcache, abi
 from .compiler import check_opt_level, lower_to_cpu, parse
+from .config import parse_type
 
 __all__ = ["CPUModule", "CompiledModule", "RUNNER_UTILS"]
 
@@ -125,34 +129,61 @@ def _element_strides(array, what):
     return strides
 
 
-def _kvcache_type_parameters(text):
-    """{"dtype": ..., "num_heads": ..., "mla": ..., ...} of a kvcache type."""
-    match = re.fullmatch(r"!kvcache\.paged_(?:cache|collection)<([^,>]+)(.*)>",
-                         text.strip())
-    params = {"dtype": match.group(1).strip(), "mla": False}
-    for key, value in re.findall(r"(\w+)\s*=\s*(\w+)", match.group(2)):
-        params[key] = value == "true" if value in ("true", "false") else int(value)
-    return params
-
-
-def _check_blocks(blocks, type_text, what):
-    params = _kvcache_type_parameters(type_text)
+def _check_collection(fields, config, type_text, what):
+    """The blocks and lookup table of `fields` (a collection's five values
+    first) against the type."""
+    blocks, lookup_table = fields[0], fields[2]
+    rank = config.lookup_table_rank
+    if np.ndim(lookup_table) != rank:
+        raise ValueError(f"{what}: {type_text} needs a {rank}-D lookup_table "
+                         f"(a {config.kind} cache's), got shape "
+                         f"{np.shape(lookup_table)}")
     if not isinstance(blocks, np.ndarray) or blocks.ndim != 6:
         raise ValueError(f"{what}: blocks must be a 6-D numpy array")
-    kv_dim = 1 if params["mla"] else 2
-    expected = (kv_dim, params["page_size"], params["num_heads"],
-                params["head_size"])
-    actual = (blocks.shape[1],) + blocks.shape[3:]
-    if actual != expected:
+    # Dims the type fixes; None: free, named in order by `names`.
+    tokens = config.page_size if config.has_pages else None
+    expected = [None, config.kv_dim, None, tokens, config.num_heads,
+                config.head_size]
+    names = ["pages" if config.has_pages else "blocks", "layers", "block_tokens"]
+    if any(size not in (None, actual)
+           for size, actual in zip(expected, blocks.shape)):
+        shape = ", ".join(str(size) if size is not None else names.pop(0)
+                          for size in expected)
         raise ValueError(f"{what}: {type_text} needs blocks of shape "
-                         f"[pages, {kv_dim}, layers, {expected[1]}, "
-                         f"{expected[2]}, {expected[3]}], got {blocks.shape}")
-    if blocks.dtype.name not in _ELEMENT_DTYPES[params["dtype"]]:
+                         f"[{shape}], got {blocks.shape}")
+    if blocks.dtype.name not in _ELEMENT_DTYPES[config.dtype]:
         raise TypeError(f"{what}: {type_text} needs "
-                        f"{_ELEMENT_DTYPES[params['dtype']][0]} blocks, got "
+                        f"{_ELEMENT_DTYPES[config.dtype][0]} blocks, got "
                         f"{blocks.dtype}")
     if blocks.size and blocks.ctypes.data % _ALIGNMENT:
         raise ValueError(f"{what}: blocks is not {_ALIGNMENT}-byte aligned")
+
+
+def _flatten_cache(type_text, value, what):
+    """The values of a kvcache collection or layer-cache argument, or None
+    when `type_text` is no such type."""
+    parsed = parse_type(type_text)
+    if parsed is None:
+        return None
+    config, role = parsed
+    collection_class = {"paged": "PagedCache",
+                        "continuous": "ContinuousCache"}[config.kind]
+    if role == "collection":
+        fields = value.arguments() if hasattr(value, "arguments") else tuple(value)
+        if len(fields) != 5:
+            raise TypeError(f"{what}: {type_text} takes a "
+                            f"reference.{collection_class} or (blocks, "
+                            "cache_lengths, lookup_table, "
+                            "max_seq_length, max_cache_length)")
+        _check_collection(fields, config, type_text, what)
+        return abi.collection_params(*fields, kind=config.kind)
+    fields = value.parameters() if hasattr(value, "parameters") else tuple(value)
+    if len(fields) != 7:
+        raise TypeError(f"{what}: {type_text} takes a reference.CacheView "
+                        "or (blocks, cache_lengths, lookup_table, "
+                        "max_seq_length, max_cache_length, kv, layer)")
+    _check_collection(fields, config, type_text, what)
+    return abi.cache_params(*fields, kind=config.kind)
 
 
 def _flatten(type_text, value, what):
@@ -162,22 +193,9 @@ def _flatten(type_text, value, what):
         strides = _MemRefType(type_text).check(value, what)
         pointer = value.ctypes.data
         return [pointer, pointer, 0, *value.shape, *strides]
-    if type_text.startswith("!kvcache.paged_collection"):
-        fields = value.arguments() if hasattr(value, "arguments") else tuple(value)
-        if len(fields) != 5:
-            raise TypeError(f"{what}: {type_text} takes a reference.PagedCache "
-                            "or (blocks, cache_lengths, lookup_table, "
-                            "max_seq_length, max_cache_length)")
-        _check_blocks(fields[0], type_text, what)
-        return abi.paged_collection_params(*fields)
-    if type_text.startswith("!kvcache.paged_cache"):
-        fields = value.parameters() if hasattr(value, "parameters") else tuple(value)
-        if len(fields) != 7:
-            raise TypeError(f"{what}: {type_text} takes a reference.CacheView "
-                            "or (blocks, cache_lengths, lookup_table, "
-                            "max_seq_length, max_cache_length, kv, layer)")
-        _check_blocks(fields[0], type_text, what)
-        return abi.paged_cache_params(*fields)
+    cache = _flatten_cache(type_text, value, what)
+    if cache is not None:
+        return cache
     if type_text in _INTEGER_TYPES:
         if not isinstance(value, (int, np.integer)):
             raise TypeError(f"{what}: {type_text} takes an int, got "

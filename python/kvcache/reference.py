@@ -1,5 +1,8 @@
-"""A numpy model of the paged KV cache: docs/Contract.md sections 1 (layout,
-lookups) and 3.3 (store_ragged, gather_ragged, copy_pages, attention_ragged).
+"""A numpy model of the KV cache: docs/Contract.md sections 1 (layout,
+lookups) and 3.3 (store_ragged, gather_ragged, copy_pages, attention_ragged),
+for both kinds of collection: PagedCache (pages through a [batch, max_pages]
+lookup table) and ContinuousCache (one block of token slots per sequence,
+a [batch] lookup table).
 
 Written from the contract alone, with no compiler code, so that compiled
 kernels can be checked against it. The kernel functions never change their
@@ -17,9 +20,10 @@ import numpy as np
 
 from .config import ELEMENT_TYPES
 
-__all__ = ["CacheView", "PagedCache", "attention_ragged", "copy_pages",
-           "decode_step", "from_float32", "gather_ragged", "random_cache",
-           "random_rows", "row_offsets", "storage_dtype", "store_ragged", "to_float32"]
+__all__ = ["CacheCollection", "CacheView", "ContinuousCache", "PagedCache",
+           "attention_ragged", "copy_pages", "decode_step", "from_float32",
+           "gather_ragged", "random_cache", "random_rows", "row_offsets",
+           "storage_dtype", "store_ragged", "to_float32"]
 
 
 def storage_dtype(dtype):
@@ -52,18 +56,23 @@ def from_float32(values, dtype):
     raise ValueError(f"no conversion for {dtype!r}")
 
 
-class PagedCache:
-    """The five values of a `!kvcache.paged_collection` (docs/Contract.md 1):
+class CacheCollection:
+    """The five values of a collection (docs/Contract.md 1); PagedCache and
+    ContinuousCache say how a token is found (`lookup`):
 
-    blocks           [num_pages, kv_dim, num_layers, page_size, num_heads, head_size]
+    blocks           [num_blocks, kv_dim, num_layers, tokens, num_heads, head_size]
+                     (tokens: page_size or block_tokens)
     cache_lengths    [batch] int32: tokens of sequence b already cached
-    lookup_table     [batch, max_pages] int32: physical page of logical page j
+    lookup_table     int32, [batch, max_pages] or [batch] by kind
     max_seq_length   the step's largest number of new tokens
     max_cache_length the step's largest cache_length + new tokens
 
     `dtype` names the element type ("f32", "f16", "bf16"); `blocks` holds
     its storage (uint16 bits for bf16).
     """
+
+    kind = None            # "paged" or "continuous", as CacheConfig.kind
+    lookup_table_rank = None
 
     def __init__(self, blocks, cache_lengths, lookup_table, max_seq_length,
                  max_cache_length, dtype):
@@ -78,31 +87,36 @@ class PagedCache:
         if blocks.dtype != storage_dtype(dtype):
             raise ValueError(f"blocks of {dtype} must be stored as "
                              f"{storage_dtype(dtype)}, got {blocks.dtype}")
+        if self.lookup_table.ndim != self.lookup_table_rank:
+            raise ValueError(f"the lookup_table of a {self.kind} cache is "
+                             f"{self.lookup_table_rank}-D, got shape "
+                             f"{self.lookup_table.shape}")
 
     @property
     def shape(self):
         return self.blocks.shape
 
-    num_pages = property(lambda self: self.blocks.shape[0])
+    num_blocks = property(lambda self: self.blocks.shape[0])
     kv_dim = property(lambda self: self.blocks.shape[1])
     num_layers = property(lambda self: self.blocks.shape[2])
-    page_size = property(lambda self: self.blocks.shape[3])
     num_heads = property(lambda self: self.blocks.shape[4])
     head_size = property(lambda self: self.blocks.shape[5])
     batch = property(lambda self: self.cache_lengths.shape[0])
 
     def arguments(self):
         """(blocks, cache_lengths, lookup_table, max_seq_length,
-        max_cache_length): the operands of `kvcache.paged_collection`, the
-        first five arguments of every builder function."""
+        max_cache_length): the operands of `kvcache.paged_collection` /
+        `kvcache.continuous_collection`, the first five arguments of every
+        builder function."""
         return (self.blocks, self.cache_lengths, self.lookup_table,
                 self.max_seq_length, self.max_cache_length)
 
     def copy(self, blocks=None):
         """A deep copy, or one with `blocks` replaced."""
-        return PagedCache(self.blocks.copy() if blocks is None else blocks,
+        return type(self)(self.blocks.copy() if blocks is None else blocks,
                           self.cache_lengths.copy(), self.lookup_table.copy(),
-                          self.max_seq_length, self.max_cache_length, self.dtype)
+                          self.max_seq_length, self.max_cache_length,
+                          self.dtype)
 
     def key_cache(self, layer):
         """Layer `layer`'s K cache (`kvcache.get_key_cache`)."""
@@ -115,12 +129,44 @@ class PagedCache:
         return CacheView(self, 1, layer)
 
     def lookup(self, b, t):
+        """`kvcache.lookup`: (block, slot) of token t of sequence b."""
+        raise NotImplementedError
+
+
+class PagedCache(CacheCollection):
+    """A `!kvcache.paged_collection`: lookup_table [batch, max_pages] holds
+    the physical page of logical page j of sequence b."""
+
+    kind = "paged"
+    lookup_table_rank = 2
+    num_pages = property(lambda self: self.blocks.shape[0])
+    page_size = property(lambda self: self.blocks.shape[3])
+
+    def lookup(self, b, t):
         """`kvcache.lookup`: (page, slot) of token t of sequence b."""
         return int(self.lookup_table[b, t // self.page_size]), t % self.page_size
 
 
+class ContinuousCache(CacheCollection):
+    """A `!kvcache.continuous_collection` (continuous batching): sequence b
+    owns the block `lookup_table[b]` (lookup_table is [batch]) and its token
+    t sits in slot t of that block."""
+
+    kind = "continuous"
+    lookup_table_rank = 1
+    block_tokens = property(lambda self: self.blocks.shape[3])
+
+    def lookup(self, b, t):
+        """`kvcache.lookup`: (block, slot) of token t of sequence b."""
+        if not 0 <= t < self.block_tokens:
+            raise IndexError(f"token {t} is outside the {self.block_tokens} "
+                             "slots of a block")
+        return int(self.lookup_table[b]), t
+
+
 class CacheView:
-    """One layer's K or V: a `!kvcache.paged_cache` value."""
+    """One layer's K or V: a `!kvcache.paged_cache` or
+    `!kvcache.continuous_cache` value."""
 
     def __init__(self, cache, kv, layer):
         if not 0 <= kv < cache.kv_dim:
@@ -187,7 +233,10 @@ def gather_ragged(view, ctx_offsets, out):
 
 def copy_pages(cache, pairs):
     """`kvcache.copy_pages`: the new `blocks`, page dst = page src for each
-    (src, dst) row of `pairs`, in every layer, K and V."""
+    (src, dst) row of `pairs`, in every layer, K and V. A PagedCache only."""
+    if not isinstance(cache, PagedCache):
+        raise ValueError(f"copy_pages needs a cache with pages, got a "
+                         f"{cache.kind} cache")
     blocks = cache.blocks.copy()
     for src, dst in np.asarray(pairs).reshape(-1, 2):
         blocks[dst] = cache.blocks[src]
@@ -226,7 +275,7 @@ def attention_ragged(q, key_view, value_view, row_offsets, out, scale):
 
 def decode_step(cache, layer, q, new_keys, new_values, row_offsets, out, scale):
     """builders.decode_step on a standard cache: store K and V, then attend.
-    Returns (new PagedCache, new out)."""
+    Returns (new cache of the same kind, new out)."""
     stored = cache.copy(store_ragged(cache.key_cache(layer), new_keys, row_offsets))
     stored = stored.copy(store_ragged(stored.value_cache(layer), new_values,
                                       row_offsets))
@@ -242,21 +291,65 @@ def random_rows(rng, rows, heads, head_size, dtype):
 
 
 def random_cache(config, cache_lengths, new_lengths, rng=None, num_layers=None,
-                 spare_pages=1, columns=None):
-    """A cache for one step of a batch: sequence b has cache_lengths[b]
-    tokens cached and new_lengths[b] arriving. Its pages (enough for both)
-    are shuffled over `blocks`, with `spare_pages` never referenced and one
-    null page padding every lookup-table row (as MAX does). Blocks hold
+                 spare_pages=1, columns=None, block_tokens=None):
+    """A cache for one step of a batch, of `config.kind`: sequence b has
+    cache_lengths[b] tokens cached and new_lengths[b] arriving. Blocks hold
     random values in [-1, 1); max_seq_length/max_cache_length are set from
     the lengths. `config` is a CacheConfig (num_layers from it, else
-    `num_layers`, else 2)."""
+    `num_layers`, else 2).
+
+    Paged: the sequences' pages (enough for both) are shuffled over
+    `blocks`, with `spare_pages` never referenced and one null page padding
+    every lookup-table row (as MAX does); `columns` lookup-table columns
+    (default: the most pages a sequence needs).
+
+    Continuous: each sequence owns one block, the blocks in a shuffled
+    order, with `spare_pages` spare blocks never referenced; a block has
+    config.block_tokens slots, else `block_tokens`, else as many as the
+    longest sequence (cache_length + new) needs, at least 1. A block too
+    short for a sequence is a ValueError.
+    """
     rng = np.random.default_rng(rng)
     cache_lengths = [int(c) for c in cache_lengths]
     new_lengths = [int(n) for n in new_lengths]
     if len(cache_lengths) != len(new_lengths):
         raise ValueError("cache_lengths and new_lengths differ in length")
-    P = config.page_size
-    needed = [-(-(c + n) // P) for c, n in zip(cache_lengths, new_lengths)]
+    totals = [c + n for c, n in zip(cache_lengths, new_lengths)]
+    if config.has_pages:
+        if block_tokens is not None:
+            raise ValueError("block_tokens is for continuous caches; a paged "
+                             "cache's pages have config.page_size slots")
+        tokens = config.page_size
+        table, num_blocks = _random_pages(rng, config.page_size, totals,
+                                          spare_pages, columns)
+        collection = PagedCache
+    else:
+        if columns is not None:
+            raise ValueError("columns is for paged caches: the lookup table "
+                             "of a continuous cache has one entry per sequence")
+        if None not in (config.block_tokens, block_tokens) and \
+                config.block_tokens != block_tokens:
+            raise ValueError(f"block_tokens={block_tokens} differs from the "
+                             f"config's {config.block_tokens}")
+        tokens = config.block_tokens or block_tokens or max([1] + totals)
+        if tokens < max([0] + totals):
+            raise ValueError(f"blocks of {tokens} token slots hold fewer tokens "
+                             f"than the longest sequence needs ({max(totals)})")
+        num_blocks = len(totals) + spare_pages
+        table = rng.permutation(num_blocks)[:len(totals)].astype(np.int32)
+        collection = ContinuousCache
+    layers = config.num_layers or num_layers or 2
+    shape = (num_blocks, config.kv_dim, layers, tokens, config.num_heads,
+             config.head_size)
+    blocks = from_float32(rng.uniform(-1, 1, shape).astype(np.float32),
+                          config.dtype)
+    return collection(blocks, np.array(cache_lengths, np.int32), table,
+                      max([0] + new_lengths), max([0] + totals), config.dtype)
+
+
+def _random_pages(rng, page_size, totals, spare_pages, columns):
+    """(lookup_table, num_pages) of random_cache for a paged cache."""
+    needed = [-(-total // page_size) for total in totals]
     columns = max([1] + needed) if columns is None else columns
     if columns < max([0] + needed):
         raise ValueError(f"{columns} lookup-table columns hold fewer pages than "
@@ -267,14 +360,7 @@ def random_cache(config, cache_lengths, new_lengths, rng=None, num_layers=None,
     table = np.full((len(needed), columns), null_page, np.int32)
     for b, count in enumerate(needed):
         table[b, :count], ids = ids[:count], ids[count:]
-    layers = config.num_layers or num_layers or 2
-    shape = (num_pages, config.kv_dim, layers, P, config.num_heads,
-             config.head_size)
-    blocks = from_float32(rng.uniform(-1, 1, shape).astype(np.float32),
-                          config.dtype)
-    totals = [c + n for c, n in zip(cache_lengths, new_lengths)]
-    return PagedCache(blocks, np.array(cache_lengths, np.int32), table,
-                      max([0] + new_lengths), max([0] + totals), config.dtype)
+    return table, num_pages
 
 
 def row_offsets(lengths):

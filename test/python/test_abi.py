@@ -111,17 +111,114 @@ def test_kernel_args_and_ctypes_pointers():
     assert ctypes.cast(pointers[27], ctypes.POINTER(ctypes.c_float)).contents.value == 0.5
 
 
+# A continuous cache: one block of TOKENS slots per sequence, a 1-D table.
+BLOCKS, TOKENS = 4, 6
+
+
+def make_continuous(dtype=np.float16):
+    blocks = np.zeros((BLOCKS, KV, LAYERS, TOKENS, HEADS, DIM), dtype)
+    cache_lengths = np.array([3, 5], np.int32)
+    lookup_table = np.array([2, 0], np.int32)
+    return blocks, cache_lengths, lookup_table
+
+
+def test_continuous_cache_params_layout():
+    blocks, lengths, table = make_continuous()
+    params = abi.continuous_cache_params(blocks, lengths, table, 4, 9, kv=1,
+                                         layer=2)
+    assert len(params) == 23
+    base = blocks.__array_interface__["data"][0]
+    row = HEADS * DIM
+    layer_stride = TOKENS * row
+    kv_stride = LAYERS * layer_stride
+    block_stride = KV * kv_stride
+    assert as_ints(params[:11]) == [base, base, kv_stride + 2 * layer_stride,
+                                    BLOCKS, TOKENS, HEADS, DIM,
+                                    block_stride, row, DIM, 1]
+    lengths_ptr = lengths.__array_interface__["data"][0]
+    assert as_ints(params[11:16]) == [lengths_ptr, lengths_ptr, 0, 2, 1]
+    table_ptr = table.__array_interface__["data"][0]
+    assert as_ints(params[16:21]) == [table_ptr, table_ptr, 0, 2, 1]
+    assert params[21].dtype == np.uint32 and int(params[21]) == 4
+    assert params[22].dtype == np.uint32 and int(params[22]) == 9
+    assert all(p.dtype == np.uint64 for p in params[:21])
+    same = abi.cache_params(blocks, lengths, table, 4, 9, kv=1, layer=2,
+                            kind="continuous")
+    assert as_ints(same) == as_ints(params)
+
+
+def test_continuous_view_offset_addresses_the_right_element():
+    blocks, lengths, table = make_continuous(np.float32)
+    blocks[...] = np.arange(blocks.size, dtype=np.float32).reshape(blocks.shape)
+    view = as_ints(abi.continuous_cache_params(blocks, lengths, table, 1, 1,
+                                               kv=0, layer=1)[:11])
+    offset, strides = view[2], view[7:11]
+    flat = blocks.reshape(-1)
+    for block, slot, head, d in [(0, 0, 0, 0), (3, 5, 1, 7), (2, 1, 0, 5)]:
+        index = offset + block * strides[0] + slot * strides[1] + head * strides[2] + d
+        assert flat[index] == blocks[block, 0, 1, slot, head, d]
+
+
+def test_continuous_collection_params_of_strided_blocks():
+    big = np.zeros((2 * BLOCKS, KV, LAYERS, TOKENS, HEADS, DIM), np.float16)
+    blocks = big[::2]
+    _, lengths, table = make_continuous()
+    params = abi.continuous_collection_params(blocks, lengths, table, 2, 7)
+    assert len(params) == 27
+    assert as_ints(params[3:9]) == [BLOCKS, KV, LAYERS, TOKENS, HEADS, DIM]
+    strides = as_ints(params[9:15])
+    assert strides[0] == 2 * KV * LAYERS * TOKENS * HEADS * DIM
+    assert strides[3:] == [HEADS * DIM, DIM, 1]
+    table_ptr = table.__array_interface__["data"][0]
+    assert as_ints(params[20:25]) == [table_ptr, table_ptr, 0, 2, 1]
+    assert as_ints(params[25:]) == [2, 7]
+
+
+def test_kind_mismatches_are_errors():
+    blocks, lengths, table = make_continuous()
+    with pytest.raises(ValueError, match="lookup_table of a paged cache must be "
+                       "a 2-D .* pass kind='continuous'"):
+        abi.paged_cache_params(blocks, lengths, table, 1, 1)
+    _, _, paged_table = make_cache()
+    with pytest.raises(ValueError, match="lookup_table of a continuous cache must "
+                       "be a 1-D .* pass kind='paged'"):
+        abi.continuous_collection_params(blocks, lengths, paged_table, 1, 1)
+    with pytest.raises(ValueError, match="lookup_table must be contiguous"):
+        abi.continuous_cache_params(blocks, lengths, np.zeros(4, np.int32)[::2], 1, 1)
+    with pytest.raises(ValueError, match=r"\[num_blocks, kv_dim, num_layers, "
+                       r"block_tokens, num_heads, head_size\]"):
+        abi.continuous_cache_params(blocks[0], lengths, table, 1, 1)
+    with pytest.raises(ValueError, match="kind must be one of"):
+        abi.KernelArgs().cache(blocks, lengths, table, 1, 1, kind="ragged")
+
+
+def test_kernel_args_of_continuous_caches():
+    blocks, lengths, table = make_continuous()
+    out = np.zeros((4, HEADS, DIM), np.float16)
+    args = (abi.KernelArgs()
+            .cache(blocks, lengths, table, 2, 8, kv=1, layer=1, kind="continuous")
+            .collection(blocks, lengths, table, 2, 8, kind="continuous")
+            .index(3).memref(out))
+    assert len(args) == 23 + 27 + 1 + 9
+    values = as_ints(args.values())
+    assert values[:23] == as_ints(abi.continuous_cache_params(
+        blocks, lengths, table, 2, 8, kv=1, layer=1))
+    assert values[23:50] == as_ints(abi.continuous_collection_params(
+        blocks, lengths, table, 2, 8))
+    assert values[50] == 3
+
+
 KERNEL = textwrap.dedent("""
-    !cache = !kvcache.paged_cache<f16, num_heads = 2, head_size = 8, page_size = 4>
-    gpu.module @kernels {
-      gpu.func @read(%k: !cache, %batch: index, %out: memref<?x2x8xf16>) kernel {
+    !cache = !kvcache.{kind}_cache<f16, num_heads = 2, head_size = 8{pages}>
+    gpu.module @kernels {{
+      gpu.func @read(%k: !cache, %batch: index, %out: memref<?x2x8xf16>) kernel {{
         %t = gpu.block_id x
         %c0 = arith.constant 0 : index
         %x = kvcache.load %k[%batch, %c0, %t, %c0] : !cache -> vector<8xf16>
         vector.store %x, %out[%t, %c0, %c0] : memref<?x2x8xf16>, vector<8xf16>
         gpu.return
-      }
-    }
+      }}
+    }}
 """)
 
 
@@ -136,19 +233,24 @@ def find_kvcache_compile():
     return shutil.which("kvcache-compile")
 
 
-def test_packer_matches_compiled_kernel_parameters(tmp_path):
+@pytest.mark.parametrize("kind, make, cache_params", [
+    ("paged", make_cache, 25), ("continuous", make_continuous, 23)],
+    ids=["paged", "continuous"])
+def test_packer_matches_compiled_kernel_parameters(tmp_path, kind, make,
+                                                   cache_params):
     """The packed list has one entry per PTX parameter, of the same width."""
     tool = find_kvcache_compile()
     if tool is None:
         pytest.skip("kvcache-compile is not built")
     source = tmp_path / "kernel.mlir"
-    source.write_text(KERNEL)
+    pages = ", page_size = 4" if kind == "paged" else ""
+    source.write_text(KERNEL.format(kind=kind, pages=pages))
     ptx = subprocess.run([tool, str(source), "-o", "-"], check=True,
                          capture_output=True, text=True).stdout
     widths = re.findall(r"\.param \.(u64|u32|b64|b32)", ptx)
-    blocks, lengths, table = make_cache()
+    blocks, lengths, table = make()
     out = np.zeros((4, HEADS, DIM), np.float16)
-    args = abi.KernelArgs().cache(blocks, lengths, table, 1, 4).index(0) \
-        .memref(out).values()
-    assert len(widths) == len(args) == 25 + 1 + 9
+    args = abi.KernelArgs().cache(blocks, lengths, table, 1, 4, kind=kind) \
+        .index(0).memref(out).values()
+    assert len(widths) == len(args) == cache_params + 1 + 9
     assert [w[1:] for w in widths] == [str(a.dtype.itemsize * 8) for a in args]

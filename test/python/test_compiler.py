@@ -14,18 +14,23 @@ import kvcache  # noqa: E402
 from kvcache import builders  # noqa: E402
 
 CACHE = "!kvcache.paged_cache<f16, num_heads = 2, head_size = 8, page_size = 4>"
+CONTINUOUS_CACHE = "!kvcache.continuous_cache<f16, num_heads = 2, head_size = 8>"
 COLLECTION = ("!kvcache.paged_collection<bf16, num_heads = 1, head_size = 16, "
               "page_size = 4, mla = true, assert_write_mode = 1>")
 
-ACCESSES = textwrap.dedent(f"""\
-    func.func @row_sum(%cache: {CACHE}, %b: index, %h: index, %t: index) -> f32 {{
+ROW_SUM = textwrap.dedent("""\
+    func.func @row_sum(%cache: {cache}, %b: index, %h: index, %t: index) -> f32 {{
       %c0 = arith.constant 0 : index
-      %x = kvcache.load %cache[%b, %h, %t, %c0] : {CACHE} -> vector<8xf16>
+      %x = kvcache.load %cache[%b, %h, %t, %c0] : {cache} -> vector<8xf16>
       %wide = arith.extf %x : vector<8xf16> to vector<8xf32>
       %sum = vector.reduction <add>, %wide : vector<8xf32> into f32
       return %sum : f32
     }}
     """)
+ACCESSES = ROW_SUM.format(cache=CACHE)
+# The same function of a layer of a continuous cache, and its parameter count
+# once lowered (Contract.md 7.2).
+ROW_SUMS = {"paged": (CACHE, 25), "continuous": (CONTINUOUS_CACHE, 23)}
 
 
 def test_round_trip_is_stable():
@@ -43,6 +48,10 @@ def test_round_trip_is_stable():
                         assert_write_mode=1),
     kvcache.CacheConfig("f32", 2, 24, 3, num_layers=2, q_heads=6),
     kvcache.CacheConfig("f8E4M3FN", 2, 16, 8),
+    kvcache.CacheConfig("f16", 8, 128, q_heads=32, kind="continuous",
+                        block_tokens=4096),
+    kvcache.CacheConfig("bf16", 1, 64, num_layers=3, mla=True,
+                        assert_write_mode=1, kind="continuous"),
 ])
 def test_builders_round_trip(config):
     for ir in (builders.kernels(config), builders.decode_step(config)):
@@ -51,18 +60,22 @@ def test_builders_round_trip(config):
     # the defaults (mla = false, assert_write_mode = 0) are not printed
     assert ("mla" in text) == config.mla
     assert ("assert_write_mode" in text) == bool(config.assert_write_mode)
+    assert ("page_size" in text) == config.has_pages
+    assert builders.collection_type(config) in text
 
 
-def test_functions_lists_signatures():
-    module = kvcache.parse(ACCESSES)
+@pytest.mark.parametrize("cache_kind", ROW_SUMS)
+def test_functions_lists_signatures(cache_kind):
+    cache, parameters = ROW_SUMS[cache_kind]
+    module = kvcache.parse(ROW_SUM.format(cache=cache))
     [(name, kind, arguments, results)] = module.functions()
     assert (name, kind, results) == ("row_sum", "func.func", ["f32"])
-    assert arguments == [CACHE, "index", "index", "index"]
+    assert arguments == [cache, "index", "index", "index"]
     lowered = kvcache.lower_to_cpu(module)
     [(name, kind, arguments, _)] = [f for f in lowered.functions()
                                     if f[0] == "row_sum"]
     assert kind == "llvm.func"
-    assert len(arguments) == 25 + 3  # Contract.md 7.2: a cache is 25
+    assert len(arguments) == parameters + 3  # Contract.md 7.2: a cache is 25
 
 
 def test_parse_error_has_location():
@@ -135,35 +148,86 @@ def test_compile_ptx_errors():
         kvcache.compile_ptx(ACCESSES, chip="90")
 
 
-def test_cpu_function_with_a_cache_argument_and_a_result():
+@pytest.mark.parametrize("kind", ROW_SUMS)
+def test_cpu_function_with_a_cache_argument_and_a_result(kind):
     from kvcache import reference
-    config = kvcache.CacheConfig("f16", 2, 8, 4, num_layers=2)
-    cache = reference.random_cache(config, [6, 3], [0, 0], rng=1)
-    cpu = kvcache.CPUModule(ACCESSES)
+    shape = dict(page_size=4) if kind == "paged" else dict(kind=kind)
+    config = kvcache.CacheConfig("f16", 2, 8, num_layers=2, **shape)
+    cache = reference.random_cache(config, [6, 3], [0, 0], rng=1, spare_pages=2)
+    cpu = kvcache.CPUModule(ROW_SUM.format(cache=ROW_SUMS[kind][0]))
     for b, h, t in [(0, 1, 5), (1, 0, 2)]:
         view = cache.value_cache(1)
         expected = reference.to_float32(view.load(b, h, t, 0, 8), "f16").sum()
         assert cpu.row_sum(view, b, h, t) == pytest.approx(expected, rel=1e-6)
+        assert cpu.row_sum(view.parameters(), b, h, t) == pytest.approx(
+            expected, rel=1e-6)
 
 
-def test_cpu_argument_errors():
-    config = kvcache.CacheConfig("f32", 2, 8, 4)
-    cpu = kvcache.CPUModule(builders.gather_ragged(config))
+LOOKUP = textwrap.dedent("""\
+    func.func @lookup(%c: {collection}, %b: index, %t: index) -> index {{
+      %c0 = arith.constant 0 : index
+      %c100000 = arith.constant 100000 : index
+      %k = kvcache.get_key_cache %c[%c0] : {collection}
+      %block, %slot = kvcache.lookup %k[%b, %t] : {cache}
+      %scaled = arith.muli %block, %c100000 : index
+      %both = arith.addi %scaled, %slot : index
+      return %both : index
+    }}
+    """)
+
+
+@pytest.mark.parametrize("kind, parameters", [("paged", 29), ("continuous", 27)])
+def test_cpu_function_with_a_collection_argument(kind, parameters):
     from kvcache import reference
-    cache = reference.random_cache(config, [3], [0], rng=0)
-    offsets = np.array([0, 3], np.int32)
-    out = np.zeros((3, 2, 8), np.float32)
-    with pytest.raises(TypeError, match="takes 8 arguments"):
-        cpu.gather_ragged(*cache.arguments(), out, offsets)
-    with pytest.raises(TypeError, match="float32"):
-        cpu.gather_ragged(*cache.arguments(), 0, out.astype(np.float16), offsets)
-    with pytest.raises(ValueError, match="dimension 1"):
-        cpu.gather_ragged(*cache.arguments(), 0, np.zeros((3, 3, 8), np.float32),
-                          offsets)
-    with pytest.raises(ValueError, match="C-contiguous"):
-        cpu.gather_ragged(*cache.arguments(), 0, out, np.zeros(8, np.int32)[::2])
-    with pytest.raises(AttributeError):
-        cpu.no_such_function
+    shape = dict(page_size=4) if kind == "paged" else dict(kind=kind)
+    config = kvcache.CacheConfig("f32", 1, 4, **shape)
+    ir = LOOKUP.format(collection=builders.collection_type(config),
+                       cache=builders.cache_type(config))
+    [(_, _, arguments, _)] = [f for f in kvcache.lower_to_cpu(ir).functions()
+                              if f[0] == "lookup"]
+    assert len(arguments) == parameters + 2  # Contract.md 7.2
+    cache = reference.random_cache(config, [9, 2], [3, 0], rng=4, spare_pages=3)
+    cpu = kvcache.CPUModule(ir)
+    for b, t in [(0, 0), (0, 5), (0, 11), (1, 1)]:
+        block, slot = cache.lookup(b, t)
+        assert cpu.lookup(cache, b, t) == block * 100000 + slot
+        assert cpu.lookup(cache.arguments(), b, t) == block * 100000 + slot
+
+
+def test_cpu_cache_argument_of_the_other_kind_is_an_error():
+    from kvcache import reference
+    paged = reference.random_cache(kvcache.CacheConfig("f16", 2, 8, 4), [3], [0])
+    continuous = reference.random_cache(
+        kvcache.CacheConfig("f16", 2, 8, kind="continuous"), [3], [0])
+    paged_cpu = kvcache.CPUModule(ACCESSES)
+    continuous_cpu = kvcache.CPUModule(ROW_SUM.format(cache=CONTINUOUS_CACHE))
+    with pytest.raises(ValueError,
+                       match=r"needs a 1-D lookup_table \(a continuous cache's\)"):
+        continuous_cpu.row_sum(paged.key_cache(0), 0, 0, 0)
+    with pytest.raises(ValueError,
+                       match=r"needs a 2-D lookup_table \(a paged cache's\)"):
+        paged_cpu.row_sum(continuous.key_cache(0), 0, 0, 0)
+    narrow = continuous.copy(np.zeros(continuous.shape[:5] + (4,), np.float16))
+    with pytest.raises(ValueError, match="needs blocks of shape "
+                       r"\[blocks, 2, layers, block_tokens, 2, 8\]"):
+        continuous_cpu.row_sum(narrow.key_cache(0), 0, 0, 0)
+
+
+def test_copy_pages_of_a_continuous_collection_is_rejected():
+    config = kvcache.CacheConfig("f16", 2, 8, kind="continuous")
+    blocks = builders.blocks_type(config)
+    collection = builders.collection_type(config)
+    ir = textwrap.dedent(f"""\
+        func.func @copy(%blocks: {blocks}, %cache_lengths: memref<?xi32>, %lookup_table: memref<?xi32>, %max_seq_length: i32, %max_cache_length: i32, %pairs: memref<?x2xi32>) {{
+          %c = kvcache.continuous_collection %blocks, %cache_lengths, %lookup_table, %max_seq_length, %max_cache_length : {blocks}, memref<?xi32>, memref<?xi32> -> {collection}
+          kvcache.copy_pages %c, %pairs : {collection}, memref<?x2xi32>
+          return
+        }}
+        """)
+    kvcache.verify(ir.replace("  kvcache.copy_pages", "  // "))  # the rest is valid
+    with pytest.raises(kvcache.CompileError) as info:
+        kvcache.verify(ir, filename="copy.mlir")
+    assert info.value.locations[0].startswith("copy.mlir:3:")
 
 
 CHECKED_STORE = textwrap.dedent("""\
@@ -178,12 +242,40 @@ CHECKED_STORE = textwrap.dedent("""\
     """)
 
 
+CHECKED_CONTINUOUS_STORE = textwrap.dedent("""\
+    import numpy as np, kvcache
+    from kvcache import builders, reference
+    config = kvcache.CacheConfig("f32", 1, 4, kind="continuous",
+                                 assert_write_mode=1)
+    cache = reference.random_cache(config, [3], [1], rng=0)  # blocks of 4 slots
+    cpu = kvcache.CPUModule(builders.store_ragged(config), filename="store.mlir")
+    new = np.ones((2, 1, 4), np.float32)
+    cpu.store_ragged(*cache.arguments(), 0, new, np.array([0, 1], np.int32))
+    print("stored within the block", flush=True)
+    # tokens 3 and 4: token 4 is past the block's 4 slots
+    cpu.store_ragged(*cache.arguments(), 0, new, np.array([0, 2], np.int32))
+    """)
+
+
+def run_python(source):
+    return subprocess.run([sys.executable, "-c", source],
+                          capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+
+
 def test_failed_run_time_check_aborts_with_a_message():
-    run = subprocess.run([sys.executable, "-c", CHECKED_STORE],
-                         capture_output=True, text=True,
-                         env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    run = run_python(CHECKED_STORE)
     assert run.returncode != 0
     # the store_ragged op of the function (line 4) failed its lookup check
     assert "kvcache run-time check failed" in run.stderr
     assert "store.mlir:4:" in run.stderr
     assert "the number of lookup_table columns is 2" in run.stderr
+
+
+def test_failed_run_time_check_of_a_continuous_cache():
+    run = run_python(CHECKED_CONTINUOUS_STORE)
+    assert run.returncode != 0
+    assert "stored within the block" in run.stdout
+    assert "kvcache run-time check failed" in run.stderr
+    assert "store.mlir:4:" in run.stderr
+    assert "token position 4 is out of range: block_tokens is 4" in run.stderr

@@ -32,8 +32,31 @@ def random_config(seed):
         assert_write_mode=int(rng.random() < 0.3))
 
 
+def random_continuous_config(seed):
+    """A continuous cache whose blocks hold block_tokens token slots, drawn
+    in 1..4096 (seeds 0 and 1: the extremes), static or dynamic in the
+    blocks type; long blocks get few, short heads to keep memory small."""
+    rng = random.Random(1000 + seed)
+    block_tokens = [1, 4096][seed] if seed < 2 else round(2 ** rng.uniform(0, 12))
+    num_heads = rng.choice([1, 2])
+    head_sizes = [3, 8, 16, 64, 128] if block_tokens <= 256 else [3, 8, 16]
+    config = kvcache.CacheConfig(
+        dtype=rng.choice(["f32", "f16", "bf16"]),
+        num_heads=num_heads,
+        head_size=rng.choice(head_sizes),
+        num_layers=rng.choice([None, 1, 2]),
+        q_heads=num_heads * rng.choice([1, 2, 3]),
+        mla=rng.random() < 0.2,
+        assert_write_mode=int(rng.random() < 0.3),
+        kind="continuous",
+        block_tokens=rng.choice([None, block_tokens]))
+    return config, block_tokens
+
+
 SEEDS = range(16)
 CONFIGS = [random_config(seed) for seed in SEEDS]
+CONTINUOUS_SEEDS = range(16)
+CONTINUOUS_CONFIGS = [random_continuous_config(seed) for seed in CONTINUOUS_SEEDS]
 
 # Where the kernel ops run: kvcache-to-cpu (loops on the CPU), or the GPU
 # kernels of kvcache-to-emulated-gpu on the emulator, with its race, bounds
@@ -42,28 +65,42 @@ TARGETS = {"cpu": kvcache.CPUModule, "emulated-gpu": kvcache.EmulatedGPUModule}
 
 
 def config_id(config):
+    tokens = (f"P{config.page_size}" if config.has_pages
+              else f"T{config.block_tokens or '?'}")
     return (f"{config.dtype}-H{config.num_heads}-D{config.head_size}-"
-            f"P{config.page_size}-L{config.num_layers}-Hq{config.query_heads}"
+            f"{tokens}-L{config.num_layers}-Hq{config.query_heads}"
             f"{'-mla' if config.mla else ''}"
             f"{'-awm' if config.assert_write_mode else ''}")
 
 
 class Step:
     """A random batch for one config: the cache before the step, the new
-    rows, and ragged offsets (the first one not at 0)."""
+    rows, and ragged offsets (the first one not at 0). A continuous cache
+    has blocks of `block_tokens` slots, its last sequence filling its block
+    to the end."""
 
-    def __init__(self, config, seed):
+    def __init__(self, config, seed, block_tokens=None):
         self.rng = np.random.default_rng(seed)
         rng = self.rng
         self.config = config
-        batch = int(rng.integers(1, 5))
-        self.cache_lengths = [int(n) for n in rng.integers(0, 20, batch)]
-        self.new_lengths = [int(n) for n in rng.integers(0, 4, batch)]
-        self.new_lengths[0] = max(self.new_lengths[0], 1)
-        cache = reference.random_cache(config, self.cache_lengths,
-                                       self.new_lengths, rng, spare_pages=4)
-        if seed % 2:  # every other page of a bigger buffer: a strided blocks
-            parent = np.zeros((2 * cache.num_pages,) + cache.shape[1:],
+        if config.has_pages:
+            batch = int(rng.integers(1, 5))
+            self.cache_lengths = [int(n) for n in rng.integers(0, 20, batch)]
+            self.new_lengths = [int(n) for n in rng.integers(0, 4, batch)]
+            self.new_lengths[0] = max(self.new_lengths[0], 1)
+        else:
+            batch = int(rng.integers(1, 4))
+            self.new_lengths = [int(n) for n in
+                                rng.integers(0, min(block_tokens, 3) + 1, batch)]
+            self.new_lengths[0] = max(self.new_lengths[0], 1)
+            self.cache_lengths = [int(rng.integers(0, block_tokens - n + 1))
+                                  for n in self.new_lengths]
+            self.cache_lengths[-1] = block_tokens - self.new_lengths[-1]
+        cache = reference.random_cache(
+            config, self.cache_lengths, self.new_lengths, rng, spare_pages=4,
+            block_tokens=None if config.has_pages else block_tokens)
+        if seed % 2:  # every other block of a bigger buffer: a strided blocks
+            parent = np.zeros((2 * cache.num_blocks,) + cache.shape[1:],
                               cache.blocks.dtype)
             parent[::2] = cache.blocks
             cache = cache.copy(blocks=parent[::2])
@@ -90,12 +127,10 @@ def attention_error(expected, actual, dtype):
                         reference.to_float32(actual, dtype)).max(initial=0))
 
 
-@pytest.mark.parametrize("seed", SEEDS)
-@pytest.mark.parametrize("target", TARGETS)
-def test_kernel_ops_match_the_reference(target, seed):
-    config = CONFIGS[seed]
-    step = Step(config, seed)
-    module = TARGETS[target](builders.kernels(config), checked=seed % 3 == 0)
+def check_ragged_ops(module, step):
+    """store_ragged, gather_ragged and attention_ragged of `step`'s layer
+    against the reference; the module is `builders.kernels(step.config)`."""
+    config = step.config
     cache, layer, offsets = step.cache, step.layer, step.row_offsets
 
     # store_ragged: K (and V), bit for bit.
@@ -134,7 +169,17 @@ def test_kernel_ops_match_the_reference(target, seed):
         assert attention_error(expected, out, config.dtype) <= \
             ATTENTION_TOLERANCE[config.dtype]
 
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("target", TARGETS)
+def test_kernel_ops_match_the_reference(target, seed):
+    config = CONFIGS[seed]
+    step = Step(config, seed)
+    module = TARGETS[target](builders.kernels(config), checked=seed % 3 == 0)
+    check_ragged_ops(module, step)
+
     # copy_pages: spare pages copied over used ones, every layer, K and V.
+    cache = step.cache
     used = sorted(set(cache.lookup_table.ravel().tolist()))
     spare = sorted(set(range(cache.num_pages)) - set(used))
     count = min(len(spare), len(used), 3)
@@ -144,11 +189,29 @@ def test_kernel_ops_match_the_reference(target, seed):
     np.testing.assert_array_equal(cache.blocks, expected)
 
 
+@pytest.mark.parametrize("seed", CONTINUOUS_SEEDS)
+@pytest.mark.parametrize("target", TARGETS)
+def test_continuous_kernel_ops_match_the_reference(target, seed):
+    config, block_tokens = CONTINUOUS_CONFIGS[seed]
+    step = Step(config, seed, block_tokens)
+    assert step.cache.block_tokens == block_tokens
+    module = TARGETS[target](builders.kernels(config), checked=seed % 3 == 0)
+    check_ragged_ops(module, step)
+
+
+DECODE_CONFIGS = {
+    "paged": kvcache.CacheConfig("f16", num_heads=2, head_size=64, page_size=16,
+                                 num_layers=2, q_heads=8),
+    "continuous": kvcache.CacheConfig("f16", num_heads=2, head_size=64,
+                                      num_layers=2, q_heads=8, kind="continuous",
+                                      block_tokens=64)}
+
+
+@pytest.mark.parametrize("kind", DECODE_CONFIGS)
 @pytest.mark.parametrize("workspace", [False, True])
 @pytest.mark.parametrize("target", TARGETS)
-def test_decode_step_matches_the_reference(target, workspace):
-    config = kvcache.CacheConfig("f16", num_heads=2, head_size=64, page_size=16,
-                                 num_layers=2, q_heads=8)
+def test_decode_step_matches_the_reference(target, workspace, kind):
+    config = DECODE_CONFIGS[kind]
     rng = np.random.default_rng(7)
     cache = reference.random_cache(config, [40, 0, 17], [1, 1, 1], rng)
     q = reference.random_rows(rng, 3, 8, 64, "f16")
@@ -166,10 +229,12 @@ def test_decode_step_matches_the_reference(target, workspace):
     assert attention_error(expected, out, "f16") <= ATTENTION_TOLERANCE["f16"]
 
 
+@pytest.mark.parametrize("kind", DECODE_CONFIGS)
 @pytest.mark.parametrize("target", TARGETS)
-def test_mla_decode_step_matches_the_reference(target):
-    config = kvcache.CacheConfig("bf16", num_heads=1, head_size=72, page_size=4,
-                                 mla=True)
+def test_mla_decode_step_matches_the_reference(target, kind):
+    shape = dict(page_size=4) if kind == "paged" else dict(kind=kind)
+    config = kvcache.CacheConfig("bf16", num_heads=1, head_size=72, mla=True,
+                                 **shape)
     rng = np.random.default_rng(3)
     cache = reference.random_cache(config, [9, 2], [1, 2], rng, num_layers=2)
     new = reference.random_rows(rng, 3, 1, 72, "bf16")
@@ -185,7 +250,8 @@ def test_mla_decode_step_matches_the_reference(target):
 
 
 # PTX: one compile of each config's kernels (the slowest part of the suite).
-@pytest.mark.parametrize("config", CONFIGS, ids=config_id)
+@pytest.mark.parametrize("config", CONFIGS + [config for config, _ in
+                                              CONTINUOUS_CONFIGS], ids=config_id)
 def test_kernel_ops_compile_to_ptx(config):
     ptx = kvcache.compile_ptx(builders.kernels(config), chip="sm_90")
     expected = sorted(name for names in builders.kernel_names(config).values()

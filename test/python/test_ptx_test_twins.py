@@ -36,6 +36,7 @@ pytest.importorskip("kvcache._kvcache")
 
 import kvcache  # noqa: E402
 from kvcache import reference  # noqa: E402
+from kvcache.config import parse_type  # noqa: E402
 
 GPU_TESTS = Path(__file__).resolve().parents[1] / "Integration" / "GPU"
 KERNEL_OPS = ("store_ragged", "gather_ragged", "copy_pages", "attention_ragged")
@@ -49,6 +50,7 @@ ATTENTION_TOLERANCE = {"f32": 2e-5, "f16": 2e-3, "bf16": 1.6e-2}
 SENTINEL = 7.0             # rows the ops must not touch hold it
 KEYS_PER_SPLIT = 512       # convert-kvcache-to-gpu's default (KernelABI.md)
 MAX_SPLITS = 16
+CONTINUOUS_UNIT = 4        # page_size() of a continuous cache
 
 _FUNC = re.compile(r"^\s*func\.func\s+@([\w$.]+)\s*\(", re.M)
 _OP = re.compile(r"kvcache\.(" + "|".join(KERNEL_OPS) + r")\s+([^:{]*)")
@@ -119,17 +121,6 @@ def signatures(name):
             kvcache.compiler.parse(FILES[name], filename=name).functions()}
 
 
-def cache_parameters(type_text):
-    match = re.fullmatch(r"!kvcache\.paged_(cache|collection)<([^,>]+)(.*)>",
-                         type_text.strip())
-    assert match, type_text
-    params = {"kind": match.group(1), "dtype": match.group(2).strip(),
-              "mla": False, "assert_write_mode": 0}
-    for key, value in re.findall(r"(\w+)\s*=\s*(\w+)", match.group(3)):
-        params[key] = value == "true" if value in ("true", "false") else int(value)
-    return params
-
-
 def memref_shape(type_text):
     match = re.fullmatch(r"memref<([^,>]*)>", type_text.strip())
     assert match, f"{type_text}: only identity-layout memrefs are handled"
@@ -156,14 +147,11 @@ class Kernel:
             f"operands {self.operands} of its {self.op}: it needs a "
             "hand-written twin")
         cache_operand = 1 if self.op == "attention_ragged" else 0
-        self.cache = cache_parameters(self.type_of(cache_operand))
+        parsed = parse_type(self.type_of(cache_operand))
+        assert parsed, self.type_of(cache_operand)
+        self.config = parsed[0]
         scale = _SCALE.search(body)
         self.scale = float(scale.group(1)) if scale else None
-        self.config = kvcache.CacheConfig(
-            self.cache["dtype"], self.cache["num_heads"],
-            self.cache["head_size"], self.cache["page_size"],
-            mla=self.cache["mla"],
-            assert_write_mode=self.cache["assert_write_mode"])
 
     def type_of(self, position):
         return self.types[self.operands[position]]
@@ -175,10 +163,16 @@ class Kernel:
         getattr(module, function)(*[by_name[a] for a in self.arguments])
 
 
-def sequences(page_size, long_context):
+def page_size(config):
+    """Tokens per page, or for a continuous cache, which has no pages, the
+    unit its batch is drawn in (its blocks hold the longest sequence)."""
+    return config.page_size if config.has_pages else CONTINUOUS_UNIT
+
+
+def sequences(config, long_context):
     """(cache_length, new rows) of a batch: prefill, decode, chunked prefill
     and a sequence with nothing new, each across page boundaries."""
-    P = page_size
+    P = page_size(config)
     decode = long_context or 2 * P + 1
     return [(0, P + 2), (decode, 1), (P - 1 if P > 1 else 2, 3), (P + 1, 0)]
 
@@ -199,7 +193,7 @@ def attention_error(expected, actual, dtype):
 
 def run_ragged(kernel, module, function, rng):
     config = kernel.config
-    seqs = sequences(config.page_size, None)
+    seqs = sequences(config, None)
     cached = [c for c, _ in seqs]
     new = [n for _, n in seqs]
     cache = reference.random_cache(config, cached, new, rng, spare_pages=2)
@@ -225,7 +219,7 @@ def run_ragged(kernel, module, function, rng):
 
 def run_copy_pages(kernel, module, function, rng):
     config = kernel.config
-    seqs = sequences(config.page_size, None)
+    seqs = sequences(config, None)
     cache = reference.random_cache(config, [c for c, _ in seqs],
                                    [n for _, n in seqs], rng, spare_pages=3,
                                    num_layers=3)
@@ -251,8 +245,8 @@ def run_attention(kernel, module, function, rng):
     if workspace_given:
         long_context = 2 * KEYS_PER_SPLIT + 88
     else:
-        long_context = 5 * config.page_size + 3
-    seqs = sequences(config.page_size, long_context)
+        long_context = 5 * page_size(config) + 3
+    seqs = sequences(config, long_context)
     cached = [c for c, _ in seqs]
     new = [n for _, n in seqs]
     cache = reference.random_cache(config, cached, new, rng, spare_pages=2)

@@ -90,3 +90,103 @@ def test_bad_views():
         cache.value_cache(0)
     with pytest.raises(ValueError, match="layer=2"):
         cache.key_cache(2)
+
+
+# The continuous kind: sequence b owns block lookup_table[b]; token t sits
+# in slot t of it.
+CONTINUOUS = CacheConfig("f32", num_heads=2, head_size=4, num_layers=2,
+                         kind="continuous")
+
+
+def make_continuous(seed=0, **arguments):
+    return reference.random_cache(CONTINUOUS, [4, 0, 7], [2, 3, 1], rng=seed,
+                                  **arguments)
+
+
+def test_continuous_random_cache_blocks():
+    cache = make_continuous(spare_pages=3)
+    assert isinstance(cache, reference.ContinuousCache) and cache.kind == "continuous"
+    # one block per sequence plus 3 spare ones, as long as the longest
+    # sequence (7 + 1 tokens)
+    assert cache.shape == (6, 2, 2, 8, 2, 4)
+    assert cache.block_tokens == 8 and cache.num_blocks == 6
+    assert cache.lookup_table.shape == (3,) and cache.lookup_table.dtype == np.int32
+    assert len(set(cache.lookup_table.tolist())) == 3
+    assert set(cache.lookup_table.tolist()) <= set(range(6))
+    assert (cache.max_seq_length, cache.max_cache_length) == (3, 8)
+    # the blocks are shuffled: not always the first ones in order
+    tables = {tuple(make_continuous(seed).lookup_table) for seed in range(8)}
+    assert len(tables) > 1
+    assert make_continuous(block_tokens=20).block_tokens == 20
+
+
+def test_continuous_random_cache_errors():
+    with pytest.raises(ValueError, match="fewer tokens than the longest"):
+        make_continuous(block_tokens=7)
+    with pytest.raises(ValueError, match="columns is for paged caches"):
+        make_continuous(columns=2)
+    with pytest.raises(ValueError, match="block_tokens is for continuous"):
+        reference.random_cache(CONFIG, [4], [1], block_tokens=8)
+    config = CacheConfig("f16", 1, 8, kind="continuous", block_tokens=16)
+    assert reference.random_cache(config, [3], [1]).block_tokens == 16
+    with pytest.raises(ValueError, match="differs from the config's 16"):
+        reference.random_cache(config, [3], [1], block_tokens=32)
+    with pytest.raises(ValueError, match="lookup_table of a continuous cache is 1-D"):
+        reference.ContinuousCache(np.zeros((2, 2, 1, 4, 1, 8), np.float32),
+                                  [1], [[0]], 1, 1, "f32")
+    with pytest.raises(ValueError, match="lookup_table of a paged cache is 2-D"):
+        reference.PagedCache(np.zeros((2, 2, 1, 4, 1, 8), np.float32),
+                             [1], [0], 1, 1, "f32")
+
+
+def test_continuous_load_follows_the_spec_formula():
+    cache = make_continuous()
+    for kv, layer, b, h, t, d in [(0, 1, 0, 1, 4, 2), (1, 0, 2, 0, 7, 3),
+                                  (1, 1, 1, 1, 0, 0)]:
+        view = cache.key_cache(layer) if kv == 0 else cache.value_cache(layer)
+        block = cache.lookup_table[b]
+        assert view.load(b, h, t, d)[0] == cache.blocks[block, kv, layer, t, h, d]
+        assert cache.lookup(b, t) == (block, t)
+    with pytest.raises(IndexError, match="outside the 8 slots"):
+        cache.lookup(0, 8)
+
+
+def test_continuous_store_gather_and_attention_follow_the_formula():
+    cache = make_continuous()
+    rng = np.random.default_rng(1)
+    new = reference.random_rows(rng, 7, 2, 4, "f32")
+    offsets = reference.row_offsets([2, 3, 1]) + 1  # rows 1..6
+    stored = reference.store_ragged(cache.value_cache(1), new, offsets)
+    expected = cache.blocks.copy()
+    for b, start in enumerate([4, 0, 7]):
+        rows = range(offsets[b], offsets[b + 1])
+        for i, r in enumerate(rows):
+            expected[cache.lookup_table[b], 1, 1, start + i] = new[r]
+    assert np.array_equal(stored, expected)
+    assert not np.array_equal(stored, cache.blocks)  # the input is unchanged
+    stored = cache.copy(stored)
+    assert isinstance(stored, reference.ContinuousCache)
+
+    ctx = reference.row_offsets([6, 3, 8]) + 2
+    sentinel = np.full((20, 2, 4), 7.0, np.float32)
+    context = reference.gather_ragged(stored.value_cache(1), ctx, sentinel)
+    for b, length in enumerate([6, 3, 8]):
+        block = cache.lookup_table[b]
+        assert np.array_equal(context[ctx[b]:ctx[b + 1]],
+                              stored.blocks[block, 1, 1, :length])
+    assert np.all(context[:2] == 7.0) and np.all(context[19] == 7.0)
+
+    stored.blocks[:, 0] = 0  # equal scores: the mean of the visible values
+    q = np.ones((7, 4, 4), np.float32)
+    out = reference.attention_ragged(q, stored.key_cache(1), stored.value_cache(1),
+                                     offsets, np.full_like(q, 7.0), 0.5)
+    values = stored.blocks[cache.lookup_table[0], 1, 1]
+    # sequence 0 has 4 cached tokens: its rows 1 and 2 see tokens 0..4, 0..5
+    assert np.allclose(out[1, 3], values[:5, 1].mean(axis=0))
+    assert np.allclose(out[2, 0], values[:6, 0].mean(axis=0))
+    assert np.all(out[0] == 7.0)
+
+
+def test_continuous_caches_have_no_pages_to_copy():
+    with pytest.raises(ValueError, match="copy_pages needs a cache with pages"):
+        reference.copy_pages(make_continuous(), np.array([[0, 1]], np.int32))
