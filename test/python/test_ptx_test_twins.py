@@ -43,7 +43,7 @@ KERNEL_OPS = ("store_ragged", "gather_ragged", "copy_pages", "attention_ragged")
 # The PTX tests this module was written for: discovery must find them all.
 KNOWN_FILES = {"kernel-ops.mlir", "kernel-ops-narrow.mlir",
                "attention-groups.mlir", "attention-head-sizes.mlir",
-               "attention-no-div64.mlir"}
+               "attention-no-div64.mlir", "continuous-kernels.mlir"}
 
 # As test_kernels.py: worst absolute error of attention outputs in [-1, 1].
 ATTENTION_TOLERANCE = {"f32": 2e-5, "f16": 2e-3, "bf16": 1.6e-2}
