@@ -182,3 +182,26 @@ func.func @rows_heads(%k: !cache, %rows: memref<?x4x8xf16>, %offsets: memref<?xi
   kvcache.store_ragged %k, %rows, %offsets : !cache, memref<?x4x8xf16>, memref<?xi32>
   return
 }
+
+// -----
+
+// Key and value caches of two kinds are two types.
+func.func @attention_mixed_kinds(%q: memref<?x2x8xf16>, %k: !test_kv.csr_cache<f16, num_heads = 2, head_size = 8, page_size = 4>,
+                                 %v: !kvcache.paged_cache<f16, num_heads = 2, head_size = 8, page_size = 4>,
+                                 %offsets: memref<?xi32>) {
+  // expected-error @below {{expects the key and value caches to have one type, got '!test_kv.csr_cache<f16, num_heads = 2, head_size = 8, page_size = 4>' and '!kvcache.paged_cache<f16, num_heads = 2, head_size = 8, page_size = 4>'}}
+  kvcache.attention_ragged %q, %k, %v, %offsets, %q {scale = 1.0 : f32}
+      : memref<?x2x8xf16>, !test_kv.csr_cache<f16, num_heads = 2, head_size = 8, page_size = 4>,
+        !kvcache.paged_cache<f16, num_heads = 2, head_size = 8, page_size = 4>, memref<?xi32>, memref<?x2x8xf16>
+  return
+}
+
+// -----
+
+!mla = !test_kv.csr_cache<f16, num_heads = 1, head_size = 8, page_size = 4, mla = true>
+func.func @attention_mla(%q: memref<?x2x8xf16>, %k: !mla, %offsets: memref<?xi32>) {
+  // expected-error @below {{does not support MLA caches (mla = true)}}
+  kvcache.attention_ragged %q, %k, %k, %offsets, %q {scale = 1.0 : f32}
+      : memref<?x2x8xf16>, !mla, !mla, memref<?xi32>, memref<?x2x8xf16>
+  return
+}
