@@ -23,25 +23,24 @@ LogicalResult CSRCollectionOp::verify() {
   MemRefType blocks = getBlocks().getType();
   if (blocks.getElementType() != type.getElementType())
     return emitOpError("expects 'blocks' element type ")
-           << blocks.getElementType() << " to match the collection element type "
-           << type.getElementType();
+           << blocks.getElementType()
+           << " to match the collection element type " << type.getElementType();
   if (blocks.getMemorySpace())
     return emitOpError("expects 'blocks' in the default memory space, got ")
            << blocks;
-  std::pair<StringRef, int64_t> staticDims[] = {
-      {"", 0},
-      {"kv_dim", type.getKVDim()},
-      {"", 0},
-      {"page_size", type.getPageSize()},
-      {"num_heads", type.getNumHeads()},
-      {"head_size", type.getHeadSize()}};
-  for (auto [dim, expected] : llvm::enumerate(staticDims))
-    if (!expected.first.empty() &&
-        blocks.getShape()[dim] != expected.second)
+  struct StaticDim {
+    unsigned dim;
+    StringRef name;
+    int64_t size;
+  };
+  for (StaticDim expected : {StaticDim{1, "kv_dim", type.getKVDim()},
+                             {3, "page_size", type.getPageSize()},
+                             {4, "num_heads", type.getNumHeads()},
+                             {5, "head_size", type.getHeadSize()}})
+    if (blocks.getDimSize(expected.dim) != expected.size)
       return emitOpError("expects 'blocks' dim ")
-             << dim << " (" << expected.first << ") to be static and "
-             << expected.second << " as the collection type says, got "
-             << blocks;
+             << expected.dim << " (" << expected.name << ") to be static and "
+             << expected.size << " as the collection type says, got " << blocks;
   SmallVector<int64_t> strides;
   int64_t offset;
   int64_t headSize = type.getHeadSize();

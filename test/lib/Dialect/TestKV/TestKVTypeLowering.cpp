@@ -82,23 +82,23 @@ static Value buildCacheLengthOf(OpBuilder &builder, Location loc,
 }
 
 #define TESTKV_DEFINE_SHARED_HOOKS(TYPE, COLLECTION)                           \
-  void TYPE::getLoweredTypes(SmallVectorImpl<Type> &types) const {            \
+  void TYPE::getLoweredTypes(SmallVectorImpl<Type> &types) const {             \
     appendLoweredTypes(*this, COLLECTION, types);                              \
   }                                                                            \
-  Value TYPE::buildCacheLength(OpBuilder &builder, Location loc,              \
+  Value TYPE::buildCacheLength(OpBuilder &builder, Location loc,               \
                                ValueRange lowered, Value batch,                \
-                               KVRuntimeChecks *checks) const {               \
+                               KVRuntimeChecks *checks) const {                \
     return buildCacheLengthOf(builder, loc, lowered, batch, checks);           \
   }                                                                            \
-  Value TYPE::buildMaxSeqLength(OpBuilder &builder, Location loc,             \
+  Value TYPE::buildMaxSeqLength(OpBuilder &builder, Location loc,              \
                                 ValueRange lowered) const {                    \
     return toIndex(builder, loc, lowered[MaxSeqLength]);                       \
   }                                                                            \
-  Value TYPE::buildMaxCacheLength(OpBuilder &builder, Location loc,           \
+  Value TYPE::buildMaxCacheLength(OpBuilder &builder, Location loc,            \
                                   ValueRange lowered) const {                  \
     return toIndex(builder, loc, lowered[MaxCacheLength]);                     \
   }                                                                            \
-  Value TYPE::buildNumPages(OpBuilder &builder, Location loc,                 \
+  Value TYPE::buildNumPages(OpBuilder &builder, Location loc,                  \
                             ValueRange lowered) const {                        \
     return dim(builder, loc, lowered[Blocks], 0);                              \
   }
@@ -110,9 +110,10 @@ TESTKV_DEFINE_SHARED_HOOKS(CSRCacheType, false)
 
 /// The layer's view `blocks[*, kv, layer, *, *, *]`; the page table and
 /// the lengths are shared by every layer.
-SmallVector<Value> CSRCollectionType::buildLayerCache(
-    OpBuilder &builder, Location loc, ValueRange lowered, Value layer,
-    int64_t kv, KVRuntimeChecks *checks) const {
+SmallVector<Value>
+CSRCollectionType::buildLayerCache(OpBuilder &builder, Location loc,
+                                   ValueRange lowered, Value layer, int64_t kv,
+                                   KVRuntimeChecks *checks) const {
   Value blocks = lowered[Blocks];
   if (checks)
     checks->checkLess(layer, dim(builder, loc, blocks, 2), "layer index",
@@ -120,13 +121,12 @@ SmallVector<Value> CSRCollectionType::buildLayerCache(
   auto attr = [&](int64_t value) { return builder.getIndexAttr(value); };
   SmallVector<OpFoldResult> offsets = {attr(0), attr(kv), layer,
                                        attr(0), attr(0),  attr(0)};
-  SmallVector<OpFoldResult> sizes = {
-      OpFoldResult(dim(builder, loc, blocks, 0)),
-      attr(1),
-      attr(1),
-      attr(getPageSize()),
-      attr(getNumHeads()),
-      attr(getHeadSize())};
+  SmallVector<OpFoldResult> sizes = {OpFoldResult(dim(builder, loc, blocks, 0)),
+                                     attr(1),
+                                     attr(1),
+                                     attr(getPageSize()),
+                                     attr(getNumHeads()),
+                                     attr(getHeadSize())};
   SmallVector<OpFoldResult> strides(6, attr(1));
   SmallVector<Value> layerValues(lowered);
   layerValues[Blocks] = memref::SubViewOp::create(
@@ -159,8 +159,8 @@ CSRCacheType::buildLookup(OpBuilder &builder, Location loc, ValueRange lowered,
   if (checks) {
     // batch < size(kv_indptr) - 1, as batch < max(size, 1) - 1 so that an
     // empty kv_indptr (no sequences) rejects every batch index.
-    Value entries = arith::MaxUIOp::create(builder, loc,
-                                           dim(builder, loc, indptr, 0), one);
+    Value entries =
+        arith::MaxUIOp::create(builder, loc, dim(builder, loc, indptr, 0), one);
     checks->checkLess(batch, arith::SubIOp::create(builder, loc, entries, one),
                       "batch index", "the size of kv_indptr - 1 (the batch)");
   }

@@ -26,17 +26,18 @@ void TestKVDialect::registerTypes() {
 
 /// The rules of the paged kind (docs/Contract.md, section 4.1), for element
 /// types the lowerings accept.
-static LogicalResult verifyCSRParams(function_ref<InFlightDiagnostic()> emitError,
-                                     Type elementType, int64_t numHeads,
-                                     int64_t headSize, int64_t pageSize,
-                                     int64_t assertWriteMode) {
+static LogicalResult
+verifyCSRParams(function_ref<InFlightDiagnostic()> emitError, Type elementType,
+                int64_t numHeads, int64_t headSize, int64_t pageSize,
+                int64_t assertWriteMode) {
   if (!elementType.isF32() && !elementType.isF16() && !elementType.isBF16())
     return emitError() << "unsupported element type " << elementType
                        << "; expected f32, f16 or bf16";
   int64_t pageElements = 1;
-  for (auto [name, value] : {std::pair<StringRef, int64_t>{"num_heads", numHeads},
-                             {"head_size", headSize},
-                             {"page_size", pageSize}}) {
+  for (auto [name, value] :
+       {std::pair<StringRef, int64_t>{"num_heads", numHeads},
+        {"head_size", headSize},
+        {"page_size", pageSize}}) {
     if (value <= 0)
       return emitError() << "expected " << name << " > 0, got " << value;
     if (llvm::MulOverflow(pageElements, value, pageElements) ||
