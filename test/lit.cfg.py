@@ -80,7 +80,7 @@ if ptxas:
     config.substitutions.append(("%ptxas", ptxas))
 
 # The test dialects of test/lib are in kvcache-opt only in test builds
-# (KVCACHE_INCLUDE_TESTS); the tests that use them say `REQUIRES: test-dialect`
-# (test/TestDialect/lit.local.cfg).
+# (KVCACHE_INCLUDE_TESTS); without them the tests of test/TestDialect are
+# unsupported (its lit.local.cfg).
 if config.kvcache_include_tests:
     config.available_features.add("test-dialect")

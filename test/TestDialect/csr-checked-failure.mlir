@@ -7,6 +7,8 @@
 // RUN:     -shared-libs=%mlir_c_runner_utils,%mlir_runner_utils 2>&1 | FileCheck %s --check-prefix=CPU-INDICES
 // RUN: not --crash mlir-runner %t.cpu.mlir -e past_pages -entry-point-result=void \
 // RUN:     -shared-libs=%mlir_c_runner_utils,%mlir_runner_utils 2>&1 | FileCheck %s --check-prefix=CPU-PAGES
+// RUN: not --crash mlir-runner %t.cpu.mlir -e bad_batch -entry-point-result=void \
+// RUN:     -shared-libs=%mlir_c_runner_utils,%mlir_runner_utils 2>&1 | FileCheck %s --check-prefix=CPU-BATCH
 
 // Without checked=true the writes of an assert_write_mode = 1 cache are
 // still checked (@past_pages).
@@ -22,11 +24,12 @@
 // RUN: not --crash %emu_run %t.gpu.mlir -e bad_page 2>&1 | FileCheck %s --check-prefix=GPU-PAGE
 // RUN: not --crash %emu_run %t.gpu.mlir -e past_indices 2>&1 | FileCheck %s --check-prefix=GPU-INDICES
 // RUN: env KVCACHE_EMU_ORDER=reverse not --crash %emu_run %t.gpu.mlir -e past_pages 2>&1 | FileCheck %s --check-prefix=GPU-PAGES
+// RUN: not --crash %emu_run %t.gpu.mlir -e bad_batch 2>&1 | FileCheck %s --check-prefix=GPU-BATCH
 
 // Run-time checks of the CSR kind's lookup hook (test/lib), which
 // convert-kvcache-to-memref calls with its checker: a kv_indices entry that
 // is not a page, a kv_indptr that points past kv_indices, a token past the
-// pages its sequence owns. One collection of 4 pages of 4 tokens, one head
+// pages its sequence owns, a sequence kv_indptr does not have. One collection of 4 pages of 4 tokens, one head
 // of 4 f32; sequence 0 owns kv_indices[1, 2) = page 2, sequence 1 owns
 // kv_indices[2, 3) = page 1.
 
@@ -36,10 +39,12 @@
 
 // CPU-PAGE: kvcache run-time check failed: kvcache.gather_ragged (kvcache.lookup) at {{.*}}csr-checked-failure.mlir:{{[0-9]+}}:3: physical page (kv_indices entry) 7 is out of range: num_pages is 4
 // CPU-INDICES: kvcache run-time check failed: kvcache.gather_ragged (kvcache.lookup) at {{.*}}: kv_indices position (kv_indptr[b] + token / page_size) 5 is out of range: the size of kv_indices is 3
+// CPU-BATCH: kvcache run-time check failed: kvcache.gather_ragged (kvcache.lookup) at {{.*}}: batch index 2 is out of range: the size of kv_indptr - 1 (the batch) is 2
 // CPU-PAGES: kvcache run-time check failed: kvcache.store_ragged (kvcache.lookup) at {{.*}}: logical page (token / page_size) 1 is out of range: the sequence's pages (kv_indptr[b+1] - kv_indptr[b]) is 1
 
 // GPU-PAGE: csr-checked-failure.mlir:{{[0-9]+}}: kvcache.gather_ragged: block: [{{[0-9]+}},0,0], thread: [{{[0-9]+}},0,0] Assertion `kvcache run-time check failed: kvcache.gather_ragged (kvcache.lookup) at {{.*}}: physical page (kv_indices entry) is out of range (must be below num_pages)` failed.
 // GPU-INDICES: Assertion `kvcache run-time check failed: kvcache.gather_ragged (kvcache.lookup) at {{.*}}: kv_indices position (kv_indptr[b] + token / page_size) is out of range (must be below the size of kv_indices)` failed.
+// GPU-BATCH: Assertion `kvcache run-time check failed: kvcache.gather_ragged (kvcache.lookup) at {{.*}}: batch index is out of range (must be below the size of kv_indptr - 1 (the batch))` failed.
 // GPU-PAGES: Assertion `kvcache run-time check failed: kvcache.store_ragged (kvcache.lookup) at {{.*}}: logical page (token / page_size) is out of range (must be below the sequence's pages (kv_indptr[b+1] - kv_indptr[b]))` failed.
 
 !blocks = memref<?x2x?x4x1x4xf32>
@@ -55,6 +60,7 @@ memref.global "private" constant @kv_indptr_past : memref<3xi32> = dense<[1, 5, 
 memref.global "private" constant @kv_indices : memref<3xi32> = dense<[0, 2, 1]>
 memref.global "private" constant @kv_indices_bad : memref<3xi32> = dense<[0, 2, 7]>
 memref.global "private" constant @one_row_each : memref<3xi32> = dense<[0, 1, 2]>
+memref.global "private" constant @three_sequences : memref<4xi32> = dense<[0, 1, 2, 3]>
 memref.global "private" constant @five_rows : memref<3xi32> = dense<[0, 5, 5]>
 
 // blocks[p, kv, 0, s, 0, d] = p + s + d, in a fresh allocation.
@@ -84,29 +90,39 @@ func.func @vector(%name: memref<3xi32>) -> memref<?xi32> {
   return %cast : memref<?xi32>
 }
 
-// Gathers token 0 of both sequences from K of layer 0 and prints the rows.
-func.func @gather(%indptr_global: memref<3xi32>, %indices_global: memref<3xi32>) {
+// Gathers token 0 of each sequence of `offsets` from K of layer 0 and
+// prints the rows.
+func.func @gather_rows(%indptr_global: memref<3xi32>, %indices_global: memref<3xi32>,
+                       %offsets: memref<?xi32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  %c2 = arith.constant 2 : index
   %one = arith.constant 1 : i32
   %blocks = call @make_blocks() : () -> !blocks
   %lengths_global = memref.get_global @cache_lengths : memref<2xi32>
   %lengths = memref.cast %lengths_global : memref<2xi32> to memref<?xi32>
   %indptr = call @vector(%indptr_global) : (memref<3xi32>) -> memref<?xi32>
   %indices = call @vector(%indices_global) : (memref<3xi32>) -> memref<?xi32>
-  %offsets_global = memref.get_global @one_row_each : memref<3xi32>
-  %offsets = call @vector(%offsets_global) : (memref<3xi32>) -> memref<?xi32>
   %c = test_kv.csr_collection %blocks, %indptr, %indices, %lengths, %one, %one
       : !blocks, memref<?xi32>, memref<?xi32>, memref<?xi32> -> !collection
   %k = kvcache.get_key_cache %c[%c0] : !collection
-  %out_alloc = memref.alloc() {alignment = 64 : i64} : memref<2x1x4xf32>
-  %out = memref.cast %out_alloc : memref<2x1x4xf32> to !rows
+  %last = memref.dim %offsets, %c0 : memref<?xi32>
+  %rows = arith.subi %last, %c1 : index
+  %out = memref.alloc(%rows) {alignment = 64 : i64} : !rows
   kvcache.gather_ragged %k, %out, %offsets : !cache, !rows, memref<?xi32>
-  scf.for %r = %c0 to %c2 step %c1 {
+  scf.for %r = %c0 to %rows step %c1 {
     %row = vector.load %out[%r, %c0, %c0] : !rows, vector<4xf32>
     vector.print %row : vector<4xf32>
   }
+  memref.dealloc %out : !rows
+  memref.dealloc %blocks : !blocks
+  return
+}
+
+// Token 0 of both sequences.
+func.func @gather(%indptr: memref<3xi32>, %indices: memref<3xi32>) {
+  %offsets_global = memref.get_global @one_row_each : memref<3xi32>
+  %offsets = call @vector(%offsets_global) : (memref<3xi32>) -> memref<?xi32>
+  call @gather_rows(%indptr, %indices, %offsets) : (memref<3xi32>, memref<3xi32>, memref<?xi32>) -> ()
   return
 }
 
@@ -131,6 +147,16 @@ func.func @past_indices() {
   %indptr = memref.get_global @kv_indptr_past : memref<3xi32>
   %indices = memref.get_global @kv_indices : memref<3xi32>
   call @gather(%indptr, %indices) : (memref<3xi32>, memref<3xi32>) -> ()
+  return
+}
+
+// A third sequence: kv_indptr has two.
+func.func @bad_batch() {
+  %indptr = memref.get_global @kv_indptr : memref<3xi32>
+  %indices = memref.get_global @kv_indices : memref<3xi32>
+  %offsets_global = memref.get_global @three_sequences : memref<4xi32>
+  %offsets = memref.cast %offsets_global : memref<4xi32> to memref<?xi32>
+  call @gather_rows(%indptr, %indices, %offsets) : (memref<3xi32>, memref<3xi32>, memref<?xi32>) -> ()
   return
 }
 
