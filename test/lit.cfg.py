@@ -12,7 +12,7 @@ config.name = "KVCACHE"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
 config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py",
-                   "Inputs", "consumer"]
+                   "Inputs", "consumer", "lib"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.kvcache_obj_root, "test")
 
@@ -78,3 +78,9 @@ ptxas = shutil.which("ptxas") or (
 if ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
+
+# The test dialects of test/lib are in kvcache-opt only in test builds
+# (KVCACHE_INCLUDE_TESTS); without them the tests of test/TestDialect are
+# unsupported (its lit.local.cfg).
+if config.kvcache_include_tests:
+    config.available_features.add("test-dialect")
