@@ -349,6 +349,25 @@ def ptx_section(build, lines):
     lines.append("")
 
 
+def model_section(build, lines):
+    """3.1: bench/gpu/model.py's table (static model of the sm_90 kernels)."""
+    lines += ["### 3.1 Static model of the GPU kernels (sm_90, H200)", "",
+              "From `bench/gpu/model.py` (its docstring has the model): the main loop's PTX instructions "
+              "per KB of the cache per warp for decode attention (head 128, every pass a large query "
+              "group makes over K/V counted) and per 16 B per thread for the data ops (page 16, 8 heads "
+              "of 128, f16; a 6-step batch search), blocks per SM, bytes in flight per SM and the issue "
+              "bound `132 x 4 x 1.98e9 x 1024 / instructions per KB` as a ratio to a 4.3 TB/s device "
+              "copy. `bench/gpu/model-limits.json` holds the figures test/Integration/GPU/gpu-model.test "
+              "keeps from regressing.", ""]
+    ptxas = "/usr/local/cuda/bin/ptxas"
+    if not os.path.exists(ptxas):
+        lines += ["ptxas not installed: not measured.", ""]
+        return
+    table = subprocess.run([sys.executable, os.path.join(HERE, "gpu", "model.py"), "--build", build,
+                            "--ptxas", ptxas], capture_output=True, text=True, check=True).stdout
+    lines += table.strip().splitlines() + [""]
+
+
 # ---------------------------------------------------------------------------
 # 4. GPU
 # ---------------------------------------------------------------------------
@@ -416,6 +435,7 @@ def main():
     compiler_section(build, args.quick, lines, plots)
     cpu_section(build, args.quick, lines, plots)
     ptx_section(build, lines)
+    model_section(build, lines)
     gpu_section(lines)
     emulated_section(build, args.quick, lines)
     lines += ["## Plots", ""] + write_plots(plots, os.path.join(HERE, "plots")) + [""]

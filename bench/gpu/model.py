@@ -1,0 +1,343 @@
+#!/usr/bin/env python3
+"""A static model of our GPU kernels, from their PTX and `ptxas -v`.
+
+No GPU is needed (nor lent, so far): each kernel is compiled for sm_90 by
+kvcache-compile and assembled by ptxas, and the model reads from the PTX and
+the ptxas report
+
+- the main loop: for attention the innermost loop issuing cp.async (the key
+  loop), for store_ragged/gather_ragged/copy_pages the outermost loop that
+  stores to global memory (the rows, or pairs, a block visits), its nested
+  loops that store counted once (a row's chunks: one per thread for the
+  shapes modelled) and those that do not `--search-steps` times (the
+  batch-row search: log2(batch));
+- its instructions per KB moved per warp (attention: 32 lanes x the cp.async
+  bytes of an iteration) or per 16 B stored per thread (data ops); for
+  attention also per KB of the cache, counting every pass a large query
+  group makes over K/V (8 query heads per pass);
+- registers, spills, static shared memory, threads per block, and from them
+  blocks per SM (sm_90: 64 K registers allocated per warp in units of 256,
+  64 warps, 32 blocks, 228 KB shared memory with 1 KB reserved per block);
+- bytes in flight per SM: blocks x warps x bytes per warp and iteration x the
+  stages a `cp.async.wait_group N` leaves in flight (N);
+- the issue bound: an SM's 4 schedulers issuing one instruction per cycle at
+  1.98 GHz over 132 SMs (H200), `132 x 4 x 1.98e9 x 1024 / instructions per
+  KB` bytes/s, as a ratio to a 4.3 TB/s device copy. Below 1 the kernel
+  cannot reach the copy's bandwidth even if every scheduler issues every
+  cycle; near 1 it reaches it only then.
+
+PTX instructions, not SASS: without cuobjdump the SASS is not visible here;
+for the attention key loop the two counts were within 3% (233 vs 239).
+
+    /usr/bin/python3 bench/gpu/model.py --build build            # markdown table
+    /usr/bin/python3 bench/gpu/model.py --build build --json      # one JSON object per kernel
+    /usr/bin/python3 bench/gpu/model.py --build build --check bench/gpu/model-limits.json
+"""
+
+import argparse
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+SMS, SCHEDULERS, CLOCK_HZ, COPY_BYTES_PER_S = 132, 4, 1.98e9, 4.3e12
+REGISTERS_PER_SM, WARPS_PER_SM, BLOCKS_PER_SM = 65536, 64, 32
+SHARED_PER_SM, SHARED_RESERVED_PER_BLOCK = 228 * 1024, 1024
+
+ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2}
+
+
+# ---------------------------------------------------------------------------
+# The kernels modelled
+# ---------------------------------------------------------------------------
+
+def attention_function(name, dtype, kv_heads, group, page_size, head_size=128):
+    """A decode attention with a workspace (so the host may split)."""
+    q_heads = kv_heads * group
+    cache = (f"!kvcache.paged_cache<{dtype}, num_heads = {kv_heads}, head_size = "
+             f"{head_size}, page_size = {page_size}>")
+    rows = f"memref<?x{q_heads}x{head_size}x{dtype}>"
+    return (f"func.func @{name}(%q: {rows}, %k: {cache}, %v: {cache}, %offsets: memref<?xi32>, "
+            f"%out: {rows}, %ws: memref<?xf32>) {{\n"
+            f"  kvcache.attention_ragged %q, %k, %v, %offsets, %out, %ws {{scale = "
+            f"{1 / math.sqrt(head_size)!r} : f32}}\n"
+            f"      : {rows}, {cache}, {cache}, memref<?xi32>, {rows}, memref<?xf32>\n"
+            f"  return\n}}\n")
+
+
+def data_functions(dtype="f16", heads=8, head_size=128, page_size=16):
+    cache = (f"!kvcache.paged_cache<{dtype}, num_heads = {heads}, head_size = {head_size}, "
+             f"page_size = {page_size}>")
+    collection = cache.replace("paged_cache", "paged_collection")
+    rows = f"memref<?x{heads}x{head_size}x{dtype}>"
+    text = ""
+    for op in ("store_ragged", "gather_ragged"):
+        text += (f"func.func @{op}(%k: {cache}, %rows: {rows}, %offsets: memref<?xi32>) {{\n"
+                 f"  kvcache.{op} %k, %rows, %offsets : {cache}, {rows}, memref<?xi32>\n"
+                 f"  return\n}}\n")
+    text += (f"func.func @copy_pages(%c: {collection}, %pairs: memref<?x2xi32>) {{\n"
+             f"  kvcache.copy_pages %c, %pairs : {collection}, memref<?x2xi32>\n"
+             f"  return\n}}\n")
+    return text
+
+
+def attention_configs():
+    """(function name, dtype, kv heads, group, page size): the decode
+    configurations of the GPU targets (GQA 1, 4, 8 and MQA 64, head 128)."""
+    configs = []
+    for dtype in ("f16", "bf16"):
+        for kv_heads, group in ((8, 1), (8, 4), (8, 8), (1, 64)):
+            for page_size in (1, 16, 128, 256):
+                name = f"attention_{dtype}_group{group}_page{page_size}"
+                configs.append((name, dtype, kv_heads, group, page_size))
+    return configs
+
+
+# The attention plan serves at most 8 query heads of a group per pass over
+# K/V (lib/Conversion/KVCacheToGPU/AttentionPlan.cpp); a larger group reads
+# K/V once per pass.
+HEADS_PER_PASS = 8
+
+
+def module_text(quick=False):
+    """The IR of every kernel modelled, and {kernel: passes over K/V}."""
+    configs = attention_configs()
+    if quick:  # the lit test's subset
+        configs = [c for c in configs if c[1] == "f16" and c[4] in (1, 16)]
+    text = "".join(attention_function(*c) for c in configs)
+    passes = {f"{c[0]}_attention_ragged": math.ceil(c[3] / HEADS_PER_PASS) for c in configs}
+    return text + data_functions(), passes
+
+
+# ---------------------------------------------------------------------------
+# Reading PTX and ptxas
+# ---------------------------------------------------------------------------
+
+def is_instruction(line):
+    line = line.strip()
+    return bool(line) and not line.startswith(("$", "//", "{", "}", ".", "@%p")) or (
+        line.startswith("@%p"))
+
+
+def entries(ptx):
+    """{kernel: (header, body lines)}"""
+    kernels = {}
+    for match in re.finditer(r"\.visible \.entry (\w+)\((.*?)\n}\n", ptx, re.S):
+        kernels[match.group(1)] = match.group(2)
+    return kernels
+
+
+def loops(lines):
+    """[(first, last)] line ranges of the loops: a label and a later branch
+    back to it."""
+    found = []
+    for index, line in enumerate(lines):
+        label = re.match(r"^(\$L__BB\d+_\d+):", line)
+        if not label:
+            continue
+        back = re.compile(r"\bbra(\.uni)?\s+" + re.escape(label.group(1)) + ";")
+        for end in range(index + 1, len(lines)):
+            if back.search(lines[end]):
+                found.append((index, end))
+    return found
+
+
+def count(lines, first, last):
+    return sum(1 for line in lines[first + 1:last + 1] if is_instruction(line))
+
+
+def cp_async_bytes(text):
+    return sum(int(size) for size in
+               re.findall(r"cp\.async\.c[ag]\.shared\.global(?:\.L2::\w+)?\s+\[[^]]*\],\s*\[[^]]*\],\s*(\d+)", text))
+
+
+def store_bytes(text):
+    sizes = {"v4.b32": 16, "v4.u32": 16, "v2.b64": 16, "v2.b32": 8, "b64": 8, "u64": 8,
+             "b32": 4, "u32": 4, "f32": 4, "b16": 2, "u16": 2, "b8": 1, "u8": 1}
+    total = 0
+    for kind in re.findall(r"st\.global\.(?:L1::\w+\.)?([\w.]+)\s", text):
+        total += sizes.get(kind, 0)
+    return total
+
+
+def main_loop(body, kind, search_steps):
+    """(instructions per iteration, bytes moved per iteration, stages in
+    flight) of the kernel's main loop; None when it has none."""
+    lines = body.splitlines()
+    spans = loops(lines)
+    key = "cp.async.c" if kind == "attention" else "st.global"
+    candidates = [(last - first, first, last) for first, last in spans
+                  if key in "\n".join(lines[first:last + 1])]
+    if not candidates:
+        return None
+    # Attention: the innermost loop issuing copies (the key loop). Data ops:
+    # the outermost loop that stores (rows over the grid), whose nested
+    # loops that do not store are the batch-row search.
+    _, first, last = min(candidates) if kind == "attention" else max(candidates)
+    instructions = count(lines, first, last)
+    if kind != "attention":
+        for inner_first, inner_last in spans:
+            inner = "\n".join(lines[inner_first:inner_last + 1])
+            if first < inner_first and inner_last < last and key not in inner:
+                instructions += (search_steps - 1) * count(lines, inner_first, inner_last)
+    text = "\n".join(lines[first:last + 1])
+    if kind == "attention":
+        moved = 32 * cp_async_bytes(text)  # per warp
+        waits = [int(n) for n in re.findall(r"cp\.async\.wait_group\s+(\d+)", text)]
+        stages = max(waits) if waits else 0
+    else:
+        moved = store_bytes(text)          # per thread
+        stages = 1
+    return instructions, moved, stages
+
+
+def ptxas_report(ptxas, ptx_file):
+    info = subprocess.run([ptxas, "-arch=sm_90", "-v", ptx_file, "-o", os.devnull],
+                          capture_output=True, text=True, check=True).stderr
+    stats = {}
+    for name, block in re.findall(
+            r"Compiling entry function '(\w+)'.*?\n(.*?)(?=ptxas info    : Compiling|\Z)", info, re.S):
+        regs = re.search(r"Used (\d+) registers", block)
+        smem = re.search(r"(\d+) bytes smem", block)
+        spills = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", block)
+        stats[name] = {"registers": int(regs.group(1)) if regs else 0,
+                       "spill_bytes": int(spills.group(1)) + int(spills.group(2)) if spills else 0,
+                       "shared_bytes": int(smem.group(1)) if smem else 0}
+    return stats
+
+
+def blocks_per_sm(registers, threads, shared):
+    warps = math.ceil(threads / 32)
+    registers_per_warp = math.ceil(max(registers, 1) * 32 / 256) * 256
+    by_registers = (REGISTERS_PER_SM // registers_per_warp) // warps
+    by_warps = WARPS_PER_SM // warps
+    by_shared = SHARED_PER_SM // (shared + SHARED_RESERVED_PER_BLOCK)
+    return max(0, min(by_registers, by_warps, by_shared, BLOCKS_PER_SM))
+
+
+def model(build, ptxas, text, passes, search_steps):
+    with tempfile.TemporaryDirectory() as tmp:
+        source, ptx_file = os.path.join(tmp, "model.mlir"), os.path.join(tmp, "model.ptx")
+        with open(source, "w") as f:
+            f.write(text)
+        subprocess.run([os.path.join(build, "bin", "kvcache-compile"), source, "-o", ptx_file,
+                        "--chip", "sm_90"], check=True)
+        ptx = open(ptx_file).read()
+        stats = ptxas_report(ptxas, ptx_file)
+    rows = []
+    for name, body in entries(ptx).items():
+        kind = "attention" if name.endswith("_attention_ragged") else (
+            "merge" if name.endswith("_attention_merge") else "data")
+        if kind == "merge":
+            continue
+        threads = re.search(r"\.(?:maxntid|reqntid)\s+(\d+),\s*(\d+),\s*(\d+)", body)
+        threads = math.prod(int(t) for t in threads.groups()) if threads else 128
+        row = {"kernel": name, "kind": kind, "threads": threads, **stats.get(name, {})}
+        loop = main_loop(body, kind, search_steps)
+        row["blocks_per_sm"] = blocks_per_sm(row.get("registers", 0), threads,
+                                             row.get("shared_bytes", 0))
+        if loop:
+            instructions, moved, stages = loop
+            row["loop_instructions"] = instructions
+            if kind == "attention" and moved:
+                row["passes"] = passes.get(name, 1)
+                per_kb = instructions * 1024 / moved * row["passes"]
+                row["bytes_per_warp_iteration"] = moved
+                row["instructions_per_kb"] = round(per_kb, 1)
+                row["stages_in_flight"] = stages
+                row["bytes_in_flight_per_sm"] = (row["blocks_per_sm"] * math.ceil(threads / 32)
+                                                 * moved * stages)
+                row["issue_bound"] = round(SMS * SCHEDULERS * CLOCK_HZ * 1024 / per_kb
+                                           / COPY_BYTES_PER_S, 2)
+            elif moved:
+                per_16 = instructions * 16 / moved
+                row["instructions_per_16b"] = round(per_16, 1)
+                # Per warp: 32 x 16 B = 512 B per per_16 instructions.
+                row["issue_bound"] = round(SMS * SCHEDULERS * CLOCK_HZ * 512 / per_16
+                                           / COPY_BYTES_PER_S, 2)
+        rows.append(row)
+    return rows
+
+
+# ---------------------------------------------------------------------------
+# Output and checks
+# ---------------------------------------------------------------------------
+
+def markdown(rows):
+    lines = ["| kernel | registers | spills (B) | smem (B) | threads | blocks/SM | loop instructions "
+             "| passes over K/V | per KB of cache per warp (attention) / per 16 B per thread (data) "
+             "| KB in flight per SM | issue bound / copy |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        per = r.get("instructions_per_kb", r.get("instructions_per_16b", "-"))
+        flight = r.get("bytes_in_flight_per_sm")
+        flight = f"{flight / 1024:.0f}" if flight is not None else "-"
+        lines.append(f"| {r['kernel']} | {r.get('registers', '?')} | {r.get('spill_bytes', '?')} "
+                     f"| {r.get('shared_bytes', '?')} | {r['threads']} | {r['blocks_per_sm']} "
+                     f"| {r.get('loop_instructions', '-')} | {r.get('passes', '-')} | {per} | {flight} "
+                     f"| {r.get('issue_bound', '-')} |")
+    return "\n".join(lines)
+
+
+def check(rows, limits_file):
+    """Fails (returns messages) where a kernel got worse than its limits:
+    more loop instructions per KB (per 16 B), more registers, spills, fewer
+    bytes in flight."""
+    limits = json.load(open(limits_file))
+    by_name = {r["kernel"]: r for r in rows}
+    problems = []
+    for name, limit in limits.items():
+        if name.startswith("_"):
+            continue
+        row = by_name.get(name)
+        if row is None:
+            problems.append(f"{name}: not compiled")
+            continue
+        for key, bound in limit.items():
+            value = row.get(key)
+            worse = value is None or (value < bound if key in ("bytes_in_flight_per_sm",
+                                                                 "issue_bound")
+                                      else value > bound)
+            if worse:
+                problems.append(f"{name}: {key} = {value}, limit {bound}")
+    return problems
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--build", default="build")
+    parser.add_argument("--ptxas", default=shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas")
+    parser.add_argument("--json", action="store_true", help="one JSON object per kernel")
+    parser.add_argument("--quick", action="store_true",
+                        help="f16 attention at pages 1 and 16 and the data ops only")
+    parser.add_argument("--search-steps", type=int, default=6,
+                        help="iterations of a loop nested in a data op's main loop "
+                             "(the batch-row search: log2(batch), 6 for batch 64)")
+    parser.add_argument("--check", metavar="LIMITS.json",
+                        help="exit 1 where a kernel is worse than its limits")
+    args = parser.parse_args()
+    if not os.path.exists(args.ptxas):
+        sys.exit(f"ptxas not found ({args.ptxas}): the model needs it for registers and "
+                 "shared memory; install the CUDA toolkit or pass --ptxas")
+    text, passes = module_text(args.quick)
+    rows = model(args.build, args.ptxas, text, passes, args.search_steps)
+    if args.json:
+        for row in rows:
+            print(json.dumps(row))
+    else:
+        print(markdown(rows))
+    if args.check:
+        problems = check(rows, args.check)
+        for problem in problems:
+            print("REGRESSION:", problem)
+        if problems:
+            sys.exit(1)
+        print(f"OK: {len(rows)} kernels within {args.check}")
+
+
+if __name__ == "__main__":
+    main()
