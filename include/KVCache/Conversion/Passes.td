@@ -150,7 +150,9 @@ def ConvertKVCacheToGPU : Pass<"convert-kvcache-to-gpu", "ModuleOp"> {
       e.g. multi-query, takes ceil(group / 8) passes); K and V stream through
       shared memory with double-buffered cp.async when a lane's slice is 4, 8
       or 16 bytes; with a workspace the context is split (`max-splits`,
-      `keys-per-split`) and a second kernel merges the splits. A head too
+      `keys-per-split`; never more splits than fill `sm-count` SMs at the
+      kernel's estimated occupancy: a batch that fills the GPU is not split)
+      and a second kernel merges the splits. A head too
       large for one key's partial state in 48 KiB of shared memory, or q with
       2^31 heads or more, is rejected with an error.
 
@@ -183,6 +185,9 @@ def ConvertKVCacheToGPU : Pass<"convert-kvcache-to-gpu", "ModuleOp"> {
            "(>= 1)">,
     Option<"keysPerSplit", "keys-per-split", "int64_t", /*default=*/"512",
            "Keys per split the split count aims at (>= 1)">,
+    Option<"smCount", "sm-count", "int64_t", /*default=*/"0",
+           "Streaming multiprocessors the attention grid fills: no more "
+           "splits than fill them (0: the chip's flagship, 132 for sm_90)">,
   ];
 }
 

@@ -44,10 +44,18 @@ struct AttentionPlan {
   Type elementType;
   int64_t elementBytes;
 
+  /// Static shared memory of the kernel (bytes).
+  int64_t sharedBytes;
   /// Passes over the keys per (row, KV head).
   int64_t passes() const {
     return (group + headsPerPass - 1) / headsPerPass;
   }
+  /// Blocks of this kernel one SM holds at once (sm_80/sm_90 limits: 64
+  /// warps, 64 K registers, 228 KB shared memory), with the registers per
+  /// thread estimated as `24 + headsPerPass * (3 * width + 2)`, a fit of
+  /// the counts ptxas reports (bench/gpu/model.py: 48, 128, 240 for 1, 4,
+  /// 8 heads of 8-element slices).
+  int64_t estimatedBlocksPerSM() const;
 };
 
 /// The plan of `op` for `target`, or failure (with an error on `op`).

@@ -101,5 +101,19 @@ attention::makeAttentionPlan(AttentionRaggedOp op,
            << " elements needs more than 48 KiB of shared memory; use a "
               "smaller head size";
   plan.threads = plan.keysPerStep * plan.lanes;
+  plan.sharedBytes = sharedBytes(plan.keysPerStep, plan.headsPerPass);
   return plan;
+}
+
+int64_t AttentionPlan::estimatedBlocksPerSM() const {
+  constexpr int64_t kWarpsPerSM = 64, kRegistersPerSM = 65536,
+                    kSharedPerSM = 228 * 1024, kSharedPerBlock = 1024;
+  int64_t warps = llvm::divideCeil(threads, 32);
+  int64_t registers = std::min<int64_t>(24 + headsPerPass * (3 * width + 2), 255);
+  // Registers are allocated per warp in units of 256.
+  int64_t warpRegisters = llvm::alignTo(registers * 32, 256);
+  int64_t byRegisters = kRegistersPerSM / warpRegisters / warps;
+  int64_t byShared = kSharedPerSM / (sharedBytes + kSharedPerBlock);
+  return std::max<int64_t>(
+      std::min({kWarpsPerSM / warps, byRegisters, byShared}), 1);
 }

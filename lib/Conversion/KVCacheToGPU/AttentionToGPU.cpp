@@ -432,8 +432,8 @@ struct AttentionToGPU : OpRewritePattern<AttentionRaggedOp> {
       return failure();
     KernelBuilder host{rewriter, getKernelLoc(op)};
     Value numRows = memref::DimOp::create(rewriter, host.loc, op.getQ(), 0);
-    Value splits = getSplitCount(host, op, *plan, numRows);
     Value grid = host.minu(numRows, host.index(target.maxBlocks));
+    Value splits = getSplitCount(host, op, *plan, numRows, grid);
     Value run = host.andi(
         host.ult(host.index(0), numRows),
         host.ult(host.index(0), host.numSequences(op.getRowOffsets())));
@@ -452,9 +452,12 @@ struct AttentionToGPU : OpRewritePattern<AttentionRaggedOp> {
   }
 
   /// Splits of about keysPerSplit keys, as many as the workspace holds (1
-  /// without one).
+  /// without one), and no more than fill the GPU: `sm-count` SMs holding
+  /// the plan's estimated blocks each, over the `grid` x kv_heads blocks of
+  /// one split (a batch that fills the GPU is not split).
   Value getSplitCount(KernelBuilder &host, AttentionRaggedOp op,
-                      const AttentionPlan &plan, Value numRows) const {
+                      const AttentionPlan &plan, Value numRows,
+                      Value grid) const {
     Value workspace = op.getWorkspace();
     if (!workspace)
       return host.index(1);
@@ -465,8 +468,13 @@ struct AttentionToGPU : OpRewritePattern<AttentionRaggedOp> {
     Value capacity =
         host.divu(memref::DimOp::create(host.b, host.loc, workspace, 0),
                   host.maxu(perSplit, host.index(1)));
+    int64_t smCount = target.smCount ? target.smCount
+                                     : getFlagshipSMCount(target.chip);
+    Value slots = host.index(smCount * plan.estimatedBlocksPerSM());
+    Value fill = host.divu(slots, host.maxu(host.mul(grid, host.index(plan.kvHeads)),
+                                            host.index(1)));
     Value splits = host.minu(host.minu(wanted, capacity),
-                             host.index(target.maxSplits));
+                             host.minu(fill, host.index(target.maxSplits)));
     return host.maxu(splits, host.index(1));
   }
 

@@ -200,6 +200,7 @@ struct ConvertKVCacheToGPUPass
     target.attentionThreads = attentionThreads;
     target.maxSplits = maxSplits;
     target.keysPerSplit = keysPerSplit;
+    target.smCount = smCount;
     // Reported at the module's location, without a dump of the module.
     Location loc = getOperation().getLoc();
     if (failed(verifyChip(target.chip, [&] {
@@ -209,16 +210,17 @@ struct ConvertKVCacheToGPUPass
     if (target.threadsPerBlock < 32 || target.threadsPerBlock > 1024 ||
         target.attentionThreads < 32 || target.attentionThreads > 1024 ||
         target.maxBlocks < 1 || target.maxSplits < 1 ||
-        target.keysPerSplit < 1) {
+        target.keysPerSplit < 1 || target.smCount < 0) {
       mlir::emitError(
           loc, "convert-kvcache-to-gpu: threads-per-block and attention-threads "
           "must be in [32, 1024], max-blocks, max-splits and keys-per-split "
-          ">= 1 (got threads-per-block=")
+          ">= 1, sm-count >= 0 (got threads-per-block=")
           << target.threadsPerBlock
           << ", attention-threads=" << target.attentionThreads
           << ", max-blocks=" << target.maxBlocks
           << ", max-splits=" << target.maxSplits
-          << ", keys-per-split=" << target.keysPerSplit << ")";
+          << ", keys-per-split=" << target.keysPerSplit
+          << ", sm-count=" << target.smCount << ")";
       return signalPassFailure();
     }
     if (failed(rejectCachesWithoutLowering(getOperation())))
@@ -261,6 +263,27 @@ int64_t mlir::kvcache::getChipVersion(StringRef chip) {
       chip.take_while(llvm::isDigit).getAsInteger(10, version))
     return 0;
   return version;
+}
+
+int64_t mlir::kvcache::getFlagshipSMCount(StringRef chip) {
+  // The largest data-center part of each architecture (consumer parts of
+  // the same version have fewer SMs: pass sm-count for them).
+  int64_t version = getChipVersion(chip);
+  if (version >= 100)
+    return 148; // B200
+  if (version >= 90)
+    return 132; // H100/H200 SXM
+  if (version >= 89)
+    return 142; // L40S
+  if (version >= 86)
+    return 84;  // A40
+  if (version >= 80)
+    return 108; // A100
+  if (version >= 75)
+    return 40;  // T4
+  if (version >= 70)
+    return 80;  // V100
+  return 56;    // P100
 }
 
 LogicalResult mlir::kvcache::verifyChip(

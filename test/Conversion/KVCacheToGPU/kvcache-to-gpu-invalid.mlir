@@ -5,7 +5,8 @@
 // RUN: not kvcache-opt %s -convert-kvcache-to-gpu=attention-threads=4096 2>&1 | FileCheck %s --check-prefix=THREADS
 // RUN: not kvcache-opt %s -convert-kvcache-to-gpu=max-splits=0 2>&1 | FileCheck %s --check-prefix=THREADS
 // RUN: not kvcache-opt %s -convert-kvcache-to-gpu=keys-per-split=0 2>&1 | FileCheck %s --check-prefix=THREADS
-// RUN: not kvcache-opt %s -convert-kvcache-to-gpu="max-splits=0 keys-per-split=-3" 2>&1 | FileCheck %s --check-prefix=VALUES
+// RUN: not kvcache-opt %s -convert-kvcache-to-gpu=sm-count=-1 2>&1 | FileCheck %s --check-prefix=THREADS
+// RUN: not kvcache-opt %s -convert-kvcache-to-gpu="max-splits=0 keys-per-split=-3 sm-count=-2" 2>&1 | FileCheck %s --check-prefix=VALUES
 // RUN: not kvcache-opt %s -convert-kvcache-to-gpu=chip=foo 2>&1 | FileCheck %s --check-prefix=CHIP
 // RUN: not kvcache-opt %s -convert-kvcache-to-gpu=chip=sm_ 2>&1 | FileCheck %s --check-prefix=CHIP-NO-NUMBER
 // RUN: kvcache-opt %s -convert-kvcache-to-gpu="threads-per-block=1024 max-blocks=1 chip=sm_90a" -cse \
@@ -14,8 +15,8 @@
 // Options of convert-kvcache-to-gpu out of range are reported on the module
 // (nothing is rewritten); the extremes of the ranges are accepted.
 
-// THREADS: kvcache-to-gpu-invalid.mlir:[[@LINE+5]]:1: error: convert-kvcache-to-gpu: threads-per-block and attention-threads must be in [32, 1024], max-blocks, max-splits and keys-per-split >= 1
-// VALUES: (got threads-per-block=256, attention-threads=128, max-blocks=65535, max-splits=0, keys-per-split=-3)
+// THREADS: kvcache-to-gpu-invalid.mlir:[[@LINE+5]]:1: error: convert-kvcache-to-gpu: threads-per-block and attention-threads must be in [32, 1024], max-blocks, max-splits and keys-per-split >= 1, sm-count >= 0
+// VALUES: (got threads-per-block=256, attention-threads=128, max-blocks=65535, max-splits=0, keys-per-split=-3, sm-count=-2)
 // CHIP: kvcache-to-gpu-invalid.mlir:[[@LINE+3]]:1: error: convert-kvcache-to-gpu: unknown chip 'foo'; expected sm_XX, e.g. sm_80 or sm_90
 // CHIP-NO-NUMBER: kvcache-to-gpu-invalid.mlir:[[@LINE+2]]:1: error: convert-kvcache-to-gpu: unknown chip 'sm_'; expected sm_XX
 // BOUNDS: module attributes {gpu.container_module}

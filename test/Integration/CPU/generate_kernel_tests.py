@@ -1080,14 +1080,35 @@ def emulated_run_lines(emu):
     return text
 
 
-def attention_splits(cfg, step, gpu):
-    """The host's split count (docs/KernelABI.md)."""
+# SMs of the chip's flagship, the default of convert-kvcache-to-gpu's
+# sm-count (getFlagshipSMCount).
+FLAGSHIP_SMS = {"sm_75": 40, "sm_80": 108, "sm_90": 132}
+# The most blocks of 128 threads one SM holds (64 warps).
+MAX_BLOCKS_PER_SM = 16
+
+
+def attention_splits(cfg, step, gpu, chip):
+    """The host's split count (docs/KernelABI.md): min(wanted, workspace
+    capacity, fill, max-splits), fill being the blocks the GPU holds (sm-count
+    x the kernel's estimated blocks per SM) over the blocks of one split
+    (rows x kv heads). The estimate is the compiler's; here it is bounded:
+    between 1 and 16 blocks per SM, so the configurations below keep the fill
+    from binding (one block per SM already fills none of them) or, with a
+    small sm-count, make it bind to one split."""
     ws = step.get("workspace")
     if not ws:
         return 1
     per_split = step["rows"] * step["q_heads"] * (cfg["head_size"] + 2)
     wanted = ceil_div(cfg["max_cache_length"], gpu["keys-per-split"])
-    return max(1, min(wanted, ws // max(per_split, 1), gpu["max-splits"]))
+    splits = max(1, min(wanted, ws // max(per_split, 1), gpu["max-splits"]))
+    blocks = min(step["rows"], gpu["max-blocks"]) * cfg["num_heads"]
+    sms = gpu.get("sm-count") or FLAGSHIP_SMS[chip]
+    if sms * MAX_BLOCKS_PER_SM // blocks == 0:
+        return 1  # the batch fills the GPU: no split
+    assert sms // blocks >= splits, (
+        f"the fill bound may bind ({sms} SMs, {blocks} blocks per split): "
+        "choose another configuration")
+    return splits
 
 
 def attention_cp_async(cfg, chip):
@@ -1124,7 +1145,7 @@ def expected_launches(cfg, emu):
             if not (step["rows"] and batch):
                 continue
             x = min(step["rows"], max_blocks)
-            splits = attention_splits(cfg, step, gpu)
+            splits = attention_splits(cfg, step, gpu, emu["chip"])
             launches.append((op, (x, cfg["num_heads"], splits),
                              attention_cp_async(cfg, emu["chip"])))
             if splits > 1:
@@ -1273,6 +1294,11 @@ of blocks.
         ("attention-group-32-head-size-128-bf16.mlir", "bf16", 128, 1, 128, [0],
          [(200, 1), (0, 2)], 32, 1 / math.sqrt(128), "sm_75", False,
          {"max-blocks": 1, "max-splits": 4, "keys-per-split": 64}, 4, False),
+        # A batch that fills the GPU (sm-count 1: at most 16 blocks) is not
+        # split, however long its contexts.
+        ("attention-group-2-head-size-32-f16-fills-gpu.mlir", "f16", 16, 3, 32, [0],
+         [(40, 1), (30, 2), (0, 3)], 2, 1 / math.sqrt(32), "sm_90", False,
+         {"sm-count": 1, "keys-per-split": 8}, 4, False),
     ]
     for index, (name, dtype, page_size, kv_heads, head_size, layers, sequences, group,
                 scale, chip, checked, gpu, splits, padded) in enumerate(attention):
@@ -1286,11 +1312,15 @@ of blocks.
         split_steps = [s for s in cfg["steps"] if s.get("workspace")]
         ws_text = "without a workspace"
         if split_steps:
-            n = attention_splits(cfg, split_steps[0], options)
+            n = attention_splits(cfg, split_steps[0], options, chip)
             room = f"without and with a workspace of {workspace} floats ({splits} partial states"
             if n > 1:
                 ws_text = (f"{room} per row and head: the host splits the context {n} "
                            f"ways, and the merge kernel runs)")
+            elif "sm-count" in options:
+                ws_text = (f"{room}, but the batch's {batch.new_offsets()[-1]} rows x "
+                           f"{kv_heads} KV heads already fill {plural(options['sm-count'], 'SM')}: "
+                           f"no split, no merge kernel)")
             else:
                 ws_text = (f"{room}, but no context is longer than keys-per-split: no "
                            f"split, no merge kernel)")

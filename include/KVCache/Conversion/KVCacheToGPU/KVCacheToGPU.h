@@ -35,7 +35,15 @@ struct GPUKernelTarget {
   int64_t maxSplits = 16;
   /// Keys per split the split count aims at.
   int64_t keysPerSplit = 512;
+  /// Streaming multiprocessors of the GPU the split count fills; 0: the
+  /// chip's flagship (getFlagshipSMCount).
+  int64_t smCount = 0;
 };
+
+/// The SM count of the flagship data-center part of `chip`'s architecture
+/// (sm_90: 132, H100/H200 SXM; sm_80: 108, A100; sm_100: 148, B200; ...),
+/// for the split count when the `sm-count` option is 0.
+int64_t getFlagshipSMCount(StringRef chip);
 
 /// The compute capability of `chip` (sm_90a -> 90), 0 when `chip` is not
 /// sm_XX. cp.async (attention's K/V pipeline) needs 80 or more.
