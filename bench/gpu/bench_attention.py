@@ -67,10 +67,19 @@ def main(ptx_path, out_dir, quick=False):
     flush = cp.empty(512 * 2**20, cp.uint8)
     results = {"checks": [], "bandwidth": []}
 
-    def splits_for(rows, max_context, workspace_size, q_heads, dim):
+    sm_count = cp.cuda.Device().attributes["MultiProcessorCount"]
+
+    def splits_for(rows, max_context, workspace_size, q_heads, dim, kv_heads=KV_HEADS):
+        # As the compiled host (docs/KernelABI.md, "Attention splits"), with
+        # this GPU's SM count and the compiler's blocks-per-SM estimate for
+        # head 128 (4 for a group of 4, 2 for 8 or more heads per pass, 9
+        # for 1).
         wanted = -(-max_context // KEYS_PER_SPLIT)
         capacity = workspace_size // max(rows * q_heads * (dim + 2), 1)
-        return max(min(wanted, capacity, MAX_SPLITS), 1)
+        group = q_heads // kv_heads
+        blocks_per_sm = 9 if group == 1 else 4 if group <= 4 else 2
+        fill = sm_count * blocks_per_sm // max(min(rows, 65535) * kv_heads, 1)
+        return max(min(wanted, capacity, fill, MAX_SPLITS), 1)
 
     def run(page, batch, context, new_rows, use_workspace, check, function=None,
             kv_heads=KV_HEADS, q_heads=Q_HEADS, dim=DIM, scale=SCALE):
@@ -92,7 +101,7 @@ def main(ptx_path, out_dir, quick=False):
         max_context = context + new_rows
         ws_size = rows * q_heads * (dim + 2) * MAX_SPLITS if use_workspace else 0
         d_ws = cp.zeros(max(ws_size, 1), cp.float32)
-        splits = splits_for(rows, max_context, ws_size, q_heads, dim) if use_workspace else 1
+        splits = splits_for(rows, max_context, ws_size, q_heads, dim, kv_heads) if use_workspace else 1
         name = f"{function}_attention_ragged"
         merge_name = f"{function}_attention_merge"
         kernel = module.get_function(name)
