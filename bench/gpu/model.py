@@ -118,9 +118,10 @@ def module_text(quick=False):
 # ---------------------------------------------------------------------------
 
 def is_instruction(line):
+    """Instructions (predicated ones too), not labels, comments, braces or
+    directives."""
     line = line.strip()
-    return bool(line) and not line.startswith(("$", "//", "{", "}", ".", "@%p")) or (
-        line.startswith("@%p"))
+    return bool(line) and not line.startswith(("$", "//", "{", "}", "."))
 
 
 def entries(ptx):
