@@ -27,9 +27,13 @@ import math
 import os
 import random
 
+import sys
+
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "Integration", "CPU"))
+from generate_kernel_tests import fill_and_print_helpers  # noqa: E402
 
 RUNNER = ("// RUN: {env}mlir-runner {input} -e main -entry-point-result=void \\\n"
           "// RUN:     -shared-libs=%mlir_c_runner_utils,%mlir_runner_utils{libs} \\\n"
@@ -294,36 +298,7 @@ class Program:
 
     def helpers(self):
         t, D = self.t, self.D
-        value = "%value32" if t == "f32" else "%value"
-        trunc = "" if t == "f32" else f"    %value = arith.truncf %value32 : f32 to {t}\n"
-        text = f"""
-// buf[i] = (((i + seed) * mul) mod mod - sub) / div, exact in {t}.
-func.func @fill(%buf: !flat, %seed: i64, %mul: i64, %mod: i64, %sub: i64, %div: f32) {{
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %n = memref.dim %buf, %c0 : !flat
-  scf.for %i = %c0 to %n step %c1 {{
-    %i64 = arith.index_cast %i : index to i64
-    %shifted = arith.addi %i64, %seed : i64
-    %product = arith.muli %shifted, %mul : i64
-    %hash = arith.remui %product, %mod : i64
-    %centered = arith.subi %hash, %sub : i64
-    %wide = arith.sitofp %centered : i64 to f32
-    %value32 = arith.divf %wide, %div : f32
-{trunc}    memref.store {value}, %buf[%i] : !flat
-  }}
-  return
-}}
-
-// Prints "out ( step, r, h ) "; the row follows.
-func.func @begin_out(%step: index, %r: index, %h: index) {{
-  vector.print str "out "
-  %coords = vector.from_elements %step, %r, %h : vector<3xindex>
-  vector.print %coords : vector<3xindex> punctuation <no_punctuation>
-  vector.print str " "
-  return
-}}
-"""
+        text = "\n" + fill_and_print_helpers(t).rstrip("\n") + "\n"
         for alias, heads in [("rows", self.H)] + [(f"q{hq}", hq) for hq in self.q_heads()]:
             text += f"""
 // Every row of an output of step `step`.

@@ -109,6 +109,44 @@ def elt_bits(dtype):
     return {"f32": 32, "f16": 16, "bf16": 16}[dtype]
 
 
+def fill_and_print_helpers(dtype):
+    """@fill (a buffer from an integer formula, exact in `dtype`) and
+    @begin_out (the prefix of an output row): shared by every generated
+    program, here and in test/TestDialect/generate_csr_tests.py."""
+    t = dtype
+    trunc = ("" if t == "f32" else
+             f"    %value = arith.truncf %value32 : f32 to {t}\n")
+    value = "%value32" if t == "f32" else "%value"
+    return f"""// buf[i] = (((i + seed) * mul) mod mod - sub) / div, exact in {t}.
+func.func @fill(%buf: !flat, %seed: i64, %mul: i64, %mod: i64, %sub: i64, %div: f32) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %buf, %c0 : !flat
+  scf.for %i = %c0 to %n step %c1 {{
+    %i64 = arith.index_cast %i : index to i64
+    %shifted = arith.addi %i64, %seed : i64
+    %product = arith.muli %shifted, %mul : i64
+    %hash = arith.remui %product, %mod : i64
+    %centered = arith.subi %hash, %sub : i64
+    %wide = arith.sitofp %centered : i64 to f32
+    %value32 = arith.divf %wide, %div : f32
+{trunc}    memref.store {value}, %buf[%i] : !flat
+  }}
+  return
+}}
+
+// Prints "out ( step, r, h ) "; the row follows.
+func.func @begin_out(%step: index, %r: index, %h: index) {{
+  vector.print str "out "
+  %coords = vector.from_elements %step, %r, %h : vector<3xindex>
+  vector.print %coords : vector<3xindex> punctuation <no_punctuation>
+  vector.print str " "
+  return
+}}
+
+"""
+
+
 class Writer:
 
     def __init__(self, cfg):
@@ -184,38 +222,7 @@ class Writer:
 
     def helpers(self):
         t, D = self.dtype, self.D
-        trunc = ("" if t == "f32" else
-                 f"    %value = arith.truncf %value32 : f32 to {t}\n")
-        value = "%value32" if t == "f32" else "%value"
-        text = f"""
-// buf[i] = (((i + seed) * mul) mod mod - sub) / div, exact in {t}.
-func.func @fill(%buf: !flat, %seed: i64, %mul: i64, %mod: i64, %sub: i64, %div: f32) {{
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %n = memref.dim %buf, %c0 : !flat
-  scf.for %i = %c0 to %n step %c1 {{
-    %i64 = arith.index_cast %i : index to i64
-    %shifted = arith.addi %i64, %seed : i64
-    %product = arith.muli %shifted, %mul : i64
-    %hash = arith.remui %product, %mod : i64
-    %centered = arith.subi %hash, %sub : i64
-    %wide = arith.sitofp %centered : i64 to f32
-    %value32 = arith.divf %wide, %div : f32
-{trunc}    memref.store {value}, %buf[%i] : !flat
-  }}
-  return
-}}
-
-// Prints "out ( step, r, h ) "; the row follows.
-func.func @begin_out(%step: index, %r: index, %h: index) {{
-  vector.print str "out "
-  %coords = vector.from_elements %step, %r, %h : vector<3xindex>
-  vector.print %coords : vector<3xindex> punctuation <no_punctuation>
-  vector.print str " "
-  return
-}}
-
-// Every row of an output of step `step`.
+        text = "\n" + fill_and_print_helpers(t) + f"""// Every row of an output of step `step`.
 func.func @dump_rows(%rows: !rows, %step: index) {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
