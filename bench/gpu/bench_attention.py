@@ -69,16 +69,31 @@ def main(ptx_path, out_dir, quick=False):
 
     sm_count = cp.cuda.Device().attributes["MultiProcessorCount"]
 
+    def blocks_per_sm(group, dim, dtype_bytes=2):
+        # The compiler's estimate (AttentionPlan::estimatedBlocksPerSM,
+        # docs/KernelABI.md): tensor cores for f16/bf16 heads of 64/128/256
+        # (registers 40 + D/4 + D/(2 d_split) + keys/2), CUDA cores
+        # otherwise (9 for a group of 1, 4 for 4, 2 for 8 or more heads per
+        # pass at head 128).
+        if dim in (64, 128, 256):
+            m_tiles = 1 << max(0, (-(-group // 16) - 1).bit_length())
+            d_split = max(1, 4 // m_tiles)
+            warps = m_tiles * d_split
+            keys = min(max(8192 // (dim * dtype_bytes), 16), 32)
+            registers = 40 + dim // 4 + dim // (2 * d_split) + keys // 2
+            warp_registers = -(-registers * 32 // 256) * 256
+            shared = 2 * 2 * keys * (dim + 16 // dtype_bytes) * dtype_bytes
+            return max(min(64 // warps, 65536 // warp_registers // warps,
+                           228 * 1024 // (shared + 1024)), 1)
+        return 9 if group == 1 else 4 if group <= 4 else 2
+
     def splits_for(rows, max_context, workspace_size, q_heads, dim, kv_heads=KV_HEADS):
         # As the compiled host (docs/KernelABI.md, "Attention splits"), with
-        # this GPU's SM count and the compiler's blocks-per-SM estimate for
-        # head 128 (4 for a group of 4, 2 for 8 or more heads per pass, 9
-        # for 1).
+        # this GPU's SM count and the compiler's blocks-per-SM estimate.
         wanted = -(-max_context // KEYS_PER_SPLIT)
         capacity = workspace_size // max(rows * q_heads * (dim + 2), 1)
         group = q_heads // kv_heads
-        blocks_per_sm = 9 if group == 1 else 4 if group <= 4 else 2
-        fill = sm_count * blocks_per_sm // max(min(rows, 65535) * kv_heads, 1)
+        fill = sm_count * blocks_per_sm(group, dim) // max(min(rows, 65535) * kv_heads, 1)
         return max(min(wanted, capacity, fill, MAX_SPLITS), 1)
 
     def run(page, batch, context, new_rows, use_workspace, check, function=None,

@@ -14,7 +14,8 @@ the ptxas report
 - its instructions per KB moved per warp (attention: 32 lanes x the cp.async
   bytes of an iteration) or per 16 B stored per thread (data ops); for
   attention also per KB of the cache, counting every pass a large query
-  group makes over K/V (8 query heads per pass);
+  group makes over K/V on CUDA cores (8 query heads per pass; the
+  tensor-core kernel, recognised by its mma.sync, makes one pass);
 - registers, spills, static shared memory, threads per block, and from them
   blocks per SM (sm_90: 64 K registers allocated per warp in units of 256,
   64 warps, 32 blocks, 228 KB shared memory with 1 KB reserved per block);
@@ -245,7 +246,7 @@ def model(build, ptxas, text, passes, search_steps):
             instructions, moved, stages = loop
             row["loop_instructions"] = instructions
             if kind == "attention" and moved:
-                row["passes"] = passes.get(name, 1)
+                row["passes"] = 1 if "mma.sync" in body else passes.get(name, 1)
                 per_kb = instructions * 1024 / moved * row["passes"]
                 row["bytes_per_warp_iteration"] = moved
                 row["instructions_per_kb"] = round(per_kb, 1)

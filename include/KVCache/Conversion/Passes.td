@@ -144,12 +144,18 @@ def ConvertKVCacheToGPU : Pass<"convert-kvcache-to-gpu", "ModuleOp"> {
       block's threads move consecutive 16-byte chunks of the row (coalesced);
     - `copy_pages`: one launch for every pair, layer, K and V: block `(x, y)`
       copies pair `x` (grid-stride) of layer `y`, K then V;
-    - `attention_ragged` (flash-decoding): a block of `attention-threads`
-      threads per (row, KV head, split); the query heads of a GQA group share
-      every K/V load, at most 8 heads per pass over the keys (a larger group,
-      e.g. multi-query, takes ceil(group / 8) passes); K and V stream through
-      shared memory with double-buffered cp.async when a lane's slice is 4, 8
-      or 16 bytes; with a workspace the context is split (`max-splits`,
+    - `attention_ragged` (flash-decoding): a block per (row, KV head,
+      split); the query heads of a GQA group share every K/V load. With
+      `tensor-cores` (default) an f16/bf16 cache with head_size 64, 128 or
+      256 on sm_80 or newer runs on tensor cores: the group's heads are the
+      rows of m16n8k16 `mma.sync` tiles (one pass over K/V for any group,
+      multi-query included), K and V stream through padded shared buffers
+      (cp.async, K and V in separate groups, `ldmatrix` fragments), one
+      softmax rescale per step of keys; 128 threads for groups of up to 64
+      heads. Otherwise, on CUDA cores: a block of `attention-threads`
+      threads, at most 8 heads per pass over the keys (a larger group takes
+      ceil(group / 8) passes); K and V stream through shared memory with
+      double-buffered cp.async when a lane's slice is 4, 8 or 16 bytes; with a workspace the context is split (`max-splits`,
       `keys-per-split`; never more splits than fill `sm-count` SMs at the
       kernel's estimated occupancy: a batch that fills the GPU is not split)
       and a second kernel merges the splits. A head too
@@ -164,6 +170,7 @@ def ConvertKVCacheToGPU : Pass<"convert-kvcache-to-gpu", "ModuleOp"> {
     "::mlir::gpu::GPUDialect",
     "::mlir::LLVM::LLVMDialect",
     "::mlir::memref::MemRefDialect",
+    "::mlir::NVVM::NVVMDialect",
     "::mlir::nvgpu::NVGPUDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect",
@@ -188,6 +195,10 @@ def ConvertKVCacheToGPU : Pass<"convert-kvcache-to-gpu", "ModuleOp"> {
     Option<"smCount", "sm-count", "int64_t", /*default=*/"0",
            "Streaming multiprocessors the attention grid fills: no more "
            "splits than fill them (0: the chip's flagship, 132 for sm_90)">,
+    Option<"tensorCores", "tensor-cores", "bool", /*default=*/"true",
+           "Attention of f16/bf16 caches with head_size 64, 128 or 256 on "
+           "sm_80 or newer runs on tensor cores (ldmatrix + mma.sync); "
+           "false: on CUDA cores">,
   ];
 }
 

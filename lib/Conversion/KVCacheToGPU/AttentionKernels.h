@@ -44,6 +44,20 @@ struct AttentionPlan {
   Type elementType;
   int64_t elementBytes;
 
+  /// The tensor-core kernel (AttentionMMA.cpp): the group's query heads are
+  /// the rows of m16n8k16 mma.sync tiles; fields below describe it. When
+  /// false, the CUDA-core kernel (AttentionToGPU.cpp) and the fields above.
+  bool tensorCores = false;
+  /// 16-head tiles of the group (a power of two; heads past the group are
+  /// zero rows).
+  int64_t mTiles = 0;
+  /// Warps per 16-head tile: each computes the tile's scores and owns
+  /// headSize / dSplit columns of its output.
+  int64_t dSplit = 1;
+  /// Elements of one K/V row in shared memory: headSize plus 16 bytes, so
+  /// the 8 rows an ldmatrix reads fall in different banks.
+  int64_t sharedRow = 0;
+
   /// Static shared memory of the kernel (bytes).
   int64_t sharedBytes;
   /// Passes over the keys per (row, KV head).
@@ -57,6 +71,23 @@ struct AttentionPlan {
   /// 8 heads of 8-element slices).
   int64_t estimatedBlocksPerSM() const;
 };
+
+/// The keys of a row that a block's split covers: [begin, end), in
+/// `numSteps` steps of the plan's keysPerStep keys.
+struct KeyRange {
+  Value row, batch, begin, end, numSteps;
+};
+
+/// The key range of query `row` for `split` of `numSplits` (each split
+/// takes ceil(keys / numSplits) of the row's causal keys).
+KeyRange planKeyRange(KernelBuilder &k, Value offsets, Value keyCache,
+                      Value row, Value numSequences, Value split,
+                      Value numSplits, int64_t keysPerStep);
+
+/// The tensor-core attention kernel (plan.tensorCores), same launch and
+/// ABI as emitAttentionKernel's.
+void emitTensorCoreAttention(GPUKernel &kernel, AttentionRaggedOp op,
+                             const AttentionPlan &plan);
 
 /// The plan of `op` for `target`, or failure (with an error on `op`).
 FailureOr<AttentionPlan> makeAttentionPlan(AttentionRaggedOp op,

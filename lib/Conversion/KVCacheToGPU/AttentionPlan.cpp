@@ -25,6 +25,52 @@ constexpr int64_t kSharedBytes = 48 * 1024;
 /// Query heads one pass over the keys handles at most (each holds a running
 /// (m, l, o) in registers).
 constexpr int64_t kMaxHeadsPerPass = 8;
+/// The smallest GQA group the tensor-core kernel takes (docs/Design.md).
+constexpr int64_t kMinTensorCoreGroup = 1;
+/// Registers per thread the tensor-core plan may estimate (more: CUDA
+/// cores, which take the group in passes).
+constexpr int64_t kMaxTensorCoreRegisters = 224;
+
+/// Registers per thread of the tensor-core kernel: q's A fragments
+/// (headSize / 4), the output tiles (headSize / (2 dSplit)), the scores of
+/// a step (keysPerStep / 2) and ~40 for addresses and the softmax state.
+int64_t estimateTensorCoreRegisters(int64_t headSize, int64_t dSplit,
+                                    int64_t keysPerStep) {
+  return 40 + headSize / 4 + headSize / (2 * dSplit) + keysPerStep / 2;
+}
+
+/// Turns `plan` into the tensor-core plan when the attention qualifies: an
+/// f16 or bf16 cache, sm_80 or newer, head_size 64, 128 or 256, a group of
+/// at most 256 heads, the registers within kMaxTensorCoreRegisters.
+void planTensorCores(AttentionPlan &plan, const GPUKernelTarget &target) {
+  if (!target.tensorCores || getChipVersion(target.chip) < 80 ||
+      !(plan.elementType.isF16() || plan.elementType.isBF16()) ||
+      !(plan.headSize == 64 || plan.headSize == 128 || plan.headSize == 256) ||
+      plan.group < kMinTensorCoreGroup)
+    return;
+  int64_t mTiles = llvm::PowerOf2Ceil(llvm::divideCeil(plan.group, 16));
+  // Four warps per block when the group is small: they share the tile's
+  // output columns.
+  int64_t dSplit = std::max<int64_t>(1, 4 / mTiles);
+  int64_t warps = mTiles * dSplit;
+  // 8 KiB of K (and of V) per step, at most 32 keys (64 keys of a head of
+  // 64 spilled).
+  int64_t keysPerStep = std::clamp<int64_t>(
+      8192 / (plan.headSize * plan.elementBytes), 16, 32);
+  if (warps > 16 ||
+      estimateTensorCoreRegisters(plan.headSize, dSplit, keysPerStep) >
+          kMaxTensorCoreRegisters)
+    return;
+  plan.tensorCores = true;
+  plan.mTiles = mTiles;
+  plan.dSplit = dSplit;
+  plan.keysPerStep = keysPerStep;
+  plan.threads = warps * 32;
+  plan.headsPerPass = plan.group;
+  plan.sharedRow = plan.headSize + 16 / plan.elementBytes;
+  plan.asyncCopy = true;
+  plan.sharedBytes = 2 * 2 * keysPerStep * plan.sharedRow * plan.elementBytes;
+}
 } // namespace
 
 FailureOr<AttentionPlan>
@@ -102,6 +148,7 @@ attention::makeAttentionPlan(AttentionRaggedOp op,
               "smaller head size";
   plan.threads = plan.keysPerStep * plan.lanes;
   plan.sharedBytes = sharedBytes(plan.keysPerStep, plan.headsPerPass);
+  planTensorCores(plan, target);
   return plan;
 }
 
@@ -109,7 +156,10 @@ int64_t AttentionPlan::estimatedBlocksPerSM() const {
   constexpr int64_t kWarpsPerSM = 64, kRegistersPerSM = 65536,
                     kSharedPerSM = 228 * 1024, kSharedPerBlock = 1024;
   int64_t warps = llvm::divideCeil(threads, 32);
-  int64_t registers = std::min<int64_t>(24 + headsPerPass * (3 * width + 2), 255);
+  int64_t registers =
+      tensorCores
+          ? estimateTensorCoreRegisters(headSize, dSplit, keysPerStep)
+          : std::min<int64_t>(24 + headsPerPass * (3 * width + 2), 255);
   // Registers are allocated per warp in units of 256.
   int64_t warpRegisters = llvm::alignTo(registers * 32, 256);
   int64_t byRegisters = kRegistersPerSM / warpRegisters / warps;

@@ -37,6 +37,28 @@ using namespace mlir;
 using namespace mlir::kvcache;
 using namespace mlir::kvcache::attention;
 
+KeyRange attention::planKeyRange(KernelBuilder &k, Value offsets,
+                                 Value keyCache, Value row,
+                                 Value numSequences, Value split,
+                                 Value numSplits, int64_t keysPerStep) {
+  Value batch = k.sequenceOf(offsets, numSequences, row);
+  Value start = k.loadOffset(offsets, batch);
+  Value position = k.rowPosition(
+      CacheLengthOp::create(k.b, k.loc, keyCache, batch), row, start);
+  // Each split takes ceil(numKeys / numSplits) keys. The division is one of
+  // unsigned i32 (a div.u32 in PTX, where one of index is a div.u64 behind a
+  // 32-bit bypass): the key count is at most max_cache_length, an i32, the
+  // split count at most 65535 (grid z). The bounds stay in index: with them
+  // in i32 too, ptxas used more registers in some kernels. Divisions by the
+  // constant keysPerStep need no div instruction.
+  Value numKeys = k.add(position, k.index(1));
+  Value chunk = k.toIndex(k.ceilDiv(k.toI32(numKeys), k.toI32(numSplits)));
+  Value begin = k.minu(k.mul(split, chunk), numKeys);
+  Value end = k.minu(k.add(begin, chunk), numKeys);
+  Value numSteps = k.ceilDiv(k.sub(end, begin), k.index(keysPerStep));
+  return {row, batch, begin, end, numSteps};
+}
+
 namespace {
 
 /// Key groups whose partial states the block merges in unrolled code; more
@@ -54,10 +76,6 @@ public:
   void emit();
 
 private:
-  /// The keys of a row that this block's split covers: [begin, end).
-  struct KeyRange {
-    Value row, batch, begin, end, numSteps;
-  };
   /// The query heads of a pass; `valid` is empty when every slot holds a
   /// head (the pass count divides the group), else says which do.
   struct PassHeads {
@@ -140,23 +158,10 @@ void AttentionKernel::emit() {
   });
 }
 
-AttentionKernel::KeyRange AttentionKernel::planKeys(Value row,
+KeyRange AttentionKernel::planKeys(Value row,
                                                     Value numSequences) {
-  Value batch = k.sequenceOf(offsets, numSequences, row);
-  Value start = k.loadOffset(offsets, batch);
-  Value position = k.rowPosition(CacheLengthOp::create(k.b, k.loc, keys, batch), row, start);
-  // Each split takes ceil(numKeys / numSplits) keys. The division is one of
-  // unsigned i32 (a div.u32 in PTX, where one of index is a div.u64 behind a
-  // 32-bit bypass): the key count is at most max_cache_length, an i32, the
-  // split count at most 65535 (grid z). The bounds stay in index: with them
-  // in i32 too, ptxas used more registers in some kernels. Divisions by the
-  // constant keysPerStep need no div instruction.
-  Value numKeys = k.add(position, k.index(1));
-  Value chunk = k.toIndex(k.ceilDiv(k.toI32(numKeys), k.toI32(numSplits)));
-  Value begin = k.minu(k.mul(split, chunk), numKeys);
-  Value end = k.minu(k.add(begin, chunk), numKeys);
-  Value numSteps = k.ceilDiv(k.sub(end, begin), k.index(plan.keysPerStep));
-  return {row, batch, begin, end, numSteps};
+  return planKeyRange(k, offsets, keys, row, numSequences, split, numSplits,
+                      plan.keysPerStep);
 }
 
 void AttentionKernel::emitPass(const KeyRange &range, Value firstHead) {
@@ -493,7 +498,10 @@ LogicalResult attention::emitAttentionKernel(OpBuilder &host,
       LaunchShape{grid, k.index(plan.kvHeads), splits, plan.threads});
   if (!kernel)
     return failure();
-  AttentionKernel(*kernel, op, plan).emit();
+  if (plan.tensorCores)
+    emitTensorCoreAttention(*kernel, op, plan);
+  else
+    AttentionKernel(*kernel, op, plan).emit();
   return success();
 }
 

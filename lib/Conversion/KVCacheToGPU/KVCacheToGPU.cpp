@@ -23,6 +23,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -201,6 +202,7 @@ struct ConvertKVCacheToGPUPass
     target.maxSplits = maxSplits;
     target.keysPerSplit = keysPerSplit;
     target.smCount = smCount;
+    target.tensorCores = tensorCores;
     // Reported at the module's location, without a dump of the module.
     Location loc = getOperation().getLoc();
     if (failed(verifyChip(target.chip, [&] {

@@ -1,12 +1,15 @@
 // RUN: kvcache-opt %s -convert-kvcache-to-gpu -canonicalize | FileCheck %s --check-prefixes=CHECK,SM90
 // RUN: kvcache-opt %s -convert-kvcache-to-gpu=sm-count=10 -canonicalize | FileCheck %s --check-prefixes=CHECK,TEN
 // RUN: kvcache-opt %s -convert-kvcache-to-gpu=chip=sm_80 -canonicalize | FileCheck %s --check-prefixes=CHECK,SM80
+// RUN: kvcache-opt %s -convert-kvcache-to-gpu=tensor-cores=false -canonicalize | FileCheck %s --check-prefixes=CHECK,CUDA
 
 // The host's split count never exceeds what fills the GPU: sm-count SMs
 // (default: the chip's flagship, 132 for sm_90, 108 for sm_80) times the
 // blocks of the attention kernel one SM holds (estimated from its threads,
-// shared memory and registers: 4 for GQA 4 with 8-element slices, 9 for GQA
-// 1, 2 for a pass of 8 heads), over the grid of one split (rows x kv_heads):
+// shared memory and registers: on tensor cores 4 for a group of up to 16
+// heads of 128, 3 for 64 heads; on CUDA cores 4 for GQA 4 with 8-element
+// slices, 9 for GQA 1, 2 for a pass of 8 heads), over the grid of one split
+// (rows x kv_heads):
 // splits = max(1, min(ceil(max_cache_length / keys-per-split), workspace
 // capacity, fill, max-splits)) with fill = slots / (rows x kv_heads),
 // rounded down, so a batch that already fills the GPU is not split.
@@ -18,6 +21,7 @@
 // SM90-DAG: %[[SLOTS:.*]] = arith.constant 528 : index
 // TEN-DAG: %[[SLOTS:.*]] = arith.constant 40 : index
 // SM80-DAG: %[[SLOTS:.*]] = arith.constant 432 : index
+// CUDA-DAG: %[[SLOTS:.*]] = arith.constant 528 : index
 // CHECK-DAG: %[[KV:.*]] = arith.constant 8 : index
 // CHECK-DAG: %[[MAXSPLITS:.*]] = arith.constant 16 : index
 // CHECK: %[[ROWS:.*]] = memref.dim %arg0, %c0
@@ -39,11 +43,13 @@ func.func @gqa4(%q: memref<?x32x128xf16>, %k: !gqa4, %v: !gqa4, %offsets: memref
   return
 }
 
-// GQA 1: smaller kernels, more of them per SM.
+// GQA 1: on tensor cores the same kernel shape as GQA 4; on CUDA cores
+// smaller kernels, more of them per SM.
 // CHECK-LABEL: func.func @gqa1(
-// SM90: arith.constant 1188 : index
-// TEN: arith.constant 90 : index
-// SM80: arith.constant 972 : index
+// SM90: arith.constant 528 : index
+// TEN: arith.constant 40 : index
+// SM80: arith.constant 432 : index
+// CUDA: arith.constant 1188 : index
 func.func @gqa1(%q: memref<?x8x128xf16>, %k: !gqa4, %v: !gqa4, %offsets: memref<?xi32>,
                 %out: memref<?x8x128xf16>, %ws: memref<?xf32>) {
   kvcache.attention_ragged %q, %k, %v, %offsets, %out, %ws {scale = 0.0883883 : f32}
@@ -51,11 +57,13 @@ func.func @gqa1(%q: memref<?x8x128xf16>, %k: !gqa4, %v: !gqa4, %offsets: memref<
   return
 }
 
-// Multi-query (64 heads on one KV head): passes of 8 heads, 2 blocks per SM.
+// Multi-query (64 heads on one KV head): on tensor cores one pass of four
+// 16-head tiles, 3 blocks per SM; on CUDA cores passes of 8 heads, 2.
 // CHECK-LABEL: func.func @mqa(
-// SM90: arith.constant 264 : index
-// TEN: arith.constant 20 : index
-// SM80: arith.constant 216 : index
+// SM90: arith.constant 396 : index
+// TEN: arith.constant 30 : index
+// SM80: arith.constant 324 : index
+// CUDA: arith.constant 264 : index
 func.func @mqa(%q: memref<?x64x128xf16>, %k: !mqa, %v: !mqa, %offsets: memref<?xi32>,
                %out: memref<?x64x128xf16>, %ws: memref<?xf32>) {
   kvcache.attention_ragged %q, %k, %v, %offsets, %out, %ws {scale = 0.0883883 : f32}

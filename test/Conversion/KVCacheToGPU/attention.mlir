@@ -1,7 +1,9 @@
-// RUN: kvcache-opt %s -split-input-file -convert-kvcache-to-gpu | FileCheck %s
+// RUN: kvcache-opt %s -split-input-file -convert-kvcache-to-gpu=tensor-cores=false | FileCheck %s
 
-// The GPU design of attention_ragged (flash-decoding, see the header of
-// lib/Conversion/KVCacheToGPU/AttentionToGPU.cpp), read off the IR for a
+// The CUDA-core design of attention_ragged (flash-decoding, see the header
+// of lib/Conversion/KVCacheToGPU/AttentionToGPU.cpp; tensor-cores=false
+// forces it where the tensor-core kernel would be used, which
+// attention-tensor-cores.mlir checks), read off the IR for a
 // decode step with GQA group 4 (32 query heads, 8 KV heads, head 128 f16):
 // a block per (row, KV head, split) of 128 threads; in each step of the key
 // loop a thread issues ONE cp.async of its 16-byte K slice and ONE of its V

@@ -38,6 +38,9 @@ struct GPUKernelTarget {
   /// Streaming multiprocessors of the GPU the split count fills; 0: the
   /// chip's flagship (getFlagshipSMCount).
   int64_t smCount = 0;
+  /// Attention of f16/bf16 caches on tensor cores (mma.sync) where the plan
+  /// allows; false: always CUDA cores.
+  bool tensorCores = true;
 };
 
 /// The SM count of the flagship data-center part of `chip`'s architecture

@@ -1,0 +1,172 @@
+// RUN: kvcache-opt %s -split-input-file -convert-kvcache-to-gpu -canonicalize -cse | FileCheck %s
+// RUN: kvcache-opt %s -split-input-file -convert-kvcache-to-gpu=tensor-cores=false | FileCheck %s --check-prefix=OFF
+// RUN: kvcache-opt %s -split-input-file -convert-kvcache-to-gpu=chip=sm_75 | FileCheck %s --check-prefix=OFF
+
+// The tensor-core design of attention_ragged (the header of
+// lib/Conversion/KVCacheToGPU/AttentionMMA.cpp), read off the IR for a
+// decode step with GQA group 4 (32 query heads, 8 KV heads, head 128 f16):
+// 4 warps (128 threads) per (row, KV head, split), each computing the
+// 16-head tile's scores and owning 32 output columns; steps of 32 keys
+// streamed through two double-buffered, padded ([2 x 32 x 136]) shared
+// buffers. A step: wait for K (one group still in flight: V), barrier, ONE
+// lookup (kvcache.tile) and 4 cp.async for the next step's K, the scores
+// (16 ldmatrix.x4, 32 mma.sync m16n8k16: 4 key tiles x 8 column steps), ONE
+// max per row over the step (2 xor shuffles in the quad), exp2, then wait
+// for V, barrier, the next step's V, P.V (4 ldmatrix.x4.trans, 8 mma.sync).
+// Without tensor cores (tensor-cores=false, or sm_75) the CUDA-core kernel
+// runs: no ldmatrix, no mma.
+
+!cache = !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>
+
+// CHECK-LABEL: func.func @gqa4(
+// CHECK: gpu.launch_func @kvcache_kernels::@gqa4_attention_ragged blocks in ({{.*}}) threads in (%c128, %c1, %c1)
+// CHECK: gpu.launch_func @kvcache_kernels::@gqa4_attention_merge
+// CHECK-LABEL: gpu.func @gqa4_attention_ragged(
+// CHECK-SAME: workgroup(%[[K:.*]] : memref<2x32x136xf16, #gpu.address_space<workgroup>>, %[[V:.*]] : memref<2x32x136xf16, #gpu.address_space<workgroup>>)
+// Step 0's K and V, one group each.
+// CHECK: kvcache.tile %arg1
+// CHECK-COUNT-4: nvgpu.device_async_copy {{.*}}, %[[K]][
+// CHECK: nvgpu.device_async_create_group
+// CHECK: kvcache.tile %arg2
+// CHECK-COUNT-4: nvgpu.device_async_copy {{.*}}, %[[V]][
+// CHECK: nvgpu.device_async_create_group
+// The key loop.
+// CHECK: scf.for {{.*}} iter_args(
+// CHECK: nvvm.cp.async.wait.group 1
+// CHECK-NEXT: gpu.barrier
+// CHECK: kvcache.tile %arg1
+// CHECK-COUNT-4: nvgpu.device_async_copy {{.*}}, %[[K]][
+// CHECK: nvgpu.device_async_create_group
+// CHECK-COUNT-16: nvgpu.ldmatrix %[[K]][{{.*}}] {numTiles = 4 : i32, transpose = false}
+// CHECK-NOT: nvgpu.ldmatrix
+// CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32
+// CHECK-NEXT: arith.maximumf
+// CHECK-NEXT: gpu.shuffle  xor %{{.*}}, %c2_i32
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// CHECK: nvvm.cp.async.wait.group 1
+// CHECK-NEXT: gpu.barrier
+// CHECK: kvcache.tile %arg2
+// CHECK-COUNT-4: nvgpu.device_async_copy {{.*}}, %[[V]][
+// CHECK: nvgpu.device_async_create_group
+// CHECK-COUNT-4: nvgpu.ldmatrix %[[V]][{{.*}}] {numTiles = 4 : i32, transpose = true}
+// CHECK-NOT: nvgpu.ldmatrix
+// CHECK: scf.yield
+// The last, masked step; then the copies past the end land before the
+// result is written.
+// CHECK: arith.select
+// CHECK: nvvm.cp.async.wait.group 0
+// CHECK-NEXT: gpu.barrier
+// CHECK: vector.store {{.*}} : memref<?x32x128xf16>, vector<2xf16>
+// CHECK: vector.store {{.*}} : memref<?xf32>, vector<2xf32>
+// OFF-LABEL: gpu.func @gqa4_attention_ragged(
+// OFF-NOT: nvgpu.ldmatrix
+// OFF-NOT: nvvm.mma.sync
+// OFF: gpu.return
+func.func @gqa4(%q: memref<?x32x128xf16>, %k: !cache, %v: !cache, %offsets: memref<?xi32>,
+                %out: memref<?x32x128xf16>, %ws: memref<?xf32>) {
+  kvcache.attention_ragged %q, %k, %v, %offsets, %out, %ws {scale = 0.0883883 : f32}
+      : memref<?x32x128xf16>, !cache, !cache, memref<?xi32>, memref<?x32x128xf16>, memref<?xf32>
+  return
+}
+
+// -----
+
+// The mma count of one step: 32 for the scores, 8 for P.V.
+!cache = !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>
+// CHECK-LABEL: gpu.func @count_attention_ragged(
+// CHECK: scf.for {{.*}} iter_args(
+// CHECK-COUNT-32: nvvm.mma.sync
+// CHECK-NOT: nvvm.mma.sync
+// CHECK: gpu.shuffle
+// CHECK-COUNT-8: nvvm.mma.sync
+// CHECK-NOT: nvvm.mma.sync
+// CHECK: scf.yield
+func.func @count(%q: memref<?x32x128xf16>, %k: !cache, %v: !cache, %offsets: memref<?xi32>,
+                 %out: memref<?x32x128xf16>) {
+  kvcache.attention_ragged %q, %k, %v, %offsets, %out {scale = 0.0883883 : f32}
+      : memref<?x32x128xf16>, !cache, !cache, memref<?xi32>, memref<?x32x128xf16>
+  return
+}
+
+// -----
+
+// Multi-query, 64 query heads on one KV head: four 16-head tiles, one warp
+// each (128 threads, every warp all 128 columns), one pass over K/V.
+!mqa = !kvcache.paged_cache<bf16, num_heads = 1, head_size = 128, page_size = 1>
+// CHECK-LABEL: func.func @mqa64(
+// CHECK: gpu.launch_func @kvcache_kernels::@mqa64_attention_ragged blocks in ({{.*}}) threads in (%c128, %c1, %c1)
+// CHECK-LABEL: gpu.func @mqa64_attention_ragged(
+// bf16 operands travel as i32.
+// CHECK: llvm.bitcast %{{.*}} : vector<2xbf16> to i32
+// CHECK: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>
+// CHECK-SAME: (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// OFF-LABEL: gpu.func @mqa64_attention_ragged(
+// OFF-NOT: nvvm.mma.sync
+// OFF: gpu.return
+func.func @mqa64(%q: memref<?x64x128xbf16>, %k: !mqa, %v: !mqa, %offsets: memref<?xi32>,
+                 %out: memref<?x64x128xbf16>) {
+  kvcache.attention_ragged %q, %k, %v, %offsets, %out {scale = 0.0883883 : f32}
+      : memref<?x64x128xbf16>, !mqa, !mqa, memref<?xi32>, memref<?x64x128xbf16>
+  return
+}
+
+// -----
+
+// 128 query heads on one KV head: 8 tiles, 8 warps; head size 64: steps of
+// 32 keys, rows of 64 + 8 elements.
+!c64 = !kvcache.paged_cache<f16, num_heads = 1, head_size = 64, page_size = 16>
+// CHECK-LABEL: func.func @mqa128(
+// CHECK: threads in (%c256, %c1, %c1)
+// CHECK-LABEL: gpu.func @mqa128_attention_ragged(
+// CHECK-SAME: workgroup(%{{.*}} : memref<2x32x72xf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<2x32x72xf16, #gpu.address_space<workgroup>>)
+func.func @mqa128(%q: memref<?x128x64xf16>, %k: !c64, %v: !c64, %offsets: memref<?xi32>,
+                  %out: memref<?x128x64xf16>) {
+  kvcache.attention_ragged %q, %k, %v, %offsets, %out {scale = 0.125 : f32}
+      : memref<?x128x64xf16>, !c64, !c64, memref<?xi32>, memref<?x128x64xf16>
+  return
+}
+
+// -----
+
+// A group of 12 (not a multiple of 16): heads 12..15 of the tile are zero
+// rows, never written: q loads are selected, writes guarded.
+!c = !kvcache.paged_cache<f16, num_heads = 2, head_size = 256, page_size = 16>
+// CHECK-LABEL: gpu.func @group12_attention_ragged(
+// CHECK-SAME: workgroup(%{{.*}} : memref<2x16x264xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[VALID:.*]] = arith.cmpi ult, %{{.*}}, %c12
+// CHECK: arith.select %[[VALID]]
+// CHECK: scf.for
+// CHECK: nvvm.cp.async.wait.group 0
+// CHECK: scf.if %[[VALID]]
+// CHECK: vector.store {{.*}} : memref<?x24x256xf16>, vector<2xf16>
+func.func @group12(%q: memref<?x24x256xf16>, %k: !c, %v: !c, %offsets: memref<?xi32>,
+                   %out: memref<?x24x256xf16>) {
+  kvcache.attention_ragged %q, %k, %v, %offsets, %out {scale = 0.0625 : f32}
+      : memref<?x24x256xf16>, !c, !c, memref<?xi32>, memref<?x24x256xf16>
+  return
+}
+
+// -----
+
+// CUDA cores where tensor cores do not apply: f32 caches, head sizes other
+// than 64, 128 and 256.
+!f32 = !kvcache.paged_cache<f32, num_heads = 8, head_size = 128, page_size = 16>
+!d96 = !kvcache.paged_cache<f16, num_heads = 8, head_size = 96, page_size = 16>
+// CHECK-LABEL: gpu.func @f32_attention_ragged(
+// CHECK-NOT: nvvm.mma.sync
+// CHECK: gpu.return
+// CHECK-LABEL: gpu.func @d96_attention_ragged(
+// CHECK-NOT: nvvm.mma.sync
+// CHECK: gpu.return
+func.func @f32(%q: memref<?x32x128xf32>, %k: !f32, %v: !f32, %offsets: memref<?xi32>,
+               %out: memref<?x32x128xf32>) {
+  kvcache.attention_ragged %q, %k, %v, %offsets, %out {scale = 0.0883883 : f32}
+      : memref<?x32x128xf32>, !f32, !f32, memref<?xi32>, memref<?x32x128xf32>
+  return
+}
+func.func @d96(%q: memref<?x32x96xf16>, %k: !d96, %v: !d96, %offsets: memref<?xi32>,
+               %out: memref<?x32x96xf16>) {
+  kvcache.attention_ragged %q, %k, %v, %offsets, %out {scale = 0.1 : f32}
+      : memref<?x32x96xf16>, !d96, !d96, memref<?xi32>, memref<?x32x96xf16>
+  return
+}
