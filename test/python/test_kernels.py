@@ -268,3 +268,45 @@ def test_decode_step_compiles_for_sm_80():
     assert kvcache.kernel_names(ptx) == [
         "decode_step_store_ragged", "decode_step_store_ragged_0",
         "decode_step_attention_ragged", "decode_step_attention_merge"]
+
+
+@pytest.mark.parametrize("chip", ["sm_90", "sm_75"])
+@pytest.mark.parametrize("target", TARGETS)
+def test_attention_reads_each_cache_through_its_own_table(target, chip):
+    # K from one collection, V from another with the same lengths but its
+    # own (different) page placement: V[b, j] is read through V's table, on
+    # the CPU, on tensor cores (sm_90) and on the path without cp.async
+    # (sm_75).
+    if target == "cpu" and chip == "sm_75":
+        pytest.skip("one CPU lowering")
+    config = kvcache.CacheConfig("f16", num_heads=2, head_size=64, page_size=16,
+                                 num_layers=2, q_heads=8)
+    rng = np.random.default_rng(11)
+    lengths, new = [40, 0, 70], [1, 3, 1]
+    key_cache = reference.random_cache(config, lengths, new, rng)
+    value_cache = reference.random_cache(config, lengths, new, rng)
+    assert not np.array_equal(key_cache.lookup_table, value_cache.lookup_table)
+    text = builders.attention_ragged(config, "attention")
+    second = ("%blocks_v: {0}, %cache_lengths_v: memref<?xi32>, %lookup_table_v: "
+              "memref<?x?xi32>, %max_seq_length_v: i32, %max_cache_length_v: i32, ")
+    blocks_type = text.split("%blocks: ")[1].split(", %cache_lengths")[0]
+    collection_type = "!kvcache.paged_collection<f16, num_heads = 2, head_size = 64, page_size = 16>"
+    text = text.replace("%layer: index", second.format(blocks_type) + "%layer: index")
+    text = text.replace(
+        "  %value_cache = kvcache.get_value_cache %collection[",
+        f"  %collection_v = kvcache.paged_collection %blocks_v, %cache_lengths_v, "
+        f"%lookup_table_v, %max_seq_length_v, %max_cache_length_v : {blocks_type}, "
+        f"memref<?xi32>, memref<?x?xi32> -> {collection_type}\n"
+        "  %value_cache = kvcache.get_value_cache %collection_v[")
+    q = reference.random_rows(rng, sum(new), 8, 64, "f16")
+    offsets = reference.row_offsets(new)
+    out = np.zeros((sum(new), 8, 64), np.float16)
+    layer = 1
+    expected = reference.attention_ragged(
+        q, key_cache.key_cache(layer), value_cache.value_cache(layer), offsets, out,
+        config.default_scale)
+    options = {} if target == "cpu" else {"chip": chip}
+    module = TARGETS[target](builders.module(text), **options)
+    module.attention(*key_cache.arguments(), *value_cache.arguments(), layer, q,
+                     offsets, out)
+    assert attention_error(expected, out, "f16") <= ATTENTION_TOLERANCE["f16"]

@@ -285,13 +285,15 @@ AttentionKernel::emitKeyStep(const KeyRange &range, Value step,
     keySlice = vector::LoadOp::create(k.b, k.loc, sliceType, sharedK, at);
     valueSlice = vector::LoadOp::create(k.b, k.loc, sliceType, sharedV, at);
   } else {
-    Value page, slot;
-    std::tie(page, slot) =
-        k.lookup(keys, range.batch, key, /*servesWrite=*/false);
-    keySlice = PageLoadOp::create(k.b, k.loc, sliceType, keys, page, slot,
-                                  kvHead, sliceStart);
-    valueSlice = PageLoadOp::create(k.b, k.loc, sliceType, values, page, slot,
-                                    kvHead, sliceStart);
+    // Each cache through its own lookup table.
+    auto load = [&](Value cache) -> Value {
+      auto [page, slot] =
+          k.lookup(cache, range.batch, key, /*servesWrite=*/false);
+      return PageLoadOp::create(k.b, k.loc, sliceType, cache, page, slot,
+                                kvHead, sliceStart);
+    };
+    keySlice = load(keys);
+    valueSlice = load(values);
   }
   Value keyRow = k.widen(keySlice, accType);
   Value valueRow = k.widen(valueSlice, accType);

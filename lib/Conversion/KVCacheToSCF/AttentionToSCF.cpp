@@ -83,10 +83,11 @@ struct AttentionToSCF : OpRewritePattern<AttentionRaggedOp> {
           zero, k.add(position, k.index(1)), k.index(1),
           flattenStates(softmax.empty(accType)),
           [&](Value token, ValueRange carried) {
-            Value page, slot;
-            std::tie(page, slot) =
-                k.lookup(keys, batch, token, /*servesWrite=*/false);
+            // Each cache through its own lookup table (K and V of one
+            // collection share it, and CSE merges the two lookups).
             auto loadRow = [&](Value cache) {
+              auto [page, slot] =
+                  k.lookup(cache, batch, token, /*servesWrite=*/false);
               return k.widen(PageLoadOp::create(k.b, k.loc, rowType, cache,
                                                 page, slot, kvHead, zero),
                              accType);
