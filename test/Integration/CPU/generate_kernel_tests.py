@@ -1118,11 +1118,25 @@ def attention_splits(cfg, step, gpu, chip):
     return splits
 
 
-def attention_cp_async(cfg, chip):
-    """Whether attention streams K and V through cp.async: from sm_80, when a
-    lane's slice of a head is 4, 8 or 16 bytes (docs/KernelABI.md; the lanes
-    per key are the fewest powers of two, at most 32 and dividing head_size,
-    that keep the slice within 16 bytes)."""
+def attention_tensor_cores(cfg, chip, group):
+    """Whether attention runs on tensor cores (docs/KernelABI.md, "Which
+    attention kernel"): sm_80 or newer, f16/bf16, head_size 64, 128 or 256,
+    and the register estimate within bounds (group <= 256 at 64 and 128, <= 32
+    at 256)."""
+    D = cfg["head_size"]
+    limit = 32 if D == 256 else 256
+    return (int(chip[3:]) >= 80 and cfg["dtype"] in ("f16", "bf16")
+            and D in (64, 128, 256) and group <= limit)
+
+
+def attention_cp_async(cfg, chip, group=1):
+    """Whether attention streams K and V through cp.async: on tensor cores
+    always; on CUDA cores from sm_80, when a lane's slice of a head is 4, 8
+    or 16 bytes (docs/KernelABI.md; the lanes per key are the fewest powers
+    of two, at most 32 and dividing head_size, that keep the slice within 16
+    bytes)."""
+    if attention_tensor_cores(cfg, chip, group):
+        return True
     D, size = cfg["head_size"], elt_bits(cfg["dtype"]) // 8
     max_lanes = min(D & -D, 32)
     lanes = 1
@@ -1154,7 +1168,8 @@ def expected_launches(cfg, emu):
             x = min(step["rows"], max_blocks)
             splits = attention_splits(cfg, step, gpu, emu["chip"])
             launches.append((op, (x, cfg["num_heads"], splits),
-                             attention_cp_async(cfg, emu["chip"])))
+                             attention_cp_async(cfg, emu["chip"],
+                                                step["q_heads"] // cfg["num_heads"])))
             if splits > 1:
                 launches.append(("attention_merge", (x, step["q_heads"], 1), False))
     return launches
@@ -1306,6 +1321,23 @@ of blocks.
         ("attention-group-2-head-size-32-f16-fills-gpu.mlir", "f16", 16, 3, 32, [0],
          [(40, 1), (30, 2), (0, 3)], 2, 1 / math.sqrt(32), "sm_90", False,
          {"sm-count": 1, "keys-per-split": 8}, 4, False),
+        # Tensor cores (ldmatrix + mma.sync): a 16-head tile, split contexts
+        # and prefill rows; multi-query (4 tiles) at page 1, checked; a
+        # group of 12 (4 zero rows) at head 256; 8 tiles (256 threads); a
+        # negative scale (the scores scaled before the max).
+        ("attention-group-16-head-size-128-f16-tensor-cores.mlir", "f16", 16, 2, 128, [0],
+         [(300, 1), (0, 5), (33, 2), (64, 0)], 16, 1 / math.sqrt(128), "sm_90", False,
+         {"keys-per-split": 64}, 4, True),
+        ("attention-group-64-head-size-128-bf16-tensor-cores.mlir", "bf16", 1, 1, 128, [0],
+         [(70, 1), (0, 2), (31, 1)], 64, 1 / math.sqrt(128), "sm_80", True,
+         {"keys-per-split": 32, "max-splits": 4}, 4, False),
+        ("attention-group-12-head-size-256-bf16-tensor-cores.mlir", "bf16", 128, 2, 256, [0],
+         [(130, 1), (0, 3), (17, 2)], 12, 1 / 16, "sm_90", False, None, 0, False),
+        ("attention-group-128-head-size-64-f16-tensor-cores.mlir", "f16", 3, 1, 64, [0],
+         [(40, 1), (5, 2)], 128, 1 / 8, "sm_90", False, {"max-blocks": 2}, 0, False),
+        ("attention-group-4-head-size-64-f16-negative-scale.mlir", "f16", 16, 2, 64, [0],
+         [(45, 1), (0, 2), (20, 3)], 4, -0.125, "sm_90", False,
+         {"keys-per-split": 16}, 3, False),
     ]
     for index, (name, dtype, page_size, kv_heads, head_size, layers, sequences, group,
                 scale, chip, checked, gpu, splits, padded) in enumerate(attention):
