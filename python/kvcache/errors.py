@@ -44,9 +44,10 @@ class CompileError(Exception):
 class EmulatorError(RuntimeError):
     """A call of an EmulatedGPUModule failed a check of the GPU emulator (a
     race, an uninitialized or out-of-bounds shared-memory access, a barrier
-    or shuffle not reached by every thread, a launch error) or a device
-    assert. `reports` holds the emulator's report lines, `str(error)` joins
-    them; `kinds` names what failed, one entry per line: the check
+    or a warp-collective operation (shuffle, ldmatrix, mma.sync) not reached
+    by every thread it needs, a launch error) or a device assert. `reports`
+    holds the emulator's report lines, `str(error)` joins them; `kinds`
+    names what failed, one entry per line: the check
     ("race", "uninitialized", "shared bounds", "barrier", "shuffle",
     "cp.async", "launch") or "assert" for a device assert."""
 

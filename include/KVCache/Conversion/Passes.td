@@ -218,21 +218,26 @@ def KVCacheEmulateNVVM : Pass<"kvcache-emulate-nvvm", "ModuleOp"> {
       parameter array;
     - GPU operations become runtime calls: special registers
       (`nvvm.read.ptx.sreg.*`), barriers (`nvvm.barrier0`, `nvvm.barrier`
-      without a thread count), warp shuffles (`nvvm.shfl.sync`), `cp.async`
-      copies, commits and waits, `ex2.approx`, device asserts
-      (`__assertfail`), `vprintf` and libdevice `__nv_*` math;
+      without a thread count), warp shuffles (`nvvm.shfl.sync`), the
+      warp-collective matrix ops `nvvm.ldmatrix` (m8n8 b16, x1/x2/x4,
+      with or without `.trans`) and `nvvm.mma.sync` (m16n8k16 and m16n8k8
+      row.col, f16 or bf16 multiplicands, f16 or f32 accumulators), with
+      PTX's fragment layouts, `cp.async` copies, commits and waits,
+      `ex2.approx`, device asserts (`__assertfail`), `vprintf` and libdevice
+      `__nv_*` math;
     - shared-memory globals (address space 3, static and dynamic) become
       per-block allocations of the runtime, with red zones between them;
     - every load, store, atomic and memory intrinsic of a kernel first calls
       the runtime with its address, size and source location, which checks
       races, `cp.async` hazards, shared-memory bounds and uninitialized reads
-      and counts the traffic profile;
+      and counts the traffic profile (an `ldmatrix` row read is such a
+      shared-memory read);
     - each `gpu.launch_func` becomes a call of `__kvemu_launch`.
 
-    Anything the emulator does not model (another `nvvm` op, an
-    `llvm.nvvm.*` intrinsic, inline assembly, a call of another function
-    without a body) is a compile-time error naming the op, never a silent
-    no-op.
+    Anything the emulator does not model (another `nvvm` op, another
+    `ldmatrix` or `mma.sync` shape or type, an `llvm.nvvm.*` intrinsic,
+    inline assembly, a call of another function without a body) is a
+    compile-time error naming the op, never a silent no-op.
 
     Before (inside a `gpu.module`):
     ```mlir

@@ -25,6 +25,10 @@
 //                            ptr site)
 //   void    __kvemu_cp_async_commit()
 //   void    __kvemu_cp_async_wait(i32 pending, ptr site)
+//   void    __kvemu_ldmatrix(ptr row, i32 matrices, i32 transpose,
+//                            ptr fragments, ptr site)  // i32[matrices]
+//   void    __kvemu_mma(i32 flags, i32 a0, a1, a2, a3, b0, b1, c0, c1, c2,
+//                       c3, ptr result, ptr site)  // i32[4] (f16 D: [2])
 // plus `__kvemu_assertfail`, `__kvemu_vprintf` and `__kvemu_<intrinsic>`
 // replacements of device functions (see modelledDeviceFunction).
 //
@@ -140,6 +144,17 @@ private:
   LogicalResult rewriteSharedAddress(LLVM::AddressOfOp addressOf,
                                      const DeviceModule &device);
   LogicalResult rewriteShuffle(NVVM::ShflOp shuffle);
+  LogicalResult rewriteLdMatrix(NVVM::LdMatrixOp load);
+  LogicalResult rewriteMma(NVVM::MmaOp mma);
+  /// Calls warp-collective runtime function `name` with `args`, then a
+  /// pointer to `count` i32 registers it writes and the op's site; returns
+  /// the registers.
+  SmallVector<Value> callWithRegisterResults(Operation *op, StringRef name,
+                                             SmallVector<Value> args,
+                                             int64_t count);
+  /// `registers` (i32) as a value of `type`: one register, or a struct of
+  /// them, each bitcast to its member type.
+  Value packRegisters(Location loc, ArrayRef<Value> registers, Type type);
   LogicalResult rewriteNVVMOp(Operation *op);
   LogicalResult rewriteIntrinsic(Operation *op);
   void instrumentAccess(Operation *op, Value address, Value bytes,
@@ -440,6 +455,10 @@ LogicalResult EmulatorLowering::rewriteDeviceOp(Operation *op,
     return rewriteSharedAddress(addressOf, device);
   if (auto shuffle = dyn_cast<NVVM::ShflOp>(op))
     return rewriteShuffle(shuffle);
+  if (auto load = dyn_cast<NVVM::LdMatrixOp>(op))
+    return rewriteLdMatrix(load);
+  if (auto mma = dyn_cast<NVVM::MmaOp>(op))
+    return rewriteMma(mma);
   if (isa<NVVM::NVVMDialect>(op->getDialect()))
     return rewriteNVVMOp(op);
   if (isa<LLVM::CallIntrinsicOp, LLVM::InlineAsmOp>(op))
@@ -550,6 +569,147 @@ LogicalResult EmulatorLowering::rewriteShuffle(NVVM::ShflOp shuffle) {
   }
   shuffle.replaceAllUsesWith(result);
   shuffle.erase();
+  return success();
+}
+
+SmallVector<Value> EmulatorLowering::callWithRegisterResults(
+    Operation *op, StringRef name, SmallVector<Value> args, int64_t count) {
+  Location loc = op->getLoc();
+  // The registers live at the function's entry: a collective in a loop must
+  // not grow the stack.
+  Value registers;
+  {
+    OpBuilder::InsertionGuard guard(builder);
+    auto func = op->getParentOfType<LLVM::LLVMFuncOp>();
+    builder.setInsertionPointToStart(&func.getBody().front());
+    registers = LLVM::AllocaOp::create(builder, loc, ptrType,
+                                       LLVM::LLVMArrayType::get(i32Type, count),
+                                       i64Constant(loc, 1));
+  }
+  args.push_back(registers);
+  args.push_back(siteAddress(loc));
+  callRuntime(loc, name, Type(), args);
+  SmallVector<Value> values;
+  for (int64_t index = 0; index < count; ++index) {
+    Value slot = LLVM::GEPOp::create(builder, loc, ptrType, i32Type, registers,
+                                     ArrayRef<LLVM::GEPArg>{int32_t(index)});
+    values.push_back(LLVM::LoadOp::create(builder, loc, i32Type, slot));
+  }
+  return values;
+}
+
+Value EmulatorLowering::packRegisters(Location loc, ArrayRef<Value> registers,
+                                      Type type) {
+  auto fromBits = [&](Value bits, Type member) -> Value {
+    if (member == i32Type)
+      return bits;
+    return LLVM::BitcastOp::create(builder, loc, member, bits);
+  };
+  auto structType = dyn_cast<LLVM::LLVMStructType>(type);
+  if (!structType)
+    return fromBits(registers.front(), type);
+  Value result = LLVM::UndefOp::create(builder, loc, structType);
+  for (auto [index, bits] : llvm::enumerate(registers))
+    result = LLVM::InsertValueOp::create(
+        builder, loc, result, fromBits(bits, structType.getBody()[index]),
+        ArrayRef<int64_t>{int64_t(index)});
+  return result;
+}
+
+LogicalResult EmulatorLowering::rewriteLdMatrix(NVVM::LdMatrixOp load) {
+  Location loc = load.getLoc();
+  int32_t matrices = load.getNum();
+  NVVM::LdStMatrixShapeAttr shape = load.getShape();
+  if (shape.getM() != 8 || shape.getN() != 8 ||
+      load.getEltType() != NVVM::LdStMatrixEltType::B16 ||
+      !llvm::is_contained({1, 2, 4}, matrices))
+    return load.emitOpError("(shape m")
+           << shape.getM() << "n" << shape.getN() << ", "
+           << NVVM::stringifyLdStMatrixEltType(load.getEltType()) << ", "
+           << matrices
+           << " matrices) is not modelled by the GPU emulator: it models "
+              "m8n8 b16 with 1, 2 or 4 matrices";
+  bool transpose = load.getLayout() == NVVM::MMALayout::col;
+  SmallVector<Value> fragments = callWithRegisterResults(
+      load, "__kvemu_ldmatrix",
+      {toGenericPointer(loc, load.getPtr()), i32Constant(loc, matrices),
+       i32Constant(loc, transpose)},
+      matrices);
+  load.replaceAllUsesWith(packRegisters(loc, fragments, load.getType()));
+  load.erase();
+  return success();
+}
+
+/// The `__kvemu_mma` flags of `mma`, or nothing when the emulator does not
+/// model it: m16n8k16 or m16n8k8, row.col, f16 or bf16 multiplicands, f16
+/// or f32 accumulator and result (bf16: f32 only), with the PTX register
+/// counts (A: k/4, B: k/8, C: 4 f32 or 2 f16x2).
+static std::optional<int32_t> mmaFlags(NVVM::MmaOp mma) {
+  NVVM::MMAShapeAttr shape = mma.getShape();
+  std::optional<NVVM::MMATypes> typeA = mma.getMultiplicandAPtxType();
+  if (shape.getM() != 16 || shape.getN() != 8 ||
+      (shape.getK() != 16 && shape.getK() != 8) || !typeA ||
+      typeA != mma.getMultiplicandBPtxType() ||
+      (*typeA != NVVM::MMATypes::f16 && *typeA != NVVM::MMATypes::bf16) ||
+      mma.getLayoutA() != NVVM::MMALayout::row ||
+      mma.getLayoutB() != NVVM::MMALayout::col || mma.getB1Op() ||
+      mma.getIntOverflowBehavior())
+    return std::nullopt;
+  auto isHalfOrFloat = [](NVVM::MMATypes type) {
+    return type == NVVM::MMATypes::f16 || type == NVVM::MMATypes::f32;
+  };
+  NVVM::MMATypes accumulator = mma.accumPtxType();
+  NVVM::MMATypes result = mma.resultPtxType();
+  bool bf16 = *typeA == NVVM::MMATypes::bf16;
+  if (!isHalfOrFloat(accumulator) || !isHalfOrFloat(result) ||
+      (bf16 &&
+       (accumulator != NVVM::MMATypes::f32 || result != NVVM::MMATypes::f32)))
+    return std::nullopt;
+  bool accumulatorF16 = accumulator == NVVM::MMATypes::f16;
+  int64_t k = shape.getK();
+  if (int64_t(mma.getOperandA().size()) != k / 4 ||
+      int64_t(mma.getOperandB().size()) != k / 8 ||
+      mma.getOperandC().size() != (accumulatorF16 ? 2u : 4u))
+    return std::nullopt;
+  return (k == 16 ? kEmulatorMmaK16 : 0) | (bf16 ? kEmulatorMmaBF16 : 0) |
+         (accumulatorF16 ? kEmulatorMmaAccumulatorF16 : 0) |
+         (result == NVVM::MMATypes::f16 ? kEmulatorMmaResultF16 : 0);
+}
+
+LogicalResult EmulatorLowering::rewriteMma(NVVM::MmaOp mma) {
+  Location loc = mma.getLoc();
+  std::optional<int32_t> flags = mmaFlags(mma);
+  if (!flags) {
+    NVVM::MMAShapeAttr shape = mma.getShape();
+    std::optional<NVVM::MMATypes> typeA = mma.getMultiplicandAPtxType();
+    return mma.emitOpError("(m")
+           << shape.getM() << "n" << shape.getN() << "k" << shape.getK() << " "
+           << NVVM::stringifyMMALayout(mma.getLayoutA()) << "."
+           << NVVM::stringifyMMALayout(mma.getLayoutB()) << " "
+           << (typeA ? NVVM::stringifyMMATypes(*typeA) : "?") << ", "
+           << NVVM::stringifyMMATypes(mma.accumPtxType())
+           << " accumulator) is not modelled by the GPU emulator: it models "
+              "m16n8k16 and m16n8k8 row.col with f16 or bf16 multiplicands "
+              "and f16 or f32 accumulators (bf16: f32)";
+  }
+  // A's, B's and C's registers as i32, each group padded to 4, 2 and 4.
+  SmallVector<Value> args = {i32Constant(loc, *flags)};
+  Value zero = i32Constant(loc, 0);
+  for (auto [operands, size] :
+       {std::pair{mma.getOperandA(), 4u}, std::pair{mma.getOperandB(), 2u},
+        std::pair{mma.getOperandC(), 4u}}) {
+    for (Value operand : operands)
+      args.push_back(
+          operand.getType() == i32Type
+              ? operand
+              : LLVM::BitcastOp::create(builder, loc, i32Type, operand));
+    args.append(size - operands.size(), zero);
+  }
+  int64_t resultRegisters = *flags & kEmulatorMmaResultF16 ? 2 : 4;
+  SmallVector<Value> result =
+      callWithRegisterResults(mma, "__kvemu_mma", args, resultRegisters);
+  mma.replaceAllUsesWith(packRegisters(loc, result, mma.getType()));
+  mma.erase();
   return success();
 }
 

@@ -5,7 +5,9 @@
 // The runtime behind `kvcache-emulate-nvvm` (libKVCacheGPUEmulator.so). A
 // launch runs every block, one after another; the threads of a block are
 // fibers that switch only where a GPU thread would wait for others: at a
-// barrier and at a warp shuffle. Memory accesses of the kernel call
+// barrier and at a warp-collective operation (shuffle, ldmatrix, mma.sync),
+// where each lane deposits its operands and the last lane to arrive computes
+// every lane's result. Memory accesses of the kernel call
 // __kvemu_access first, which checks them (races, cp.async hazards, shared
 // bounds, uninitialized shared reads) and counts the traffic profile.
 //
@@ -79,6 +81,14 @@ enum SpecialRegister {
 
 enum ShuffleKind { Bfly = 0, Up = 1, Down = 2, Idx = 3 };
 
+/// Flags of `__kvemu_mma` (the pass's EmulatorMmaFlags): the shape
+/// m16n8k16 (else m16n8k8), bf16 multiplicands (else f16), f16 accumulator
+/// C and result D (else f32).
+constexpr int32_t kMmaK16 = 1;
+constexpr int32_t kMmaBF16 = 2;
+constexpr int32_t kMmaAccumulatorF16 = 4;
+constexpr int32_t kMmaResultF16 = 8;
+
 constexpr size_t kStackBytes = 1 << 20;
 constexpr size_t kPageBytes = 4096;
 constexpr size_t kSharedAlign = 128;
@@ -143,7 +153,17 @@ struct PendingCopy {
   const char *site;
 };
 
-enum class ThreadState { Ready, AtBarrier, AtShuffle, Done };
+enum class ThreadState { Ready, AtBarrier, AtWarpCollective, Done };
+
+/// The warp-collective operations: every lane of the member mask (all 32
+/// for ldmatrix and mma.sync, which are `.sync.aligned`) waits at the same
+/// site until the last one arrives.
+enum class WarpCollective { Shuffle, LdMatrix, Mma };
+
+/// The most 32-bit registers a lane deposits (mma.sync: 4 of A, 2 of B, 4
+/// of C) and receives (ldmatrix .x4, mma.sync's f32 D).
+constexpr int kMaxCollectiveWords = 10;
+constexpr int kMaxCollectiveResults = 4;
 
 struct Fiber {
   jmp_buf context;
@@ -155,10 +175,18 @@ struct Fiber {
   Dim3 id;
   const char *waitSite = nullptr;
   void *fakeStack = nullptr; // AddressSanitizer's, while switched away
-  // Shuffle in progress.
+  // Warp-collective operation in progress: the lanes it waits for, its
+  // operands and its result.
+  WarpCollective collective = WarpCollective::Shuffle;
+  uint32_t memberMask = 0;
   int32_t shuffleKind = 0;
-  uint32_t shuffleMask = 0, shuffleValue = 0, shuffleB = 0, shuffleC = 0;
+  uint32_t shuffleValue = 0, shuffleB = 0, shuffleC = 0;
   uint64_t shuffleResult = 0;
+  uint32_t ldmatrixCount = 0;
+  bool ldmatrixTranspose = false;
+  int32_t mmaFlags = 0;
+  uint32_t collectiveWords[kMaxCollectiveWords] = {};
+  uint32_t collectiveResults[kMaxCollectiveResults] = {};
   // cp.async: copies not yet committed, then committed groups (oldest first).
   std::vector<PendingCopy> uncommitted;
   std::vector<std::vector<PendingCopy>> groups;
@@ -166,20 +194,24 @@ struct Fiber {
   std::unordered_map<const char *, uint32_t> executions;
 };
 
-/// One warp-level memory instruction of the profile.
+/// One warp-level memory instruction of the profile, or one phase of it
+/// where the hardware splits the instruction (ldmatrix: one 8x8 matrix, 8
+/// row addresses, per phase).
 struct InstructionKey {
   uint32_t warp;
   const char *site;
   uint32_t execution;
+  uint32_t phase;
   bool operator==(const InstructionKey &other) const {
     return warp == other.warp && site == other.site &&
-           execution == other.execution;
+           execution == other.execution && phase == other.phase;
   }
 };
 struct InstructionKeyHash {
   size_t operator()(const InstructionKey &key) const {
     return std::hash<const void *>()(key.site) ^ (size_t(key.warp) << 40) ^
-           (size_t(key.execution) * 0x9e3779b97f4a7c15ull);
+           (size_t(key.execution) * 0x9e3779b97f4a7c15ull) ^
+           (size_t(key.phase) << 32);
   }
 };
 struct InstructionAccesses {
@@ -510,12 +542,12 @@ ByteShadow *globalShadow(uintptr_t address) {
 }
 
 void recordInstruction(uintptr_t address, uint32_t bytes, bool shared,
-                       bool store, const char *site) {
+                       bool store, const char *site, uint32_t phase) {
   Emulator &e = emu();
   Fiber &fiber = *e.current;
   uint32_t execution = fiber.executions[site]++;
   InstructionAccesses &accesses =
-      e.instructions[{fiber.linear / 32, site, execution}];
+      e.instructions[{fiber.linear / 32, site, execution, phase}];
   accesses.shared = shared;
   accesses.store = store;
   accesses.ranges.push_back({address, bytes});
@@ -599,12 +631,15 @@ void checkInFlight(size_t offset, uint64_t bytes, const char *site) {
     }
 }
 
-void sharedAccess(uintptr_t address, uint64_t bytes, bool write, bool atomic,
-                  const char *site) {
+/// Checks and counts an access of shared memory by the current thread (in
+/// profile phase `phase` of its warp instruction); returns whether it lies
+/// inside a shared allocation.
+bool sharedAccess(uintptr_t address, uint64_t bytes, bool write, bool atomic,
+                  const char *site, uint32_t phase = 0) {
   Emulator &e = emu();
   int64_t offset = sharedOffset(address, bytes, site);
   if (offset < 0)
-    return;
+    return false;
   checkInFlight(offset, bytes, site);
   if (!write)
     for (uint64_t i = 0; i < bytes; ++i)
@@ -621,7 +656,8 @@ void sharedAccess(uintptr_t address, uint64_t bytes, bool write, bool atomic,
   if (write)
     std::memset(&e.written[offset], 1, bytes);
   if (e.profiling)
-    recordInstruction(address, bytes, /*shared=*/true, write, site);
+    recordInstruction(address, bytes, /*shared=*/true, write, site, phase);
+  return true;
 }
 
 void globalAccess(uintptr_t address, uint64_t bytes, bool write, bool atomic,
@@ -634,7 +670,8 @@ void globalAccess(uintptr_t address, uint64_t bytes, bool write, bool atomic,
         break;
   }
   if (e.profiling)
-    recordInstruction(address, bytes, /*shared=*/false, write, site);
+    recordInstruction(address, bytes, /*shared=*/false, write, site,
+                      /*phase=*/0);
 }
 
 /// The copies of `fiber` in the oldest committed group land.
@@ -700,37 +737,9 @@ std::pair<uint32_t, bool> shuffleSource(const Fiber &fiber, uint32_t lane) {
   return {valid ? uint32_t(j) : lane, valid};
 }
 
-/// Completes the shuffle of the warp of `fiber` when every lane of its mask
-/// has arrived; returns whether it did.
-bool tryCompleteShuffle(Fiber &fiber) {
+/// Gives every lane of `mask` in the warp at `warpBase` its shuffle result.
+void completeShuffle(uint32_t warpBase, uint32_t mask) {
   Emulator &e = emu();
-  uint32_t warpBase = fiber.linear & ~31u;
-  uint32_t mask = fiber.shuffleMask;
-  for (uint32_t lane = 0; lane < 32; ++lane) {
-    if (!(mask >> lane & 1))
-      continue;
-    uint32_t linear = warpBase + lane;
-    if (linear >= e.threads) {
-      fail("shuffle", &fiber, nullptr, fiber.waitSite);
-      return false;
-    }
-    Fiber &member = *e.fibers[linear];
-    if (member.state == ThreadState::Done) {
-      fail("shuffle", &fiber, &member, fiber.waitSite);
-      return false;
-    }
-    if (member.state != ThreadState::AtShuffle)
-      return false;
-  }
-  for (uint32_t lane = 0; lane < 32; ++lane) {
-    if (!(mask >> lane & 1))
-      continue;
-    Fiber &member = *e.fibers[warpBase + lane];
-    if (member.shuffleMask != mask || member.waitSite != fiber.waitSite) {
-      fail("shuffle", &fiber, &member, fiber.waitSite, member.waitSite);
-      return false;
-    }
-  }
   for (uint32_t lane = 0; lane < 32; ++lane) {
     if (!(mask >> lane & 1))
       continue;
@@ -744,10 +753,217 @@ bool tryCompleteShuffle(Fiber &fiber) {
     uint32_t value = e.fibers[warpBase + source]->shuffleValue;
     member.shuffleResult = uint64_t(value) | (uint64_t(valid) << 32);
   }
+}
+
+/// ldmatrix .m8n8 .b16: lane 8m + r deposited row r of matrix m (16 bytes,
+/// 8 elements). Without .trans, lane l receives elements 2(l%4) and
+/// 2(l%4)+1 of row l/4 of each matrix; with .trans, elements l/4 of rows
+/// 2(l%4) and 2(l%4)+1 (the matrix transposed). Lower half first.
+void completeLdMatrix(uint32_t warpBase) {
+  Emulator &e = emu();
+  uint32_t matrices = e.fibers[warpBase]->ldmatrixCount;
+  bool transpose = e.fibers[warpBase]->ldmatrixTranspose;
+  auto element = [&](uint32_t rowLane, uint32_t column) {
+    const uint32_t *row = e.fibers[warpBase + rowLane]->collectiveWords;
+    return uint32_t(row[column / 2] >> (16 * (column % 2)) & 0xffff);
+  };
+  for (uint32_t lane = 0; lane < 32; ++lane) {
+    Fiber &member = *e.fibers[warpBase + lane];
+    uint32_t group = lane / 4, pair = 2 * (lane % 4);
+    for (uint32_t matrix = 0; matrix < matrices; ++matrix) {
+      uint32_t rows = 8 * matrix;
+      member.collectiveResults[matrix] =
+          transpose ? element(rows + pair, group) |
+                          element(rows + pair + 1, group) << 16
+                    : element(rows + group, pair) |
+                          element(rows + group, pair + 1) << 16;
+    }
+  }
+}
+
+/// IEEE binary16 to binary32 (exact).
+float halfToFloat(uint32_t half) {
+  uint32_t exponent = half >> 10 & 0x1f, mantissa = half & 0x3ff;
+  float magnitude;
+  if (exponent == 0) {
+    magnitude = std::ldexp(float(mantissa), -24);
+  } else {
+    uint32_t bits = exponent == 0x1f ? 0x7f800000 | mantissa << 13
+                                     : (exponent + 112) << 23 | mantissa << 13;
+    std::memcpy(&magnitude, &bits, 4);
+  }
+  return half & 0x8000 ? -magnitude : magnitude;
+}
+
+/// binary32 to binary16, rounding to nearest even (as cvt.rn.f16.f32).
+uint32_t floatToHalf(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  uint32_t sign = bits >> 16 & 0x8000, magnitude = bits & 0x7fffffff;
+  if (magnitude > 0x7f800000) // NaN: quiet, payload kept where it fits
+    return sign | 0x7e00 | (magnitude >> 13 & 0x3ff);
+  if (magnitude >= 0x477ff000) // rounds past 65504: infinity
+    return sign | 0x7c00;
+  if (magnitude < 0x38800000) // below 2^-14: a subnormal half (or zero)
+    return sign | uint32_t(std::nearbyint(std::fabs(value) * 0x1p24f));
+  uint32_t rounded = magnitude + 0xfff + (magnitude >> 13 & 1);
+  return sign | ((rounded >> 13) - (112 << 10));
+}
+
+/// The value of 16-bit element `index` (0: the lower half) of `word`,
+/// a bf16 or f16.
+float multiplicand(uint32_t word, uint32_t index, bool bf16) {
+  uint32_t bits = word >> (16 * index) & 0xffff;
+  if (!bf16)
+    return halfToFloat(bits);
+  bits <<= 16;
+  float value;
+  std::memcpy(&value, &bits, 4);
+  return value;
+}
+
+/// Row and column of one element of a fragment.
+struct FragmentCoord {
+  uint32_t row, col;
+};
+
+// The fragments of mma.m16n8k16 and mma.m16n8k8 with f16/bf16
+// multiplicands (PTX ISA, "Matrix Fragments for mma.m16n8k16 with floating
+// point type" and "for mma.m16n8k8"): groupID = lane / 4, threadID_in_group
+// = lane % 4, each .b32 register of A and B holding two 16-bit elements
+// (lower half first).
+
+/// A (16 x k): element i (0..k/2-1) of `lane`: row groupID (+8 for
+/// i % 4 >= 2), column 2 threadID_in_group + i % 2 (+8 for i >= 4).
+FragmentCoord fragmentA(uint32_t lane, uint32_t i) {
+  return {lane / 4 + 8 * (i / 2 % 2), 2 * (lane % 4) + i % 2 + 8 * (i / 4)};
+}
+
+/// B (k x 8): element i (0..k/4-1): row 2 threadID_in_group + i % 2 (+8
+/// for i >= 2), column groupID.
+FragmentCoord fragmentB(uint32_t lane, uint32_t i) {
+  return {2 * (lane % 4) + i % 2 + 8 * (i / 2), lane / 4};
+}
+
+/// C and D (16 x 8): element i (0..3): row groupID (+8 for i >= 2), column
+/// 2 threadID_in_group + i % 2. f32: one register each; f16: two a
+/// register.
+FragmentCoord fragmentC(uint32_t lane, uint32_t i) {
+  return {lane / 4 + 8 * (i / 2), 2 * (lane % 4) + i % 2};
+}
+
+/// mma.sync D = A B + C for the warp at `warpBase`. Lane registers
+/// deposited: A in words 0..k/4-1, B in 4..4+k/8-1, C in 6..9 (f32) or 6..7
+/// (f16x2). D[r][c] is C[r][c] converted to f32, then
+/// fma(A[r][0], B[0][c], .), ..., fma(A[r][k-1], B[k-1][c], .) in f32 (the
+/// products of f16 or bf16 values are exact in f32), rounded once to f16
+/// for an f16 D. The GPU's order and rounding of the sum are unspecified.
+void completeMma(uint32_t warpBase) {
+  Emulator &e = emu();
+  int32_t flags = e.fibers[warpBase]->mmaFlags;
+  uint32_t k = flags & kMmaK16 ? 16 : 8;
+  bool bf16 = flags & kMmaBF16;
+  bool accumulatorF16 = flags & kMmaAccumulatorF16;
+  bool resultF16 = flags & kMmaResultF16;
+  float a[16][16], b[16][8], d[16][8];
+  for (uint32_t lane = 0; lane < 32; ++lane) {
+    const uint32_t *words = e.fibers[warpBase + lane]->collectiveWords;
+    for (uint32_t i = 0; i < k / 2; ++i) {
+      FragmentCoord at = fragmentA(lane, i);
+      a[at.row][at.col] = multiplicand(words[i / 2], i % 2, bf16);
+    }
+    for (uint32_t i = 0; i < k / 4; ++i) {
+      FragmentCoord at = fragmentB(lane, i);
+      b[at.row][at.col] = multiplicand(words[4 + i / 2], i % 2, bf16);
+    }
+    for (uint32_t i = 0; i < 4; ++i) {
+      FragmentCoord at = fragmentC(lane, i);
+      float c;
+      if (accumulatorF16)
+        c = halfToFloat(words[6 + i / 2] >> (16 * (i % 2)) & 0xffff);
+      else
+        std::memcpy(&c, &words[6 + i], 4);
+      d[at.row][at.col] = c;
+    }
+  }
+  for (uint32_t row = 0; row < 16; ++row)
+    for (uint32_t col = 0; col < 8; ++col)
+      for (uint32_t i = 0; i < k; ++i)
+        d[row][col] = std::fma(a[row][i], b[i][col], d[row][col]);
+  for (uint32_t lane = 0; lane < 32; ++lane) {
+    uint32_t *results = e.fibers[warpBase + lane]->collectiveResults;
+    std::fill_n(results, kMaxCollectiveResults, 0u);
+    for (uint32_t i = 0; i < 4; ++i) {
+      FragmentCoord at = fragmentC(lane, i);
+      if (resultF16)
+        results[i / 2] |= floatToHalf(d[at.row][at.col]) << (16 * (i % 2));
+      else
+        std::memcpy(&results[i], &d[at.row][at.col], 4);
+    }
+  }
+}
+
+/// Completes the warp-collective operation of the warp of `fiber` when
+/// every lane of its member mask has arrived; returns whether it did.
+/// Lanes that exited, are missing from the block, or wait at another
+/// collective site are reported as `shuffle`.
+bool tryCompleteWarpCollective(Fiber &fiber) {
+  Emulator &e = emu();
+  uint32_t warpBase = fiber.linear & ~31u;
+  uint32_t mask = fiber.memberMask;
+  for (uint32_t lane = 0; lane < 32; ++lane) {
+    if (!(mask >> lane & 1))
+      continue;
+    uint32_t linear = warpBase + lane;
+    if (linear >= e.threads) {
+      fail("shuffle", &fiber, nullptr, fiber.waitSite);
+      return false;
+    }
+    Fiber &member = *e.fibers[linear];
+    if (member.state == ThreadState::Done) {
+      fail("shuffle", &fiber, &member, fiber.waitSite);
+      return false;
+    }
+    if (member.state != ThreadState::AtWarpCollective)
+      return false;
+  }
+  for (uint32_t lane = 0; lane < 32; ++lane) {
+    if (!(mask >> lane & 1))
+      continue;
+    Fiber &member = *e.fibers[warpBase + lane];
+    if (member.memberMask != mask || member.waitSite != fiber.waitSite) {
+      fail("shuffle", &fiber, &member, fiber.waitSite, member.waitSite);
+      return false;
+    }
+  }
+  switch (fiber.collective) {
+  case WarpCollective::Shuffle:
+    completeShuffle(warpBase, mask);
+    break;
+  case WarpCollective::LdMatrix:
+    completeLdMatrix(warpBase);
+    break;
+  case WarpCollective::Mma:
+    completeMma(warpBase);
+    break;
+  }
   for (uint32_t lane = 0; lane < 32; ++lane)
     if (mask >> lane & 1)
       e.fibers[warpBase + lane]->state = ThreadState::Ready;
   return true;
+}
+
+/// Waits (as `fiber`, whose operands are deposited) until its warp
+/// completes the collective operation at `site` over `mask`.
+void joinWarpCollective(Fiber &fiber, WarpCollective collective, uint32_t mask,
+                        const char *site) {
+  fiber.collective = collective;
+  fiber.memberMask = mask;
+  fiber.waitSite = site;
+  fiber.state = ThreadState::AtWarpCollective;
+  if (!tryCompleteWarpCollective(fiber))
+    yieldToScheduler();
+  fiber.state = ThreadState::Ready;
 }
 
 /// Every thread waits: completes the barrier, or reports why it cannot.
@@ -757,15 +973,15 @@ bool resolveWaiting() {
   Fiber *atBarrier = nullptr, *done = nullptr;
   for (uint32_t i = 0; i < e.threads; ++i) {
     Fiber &fiber = *e.fibers[i];
-    if (fiber.state == ThreadState::AtShuffle) {
-      // Its warp cannot complete the shuffle: name a missing lane.
+    if (fiber.state == ThreadState::AtWarpCollective) {
+      // Its warp cannot complete the collective: name a missing lane.
       uint32_t warpBase = fiber.linear & ~31u;
       for (uint32_t lane = 0; lane < 32; ++lane) {
-        if (!(fiber.shuffleMask >> lane & 1))
+        if (!(fiber.memberMask >> lane & 1))
           continue;
         uint32_t linear = warpBase + lane;
         Fiber *member = linear < e.threads ? e.fibers[linear].get() : nullptr;
-        if (!member || member->state != ThreadState::AtShuffle) {
+        if (!member || member->state != ThreadState::AtWarpCollective) {
           e.current = &fiber;
           fail("shuffle", &fiber, member, fiber.waitSite);
           e.current = nullptr;
@@ -1088,22 +1304,55 @@ KVEMU_EXPORT void __kvemu_barrier(const char *site) {
 KVEMU_EXPORT int64_t __kvemu_shfl(int32_t kind, int32_t mask, int32_t value,
                                   int32_t b, int32_t c, const char *site) {
   Fiber &fiber = self();
-  fiber.state = ThreadState::AtShuffle;
-  fiber.waitSite = site;
   fiber.shuffleKind = kind;
-  fiber.shuffleMask = uint32_t(mask);
   fiber.shuffleValue = uint32_t(value);
   fiber.shuffleB = uint32_t(b);
   fiber.shuffleC = uint32_t(c);
   if (!(uint32_t(mask) >> (fiber.linear % 32) & 1)) {
     fail("shuffle", &fiber, nullptr, site);
-    fiber.state = ThreadState::Ready;
     return int64_t(uint32_t(value));
   }
-  if (!tryCompleteShuffle(fiber))
-    yieldToScheduler();
-  fiber.state = ThreadState::Ready;
+  joinWarpCollective(fiber, WarpCollective::Shuffle, uint32_t(mask), site);
   return int64_t(fiber.shuffleResult);
+}
+
+/// ldmatrix.sync.aligned.m8n8.x{1,2,4}{.trans}.shared.b16: lanes 0 to
+/// 8 `matrices` - 1 each read their 16-byte row at `row` (a checked shared
+/// read, one profile phase per matrix); the others' addresses are ignored.
+/// Writes `matrices` registers to `fragments`.
+KVEMU_EXPORT void __kvemu_ldmatrix(void *row, int32_t matrices,
+                                   int32_t transpose, uint32_t *fragments,
+                                   const char *site) {
+  Fiber &fiber = self();
+  uint32_t lane = fiber.linear % 32;
+  std::fill_n(fiber.collectiveWords, kMaxCollectiveWords, 0u);
+  uintptr_t address = reinterpret_cast<uintptr_t>(row);
+  if (lane < 8 * uint32_t(matrices) &&
+      sharedAccess(address, 16, /*write=*/false, /*atomic=*/false, site,
+                   /*phase=*/lane / 8))
+    std::memcpy(fiber.collectiveWords, row, 16);
+  fiber.ldmatrixCount = uint32_t(matrices);
+  fiber.ldmatrixTranspose = transpose != 0;
+  joinWarpCollective(fiber, WarpCollective::LdMatrix, ~0u, site);
+  std::copy_n(fiber.collectiveResults, matrices, fragments);
+}
+
+/// mma.sync.aligned.{m16n8k16,m16n8k8}.row.col with f16 or bf16
+/// multiplicands and f16 or f32 C and D (`flags`, kMma*): this lane's
+/// registers of A (k/4 used), B (k/8 used) and C (4 f32, or 2 f16x2), as
+/// bits. Writes D's registers (4 or 2) to `result`.
+KVEMU_EXPORT void __kvemu_mma(int32_t flags, uint32_t a0, uint32_t a1,
+                              uint32_t a2, uint32_t a3, uint32_t b0,
+                              uint32_t b1, uint32_t c0, uint32_t c1,
+                              uint32_t c2, uint32_t c3, uint32_t *result,
+                              const char *site) {
+  Fiber &fiber = self();
+  uint32_t registers[kMaxCollectiveWords] = {a0, a1, a2, a3, b0,
+                                             b1, c0, c1, c2, c3};
+  std::copy_n(registers, kMaxCollectiveWords, fiber.collectiveWords);
+  fiber.mmaFlags = flags;
+  joinWarpCollective(fiber, WarpCollective::Mma, ~0u, site);
+  std::copy_n(fiber.collectiveResults, flags & kMmaResultF16 ? 2 : 4, result);
 }
 
 KVEMU_EXPORT void __kvemu_access(void *pointer, int64_t bytes, int32_t flags,

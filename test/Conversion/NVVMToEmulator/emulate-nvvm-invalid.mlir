@@ -155,3 +155,65 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// Warp-collective matrix ops the emulator does not model: other ldmatrix
+// shapes and element types, other mma.sync shapes and multiplicand types.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    llvm.func @kernel(%p: !llvm.ptr<3>) attributes {gpu.kernel, nvvm.kernel} {
+      // expected-error @below {{'nvvm.ldmatrix' op (shape m16n16, b8, 2 matrices) is not modelled by the GPU emulator: it models m8n8 b16 with 1, 2 or 4 matrices}}
+      %l = nvvm.ldmatrix %p {num = 2 : i32, layout = #nvvm.mma_layout<col>, shape = #nvvm.ld_st_matrix_shape<m = 16, n = 16>, eltType = #nvvm.ld_st_matrix_elt_type<b8>} : (!llvm.ptr<3>) -> !llvm.struct<(i32, i32, i32, i32)>
+      llvm.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    llvm.func @kernel(%a: vector<2xf16>, %c: vector<2xf16>) attributes {gpu.kernel, nvvm.kernel} {
+      // expected-error @below {{'nvvm.mma.sync' op (m8n8k4 row.col f16, f16 accumulator) is not modelled by the GPU emulator: it models m16n8k16 and m16n8k8 row.col with f16 or bf16 multiplicands and f16 or f32 accumulators (bf16: f32)}}
+      %d = nvvm.mma.sync A[%a, %a] B[%a, %a] C[%c, %c, %c, %c] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, shape = #nvvm.shape<m = 8, n = 8, k = 4>} : (vector<2xf16>, vector<2xf16>, vector<2xf16>) -> !llvm.struct<(vector<2xf16>, vector<2xf16>, vector<2xf16>, vector<2xf16>)>
+      llvm.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    llvm.func @kernel(%a: i32, %c: i32) attributes {gpu.kernel, nvvm.kernel} {
+      // expected-error @below {{'nvvm.mma.sync' op (m16n8k32 row.col s8, s32 accumulator) is not modelled by the GPU emulator}}
+      %d = nvvm.mma.sync A[%a, %a, %a, %a] B[%a, %a] C[%c, %c, %c, %c] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<s8>, multiplicandBPtxType = #nvvm.mma_type<s8>, intOverflowBehavior = #nvvm.mma_int_overflow<satfinite>, shape = #nvvm.shape<m = 16, n = 8, k = 32>} : (i32, i32, i32) -> !llvm.struct<(i32, i32, i32, i32)>
+      llvm.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    llvm.func @kernel(%a: i32, %c: f32) attributes {gpu.kernel, nvvm.kernel} {
+      // expected-error @below {{'nvvm.mma.sync' op (m16n8k8 row.col tf32, f32 accumulator) is not modelled by the GPU emulator}}
+      %d = nvvm.mma.sync A[%a, %a, %a, %a] B[%a, %a] C[%c, %c, %c, %c] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<tf32>, multiplicandBPtxType = #nvvm.mma_type<tf32>, shape = #nvvm.shape<m = 16, n = 8, k = 8>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+      llvm.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    llvm.func @kernel(%p: !llvm.ptr<3>, %r: i32) attributes {gpu.kernel, nvvm.kernel} {
+      // expected-error @below {{'nvvm.stmatrix' op is not modelled by the GPU emulator}}
+      nvvm.stmatrix %p, %r {layout = #nvvm.mma_layout<row>, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>, eltType = #nvvm.ld_st_matrix_elt_type<b16>} : !llvm.ptr<3>, i32
+      llvm.return
+    }
+  }
+}

@@ -27,6 +27,16 @@ enum EmulatorAccessFlags : int32_t {
   kEmulatorAccessSpaceShift = 8,
 };
 
+/// Flags of `__kvemu_mma` (the runtime's `kMma*`): the shape m16n8k16
+/// (else m16n8k8), bf16 multiplicands (else f16), an f16 accumulator C and
+/// an f16 result D (else f32).
+enum EmulatorMmaFlags : int32_t {
+  kEmulatorMmaK16 = 1,
+  kEmulatorMmaBF16 = 2,
+  kEmulatorMmaAccumulatorF16 = 4,
+  kEmulatorMmaResultF16 = 8,
+};
+
 /// Rewrites every `gpu.module` of `module` (kernels already in the
 /// NVVM/LLVM dialects) into host functions calling the emulator runtime and
 /// every LLVM-level `gpu.launch_func` into `__kvemu_launch`. Emits an error

@@ -9,7 +9,11 @@
 # printMemrefI32. This script recomputes those buffers from the formulas the
 # twins' @main uses to fill its inputs, with a numpy model of the memory layout
 # of docs/Contract.md section 1 and of what each kernel does (read from the
-# kernel source, not from any compiler or emulator output):
+# kernel source, not from any compiler or emulator output). warp-matrix and
+# warp-matrix-bugs do the same for the ldmatrix / mma.sync kernels of
+# warp-matrix-run.mlir (which warp-matrix-ptxas.test assembles) and the
+# fixed kernel of Inputs/warp-matrix-bugs.mlir: plain matrix products and
+# PTX's ldmatrix fragment layout:
 #
 #   %emu_run twin.mlir -e main | python3 twin_reference.py <twin>
 #
@@ -199,12 +203,65 @@ def page_size_3_5():
             ("lookups", lookups)]
 
 
+# --- warp-matrix-run.mlir ---------------------------------------------------
+
+def warp_matrix():
+    def f16(x):
+        """Rounded once to f16 (round to nearest even), as an f16 mma result."""
+        return x.astype(np.float16).astype(np.float64)
+
+    a = fill((16, 16), 7919, 257, 128)
+    b = fill((16, 8), 7919, 131, 65, seed=1)
+    c = fill((16, 8), 7919, 1021, 510, seed=2)
+    bt = fill((8, 16), 7919, 131, 65, seed=3)
+    wide_a = fill((16, 64), 7919, 17, 8, seed=4)
+    wide_bt = fill((32, 64), 7919, 13, 6, seed=5)
+    m = fill((32, 16), 7919, 2039, 1019, seed=6)
+    small = np.concatenate([a @ b + c, f16(a @ b + c),
+                            a[:, :8] @ b[:8] + c, f16(a[:, :8] @ b[:8] + c)])
+    bf16 = np.concatenate([a @ bt.T + c, a[:, :8] @ bt.T[:8] + c])
+
+    # ldmatrix .m8n8 .b16 (PTX ISA, "Warp-level matrix load instruction:
+    # ldmatrix"): lane 8 i + r gives the address of row r of matrix i (8
+    # consecutive elements); lane l receives, of each matrix, elements
+    # 2 (l % 4) and 2 (l % 4) + 1 of row l / 4, or with .trans elements l / 4
+    # of rows 2 (l % 4) and 2 (l % 4) + 1. The kernel's lane l points at row
+    # (5 l + 3) mod 32, column 8 (l % 2) of M.
+    def element(address_lane, offset):
+        return m[(5 * address_lane + 3) % 32, 8 * (address_lane % 2) + offset]
+
+    fragments = np.zeros((6, 32, 4, 2))
+    for form, (count, transpose) in enumerate(
+            [(1, False), (2, False), (4, False), (1, True), (2, True), (4, True)]):
+        for lane in range(32):
+            for matrix in range(count):
+                for half in range(2):
+                    if transpose:
+                        value = element(8 * matrix + 2 * (lane % 4) + half, lane // 4)
+                    else:
+                        value = element(8 * matrix + lane // 4, 2 * (lane % 4) + half)
+                    fragments[form, lane, matrix, half] = value
+    return [("small_product (k16 f32, k16 f16, k8 f32, k8 f16)", small),
+            ("bf16_product (k16, k8)", bf16),
+            ("tiled_product", wide_a @ wide_bt.T),
+            ("ldmatrix_fragments", fragments.reshape(192, 8))]
+
+
+# --- Inputs/warp-matrix-bugs.mlir (@square, the fixed kernel) ---------------
+
+def warp_matrix_bugs():
+    a = fill((16, 16), 7919, 17, 8)
+    return [("square", a @ a[:, :8])]
+
+
 TWINS = {
     "access-ops": access_ops,
     "checked-ptx": checked_ptx,
     "collection-kernel": collection_kernel,
     "host-launch": host_launch,
     "page-size-3-5": page_size_3_5,
+    "warp-matrix": warp_matrix,
+    "warp-matrix-bugs": warp_matrix_bugs,
 }
 
 
