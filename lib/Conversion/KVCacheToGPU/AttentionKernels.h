@@ -57,6 +57,9 @@ struct AttentionPlan {
   /// Elements of one K/V row in shared memory: headSize plus 16 bytes, so
   /// the 8 rows an ldmatrix reads fall in different banks.
   int64_t sharedRow = 0;
+  /// q is copied once per row into shared memory (dSplit > 1: the warps of
+  /// a tile all need it) when it fits, instead of each warp loading it.
+  bool stageQueries = false;
 
   /// Static shared memory of the kernel (bytes).
   int64_t sharedBytes;

@@ -85,6 +85,7 @@ private:
   void emitRow(const KeyRange &range);
   /// The lane's A fragments of q, one per 16 columns of the head.
   SmallVector<SmallVector<Value>> loadQueries(Value row);
+  SmallVector<SmallVector<Value>> loadStagedQueries(Value row);
   /// Copies the keys of `step` of `cache` into buffer `step % 2` of
   /// `shared` (zero-filled past the end) and commits them as one group.
   void issueCopies(const KeyRange &range, Value step, Value cache,
@@ -113,7 +114,7 @@ private:
   const AttentionPlan &plan;
   SplitWorkspace layout;
   Value q, keys, values, offsets, out, workspace;
-  Value sharedK, sharedV;
+  Value sharedK, sharedV, sharedQ;
   Value kvHead, split, numSplits, lane, groupId, tig, mTile, firstColumn;
   /// The key row (within a step) and first chunk this thread copies.
   Value copyKey, copyChunk;
@@ -138,6 +139,9 @@ TensorCoreAttention::TensorCoreAttention(GPUKernel &kernel,
                                    plan.elementType);
   sharedV = kernel.addSharedBuffer({2, plan.keysPerStep, plan.sharedRow},
                                    plan.elementType);
+  if (plan.stageQueries)
+    sharedQ = kernel.addSharedBuffer({plan.mTiles * 16, plan.sharedRow},
+                                     plan.elementType);
   pairType = VectorType::get({2}, plan.elementType);
   accPairType = VectorType::get({2}, k.b.getF32Type());
   columnsPerWarp = plan.headSize / plan.dSplit;
@@ -213,6 +217,8 @@ TensorCoreAttention::loadQueries(Value row) {
   // A fragment of columns [16 kk, 16 kk + 16): a0a1 (row g, columns 2 tig),
   // a2a3 (row g + 8), a4a5 (row g, columns 2 tig + 8), a6a7 (row g + 8).
   // Rows past the group are zeros.
+  if (sharedQ)
+    return loadStagedQueries(row);
   SmallVector<SmallVector<Value>> fragments;
   Value zero = k.splatConstant(pairType, 0);
   int64_t alignment = std::min<int64_t>(2 * plan.elementBytes, plan.rowAlignment);
@@ -236,6 +242,53 @@ TensorCoreAttention::loadQueries(Value row) {
     }
     fragments.push_back(fragment);
   }
+  return fragments;
+}
+
+SmallVector<SmallVector<Value>>
+TensorCoreAttention::loadStagedQueries(Value row) {
+  // The warps sharing a tile need all of its q: the block copies q once
+  // into shared memory (zero rows past the group), then each warp reads its
+  // A fragments with ldmatrix.x4 (matrices: rows 0-7 and 8-15 of columns
+  // 16 kk .. + 8, then of 16 kk + 8 .. + 16).
+  int64_t chunkBytes = std::min<int64_t>(16, plan.rowAlignment);
+  int64_t chunkElements = std::max<int64_t>(chunkBytes / plan.elementBytes, 1);
+  auto chunkType = VectorType::get({chunkElements}, plan.elementType);
+  int64_t chunksPerQRow = plan.headSize / chunkElements;
+  int64_t total = plan.mTiles * 16 * chunksPerQRow;
+  Value thread = kernel.threadId(gpu::Dimension::x);
+  Value zero = k.splatConstant(chunkType, 0);
+  for (int64_t first = 0; first < total; first += plan.threads) {
+    auto copy = [&] {
+      Value index = k.add(thread, k.index(first));
+      Value local = k.divu(index, k.index(chunksPerQRow));
+      Value column = k.mul(k.remu(index, k.index(chunksPerQRow)),
+                           k.index(chunkElements));
+      Value valid = k.ult(local, k.index(plan.group));
+      Value head = k.add(k.mul(kvHead, k.index(plan.group)),
+                         k.minu(local, k.index(plan.group - 1)));
+      Value chunk = vector::LoadOp::create(k.b, k.loc, chunkType, q,
+                                           ValueRange{row, head, column},
+                                           /*nontemporal=*/false,
+                                           llvm::Align(chunkBytes));
+      vector::StoreOp::create(k.b, k.loc, k.select(valid, chunk, zero), sharedQ,
+                              ValueRange{local, column});
+    };
+    if (first + plan.threads <= total)
+      copy();
+    else
+      k.ifThen(k.ult(thread, k.index(total - first)), copy);
+  }
+  gpu::BarrierOp::create(k.b, k.loc);
+  Value matrix = k.divu(lane, k.index(8));
+  Value rowInTile = k.add(k.add(k.mul(mTile, k.index(16)), k.remu(lane, k.index(8))),
+                          k.mul(k.remu(matrix, k.index(2)), k.index(8)));
+  Value columnHalf = k.mul(k.divu(matrix, k.index(2)), k.index(8));
+  SmallVector<SmallVector<Value>> fragments;
+  for (int64_t kk = 0; kk < plan.headSize / 16; ++kk)
+    fragments.push_back(ldmatrix(
+        sharedQ, ValueRange{rowInTile, k.add(columnHalf, k.index(16 * kk))}, 4,
+        false));
   return fragments;
 }
 

@@ -70,6 +70,10 @@ void planTensorCores(AttentionPlan &plan, const GPUKernelTarget &target) {
   plan.sharedRow = plan.headSize + 16 / plan.elementBytes;
   plan.asyncCopy = true;
   plan.sharedBytes = 2 * 2 * keysPerStep * plan.sharedRow * plan.elementBytes;
+  int64_t queryBytes = mTiles * 16 * plan.sharedRow * plan.elementBytes;
+  plan.stageQueries = dSplit > 1 && plan.sharedBytes + queryBytes <= kSharedBytes;
+  if (plan.stageQueries)
+    plan.sharedBytes += queryBytes;
 }
 } // namespace
 

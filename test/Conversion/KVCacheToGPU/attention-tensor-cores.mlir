@@ -22,7 +22,13 @@
 // CHECK: gpu.launch_func @kvcache_kernels::@gqa4_attention_ragged blocks in ({{.*}}) threads in (%c128, %c1, %c1)
 // CHECK: gpu.launch_func @kvcache_kernels::@gqa4_attention_merge
 // CHECK-LABEL: gpu.func @gqa4_attention_ragged(
-// CHECK-SAME: workgroup(%[[K:.*]] : memref<2x32x136xf16, #gpu.address_space<workgroup>>, %[[V:.*]] : memref<2x32x136xf16, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%[[K:.*]] : memref<2x32x136xf16, #gpu.address_space<workgroup>>, %[[V:.*]] : memref<2x32x136xf16, #gpu.address_space<workgroup>>, %[[Q:.*]] : memref<16x136xf16, #gpu.address_space<workgroup>>)
+// q, read once per block into shared memory (the 4 warps of the tile all
+// need it; heads 4..15 zero rows), then A fragments with ldmatrix.
+// CHECK: vector.load %arg0{{.*}} : memref<?x32x128xf16>, vector<8xf16>
+// CHECK: vector.store {{.*}}, %[[Q]]
+// CHECK: gpu.barrier
+// CHECK-COUNT-8: nvgpu.ldmatrix %[[Q]][{{.*}}] {numTiles = 4 : i32, transpose = false}
 // Step 0's K and V, one group each.
 // CHECK: kvcache.tile %arg1
 // CHECK-COUNT-4: nvgpu.device_async_copy {{.*}}, %[[K]][
@@ -129,15 +135,17 @@ func.func @mqa128(%q: memref<?x128x64xf16>, %k: !c64, %v: !c64, %offsets: memref
 // -----
 
 // A group of 12 (not a multiple of 16): heads 12..15 of the tile are zero
-// rows, never written: q loads are selected, writes guarded.
+// rows in the staged q, never written.
 !c = !kvcache.paged_cache<f16, num_heads = 2, head_size = 256, page_size = 16>
 // CHECK-LABEL: gpu.func @group12_attention_ragged(
-// CHECK-SAME: workgroup(%{{.*}} : memref<2x16x264xf16, #gpu.address_space<workgroup>>
-// CHECK: %[[VALID:.*]] = arith.cmpi ult, %{{.*}}, %c12
-// CHECK: arith.select %[[VALID]]
+// CHECK-SAME: workgroup(%{{.*}} : memref<2x16x264xf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<2x16x264xf16, #gpu.address_space<workgroup>>, %[[Q:.*]] : memref<16x264xf16, #gpu.address_space<workgroup>>)
+// CHECK: %[[ZERO:.*]] = arith.cmpi ult, %{{.*}}, %c12
+// CHECK: arith.select %[[ZERO]]
+// CHECK: vector.store {{.*}}, %[[Q]]
 // CHECK: scf.for
 // CHECK: nvvm.cp.async.wait.group 0
-// CHECK: scf.if %[[VALID]]
+// CHECK: %[[VALID:.*]] = arith.cmpi ult, %{{.*}}, %c12
+// CHECK-NEXT: scf.if %[[VALID]]
 // CHECK: vector.store {{.*}} : memref<?x24x256xf16>, vector<2xf16>
 func.func @group12(%q: memref<?x24x256xf16>, %k: !c, %v: !c, %offsets: memref<?xi32>,
                    %out: memref<?x24x256xf16>) {
