@@ -163,9 +163,10 @@ def emulated_section(build, quick, lines):
         _attention(runner, 16, 32, False, rows)
     lines += rows + [""]
     lines += ["Reading it: the data-movement kernels touch the fewest sectors possible; decode attention "
-              "moves each K and V byte once (cp.async bytes = the contexts' K/V bytes) and its traffic "
-              "stays within 9% of K/V + q + out at every page size. Requested load bytes are "
-              "higher than the traffic because every lane loads the lookup-table entry and lengths its "
-              "warp shares (one sector, 4 bytes a lane); the ragged copies also search the offsets per "
-              "thread. With 32 query heads on one KV head the kernel makes four passes of 8 heads over "
-              "K/V (cp.async bytes 4x the contexts'): the case the tensor-core path is for.", ""]
+              "moves each K and V byte once (cp.async bytes = the contexts' K/V bytes), for 32 query "
+              "heads on one KV head too (the tensor-core kernel makes one pass over K/V for any group), "
+              "and its traffic stays within ~10% of K/V + q + out at every page size (the rest: q, the "
+              "lookup-table entries and lengths, and with splits each split's own copy of q). Requested "
+              "load bytes are higher than the traffic because every lane loads the lookup-table entry "
+              "and lengths its warp shares (one sector, 4 bytes a lane); the ragged copies also search "
+              "the offsets per thread.", ""]

@@ -72,7 +72,8 @@ def main(ptx_path, out_dir, quick=False):
     def blocks_per_sm(group, dim, dtype_bytes=2):
         # The compiler's estimate (AttentionPlan::estimatedBlocksPerSM,
         # docs/KernelABI.md): tensor cores for f16/bf16 heads of 64/128/256
-        # (registers 40 + D/4 + D/(2 d_split) + keys/2), CUDA cores
+        # (registers 40 + q + D/(2 d_split) + keys/2, q 8 when staged in
+        # shared memory, else D/4), CUDA cores
         # otherwise (9 for a group of 1, 4 for 4, 2 for 8 or more heads per
         # pass at head 128).
         if dim in (64, 128, 256):
@@ -80,9 +81,14 @@ def main(ptx_path, out_dir, quick=False):
             d_split = max(1, 4 // m_tiles)
             warps = m_tiles * d_split
             keys = min(max(8192 // (dim * dtype_bytes), 16), 32)
-            registers = 40 + dim // 4 + dim // (2 * d_split) + keys // 2
+            row = dim + 16 // dtype_bytes
+            shared = 2 * 2 * keys * row * dtype_bytes
+            q_bytes = m_tiles * 16 * row * dtype_bytes
+            staged = d_split > 1 and shared + q_bytes <= 48 * 1024
+            shared += q_bytes if staged else 0
+            registers = (40 + (8 if staged else dim // 4) + dim // (2 * d_split)
+                         + keys // 2)
             warp_registers = -(-registers * 32 // 256) * 256
-            shared = 2 * 2 * keys * (dim + 16 // dtype_bytes) * dtype_bytes
             return max(min(64 // warps, 65536 // warp_registers // warps,
                            228 * 1024 // (shared + 1024)), 1)
         return 9 if group == 1 else 4 if group <= 4 else 2

@@ -85,7 +85,11 @@ private:
   void emitRow(const KeyRange &range);
   /// The lane's A fragments of q, one per 16 columns of the head.
   SmallVector<SmallVector<Value>> loadQueries(Value row);
-  SmallVector<SmallVector<Value>> loadStagedQueries(Value row);
+  /// Copies q into shared memory (sharedQ), zero rows past the group.
+  void stageQueries(Value row);
+  /// The A fragment of q's columns [16 kk, 16 kk + 16).
+  SmallVector<Value> queryFragment(ArrayRef<SmallVector<Value>> queries,
+                                   int64_t kk);
   /// Copies the keys of `step` of `cache` into buffer `step % 2` of
   /// `shared` (zero-filled past the end) and commits them as one group.
   void issueCopies(const KeyRange &range, Value step, Value cache,
@@ -217,8 +221,10 @@ TensorCoreAttention::loadQueries(Value row) {
   // A fragment of columns [16 kk, 16 kk + 16): a0a1 (row g, columns 2 tig),
   // a2a3 (row g + 8), a4a5 (row g, columns 2 tig + 8), a6a7 (row g + 8).
   // Rows past the group are zeros.
-  if (sharedQ)
-    return loadStagedQueries(row);
+  if (sharedQ) {
+    stageQueries(row);
+    return {};
+  }
   SmallVector<SmallVector<Value>> fragments;
   Value zero = k.splatConstant(pairType, 0);
   int64_t alignment = std::min<int64_t>(2 * plan.elementBytes, plan.rowAlignment);
@@ -245,8 +251,7 @@ TensorCoreAttention::loadQueries(Value row) {
   return fragments;
 }
 
-SmallVector<SmallVector<Value>>
-TensorCoreAttention::loadStagedQueries(Value row) {
+void TensorCoreAttention::stageQueries(Value row) {
   // The warps sharing a tile need all of its q: the block copies q once
   // into shared memory (zero rows past the group), then each warp reads its
   // A fragments with ldmatrix.x4 (matrices: rows 0-7 and 8-15 of columns
@@ -280,16 +285,22 @@ TensorCoreAttention::loadStagedQueries(Value row) {
       k.ifThen(k.ult(thread, k.index(total - first)), copy);
   }
   gpu::BarrierOp::create(k.b, k.loc);
+  // The fragments are read from shared memory where the scores need them
+  // (queryFragment), not held in registers across the key loop.
+}
+
+SmallVector<Value>
+TensorCoreAttention::queryFragment(ArrayRef<SmallVector<Value>> queries,
+                                   int64_t kk) {
+  if (!sharedQ)
+    return queries[kk];
   Value matrix = k.divu(lane, k.index(8));
   Value rowInTile = k.add(k.add(k.mul(mTile, k.index(16)), k.remu(lane, k.index(8))),
                           k.mul(k.remu(matrix, k.index(2)), k.index(8)));
   Value columnHalf = k.mul(k.divu(matrix, k.index(2)), k.index(8));
-  SmallVector<SmallVector<Value>> fragments;
-  for (int64_t kk = 0; kk < plan.headSize / 16; ++kk)
-    fragments.push_back(ldmatrix(
-        sharedQ, ValueRange{rowInTile, k.add(columnHalf, k.index(16 * kk))}, 4,
-        false));
-  return fragments;
+  return ldmatrix(sharedQ,
+                  ValueRange{rowInTile, k.add(columnHalf, k.index(16 * kk))}, 4,
+                  false);
 }
 
 void TensorCoreAttention::issueCopies(const KeyRange &range, Value step,
@@ -415,21 +426,22 @@ TensorCoreAttention::computeScores(Value buffer,
   int64_t keyTiles = plan.keysPerStep / 8, columnSteps = plan.headSize / 16;
   Value rowInTile = k.remu(lane, k.index(8));
   Value matrix = k.divu(lane, k.index(8));
-  SmallVector<Accumulator> scores;
-  for (int64_t n = 0; n < keyTiles; ++n) {
-    Accumulator acc = {k.f32(0), k.f32(0), k.f32(0), k.f32(0)};
-    Value key = k.add(rowInTile, k.index(8 * n));
-    for (int64_t kk = 0; kk < columnSteps; kk += 2) {
-      int64_t tiles = kk + 1 < columnSteps ? 4 : 2;
-      Value column = k.add(k.mul(k.remu(matrix, k.index(tiles)), k.index(8)),
-                           k.index(16 * kk));
+  SmallVector<Accumulator> scores(keyTiles, {k.f32(0), k.f32(0), k.f32(0), k.f32(0)});
+  for (int64_t kk = 0; kk < columnSteps; kk += 2) {
+    int64_t tiles = kk + 1 < columnSteps ? 4 : 2;
+    SmallVector<Value> first = queryFragment(queries, kk), second;
+    if (tiles == 4)
+      second = queryFragment(queries, kk + 1);
+    Value column = k.add(k.mul(k.remu(matrix, k.index(tiles)), k.index(8)),
+                         k.index(16 * kk));
+    for (int64_t n = 0; n < keyTiles; ++n) {
+      Value key = k.add(rowInTile, k.index(8 * n));
       SmallVector<Value> b =
           ldmatrix(sharedK, ValueRange{buffer, key, column}, tiles, false);
-      acc = mma(queries[kk], {b[0], b[1]}, acc);
+      scores[n] = mma(first, {b[0], b[1]}, scores[n]);
       if (tiles == 4)
-        acc = mma(queries[kk + 1], {b[2], b[3]}, acc);
+        scores[n] = mma(second, {b[2], b[3]}, scores[n]);
     }
-    scores.push_back(acc);
   }
   return scores;
 }

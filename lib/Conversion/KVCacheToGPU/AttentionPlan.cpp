@@ -31,12 +31,14 @@ constexpr int64_t kMinTensorCoreGroup = 1;
 /// cores, which take the group in passes).
 constexpr int64_t kMaxTensorCoreRegisters = 224;
 
-/// Registers per thread of the tensor-core kernel: q's A fragments
-/// (headSize / 4), the output tiles (headSize / (2 dSplit)), the scores of
-/// a step (keysPerStep / 2) and ~40 for addresses and the softmax state.
+/// Registers per thread of the tensor-core kernel: q's A fragments held
+/// across the key loop (headSize / 4; 8 when q is staged in shared memory
+/// and read per step), the output tiles (headSize / (2 dSplit)), the scores
+/// of a step (keysPerStep / 2) and ~40 for addresses and the softmax state.
 int64_t estimateTensorCoreRegisters(int64_t headSize, int64_t dSplit,
-                                    int64_t keysPerStep) {
-  return 40 + headSize / 4 + headSize / (2 * dSplit) + keysPerStep / 2;
+                                    int64_t keysPerStep, bool stagedQueries) {
+  return 40 + (stagedQueries ? 8 : headSize / 4) + headSize / (2 * dSplit) +
+         keysPerStep / 2;
 }
 
 /// Turns `plan` into the tensor-core plan when the attention qualifies: an
@@ -57,9 +59,15 @@ void planTensorCores(AttentionPlan &plan, const GPUKernelTarget &target) {
   // 64 spilled).
   int64_t keysPerStep = std::clamp<int64_t>(
       8192 / (plan.headSize * plan.elementBytes), 16, 32);
+  int64_t sharedRow = plan.headSize + 16 / plan.elementBytes;
+  int64_t kvBytes = 2 * 2 * keysPerStep * sharedRow * plan.elementBytes;
+  // q goes through shared memory when the warps of a tile share it and it
+  // fits.
+  int64_t queryBytes = mTiles * 16 * sharedRow * plan.elementBytes;
+  bool stageQueries = dSplit > 1 && kvBytes + queryBytes <= kSharedBytes;
   if (warps > 16 ||
-      estimateTensorCoreRegisters(plan.headSize, dSplit, keysPerStep) >
-          kMaxTensorCoreRegisters)
+      estimateTensorCoreRegisters(plan.headSize, dSplit, keysPerStep,
+                                  stageQueries) > kMaxTensorCoreRegisters)
     return;
   plan.tensorCores = true;
   plan.mTiles = mTiles;
@@ -67,13 +75,10 @@ void planTensorCores(AttentionPlan &plan, const GPUKernelTarget &target) {
   plan.keysPerStep = keysPerStep;
   plan.threads = warps * 32;
   plan.headsPerPass = plan.group;
-  plan.sharedRow = plan.headSize + 16 / plan.elementBytes;
+  plan.sharedRow = sharedRow;
   plan.asyncCopy = true;
-  plan.sharedBytes = 2 * 2 * keysPerStep * plan.sharedRow * plan.elementBytes;
-  int64_t queryBytes = mTiles * 16 * plan.sharedRow * plan.elementBytes;
-  plan.stageQueries = dSplit > 1 && plan.sharedBytes + queryBytes <= kSharedBytes;
-  if (plan.stageQueries)
-    plan.sharedBytes += queryBytes;
+  plan.stageQueries = stageQueries;
+  plan.sharedBytes = kvBytes + (stageQueries ? queryBytes : 0);
 }
 } // namespace
 
@@ -162,7 +167,8 @@ int64_t AttentionPlan::estimatedBlocksPerSM() const {
   int64_t warps = llvm::divideCeil(threads, 32);
   int64_t registers =
       tensorCores
-          ? estimateTensorCoreRegisters(headSize, dSplit, keysPerStep)
+          ? estimateTensorCoreRegisters(headSize, dSplit, keysPerStep,
+                                        stageQueries)
           : std::min<int64_t>(24 + headsPerPass * (3 * width + 2), 255);
   // Registers are allocated per warp in units of 256.
   int64_t warpRegisters = llvm::alignTo(registers * 32, 256);

@@ -6,8 +6,8 @@
 // The host's split count never exceeds what fills the GPU: sm-count SMs
 // (default: the chip's flagship, 132 for sm_90, 108 for sm_80) times the
 // blocks of the attention kernel one SM holds (estimated from its threads,
-// shared memory and registers: on tensor cores 4 for a group of up to 16
-// heads of 128, 3 for 64 heads; on CUDA cores 4 for GQA 4 with 8-element
+// shared memory and registers: on tensor cores 5 for a group of up to 16
+// heads of 128 (shared memory bounds it), 3 for 64 heads; on CUDA cores 4 for GQA 4 with 8-element
 // slices, 9 for GQA 1, 2 for a pass of 8 heads), over the grid of one split
 // (rows x kv_heads):
 // splits = max(1, min(ceil(max_cache_length / keys-per-split), workspace
@@ -18,9 +18,9 @@
 !mqa = !kvcache.paged_cache<f16, num_heads = 1, head_size = 128, page_size = 16>
 
 // CHECK-LABEL: func.func @gqa4(
-// SM90-DAG: %[[SLOTS:.*]] = arith.constant 528 : index
-// TEN-DAG: %[[SLOTS:.*]] = arith.constant 40 : index
-// SM80-DAG: %[[SLOTS:.*]] = arith.constant 432 : index
+// SM90-DAG: %[[SLOTS:.*]] = arith.constant 660 : index
+// TEN-DAG: %[[SLOTS:.*]] = arith.constant 50 : index
+// SM80-DAG: %[[SLOTS:.*]] = arith.constant 540 : index
 // CUDA-DAG: %[[SLOTS:.*]] = arith.constant 528 : index
 // CHECK-DAG: %[[KV:.*]] = arith.constant 8 : index
 // CHECK-DAG: %[[MAXSPLITS:.*]] = arith.constant 16 : index
@@ -46,9 +46,9 @@ func.func @gqa4(%q: memref<?x32x128xf16>, %k: !gqa4, %v: !gqa4, %offsets: memref
 // GQA 1: on tensor cores the same kernel shape as GQA 4; on CUDA cores
 // smaller kernels, more of them per SM.
 // CHECK-LABEL: func.func @gqa1(
-// SM90: arith.constant 528 : index
-// TEN: arith.constant 40 : index
-// SM80: arith.constant 432 : index
+// SM90: arith.constant 660 : index
+// TEN: arith.constant 50 : index
+// SM80: arith.constant 540 : index
 // CUDA: arith.constant 1188 : index
 func.func @gqa1(%q: memref<?x8x128xf16>, %k: !gqa4, %v: !gqa4, %offsets: memref<?xi32>,
                 %out: memref<?x8x128xf16>, %ws: memref<?xf32>) {

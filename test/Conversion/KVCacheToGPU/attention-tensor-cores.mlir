@@ -10,7 +10,8 @@
 // streamed through two double-buffered, padded ([2 x 32 x 136]) shared
 // buffers. A step: wait for K (one group still in flight: V), barrier, ONE
 // lookup (kvcache.tile) and 4 cp.async for the next step's K, the scores
-// (16 ldmatrix.x4, 32 mma.sync m16n8k16: 4 key tiles x 8 column steps), ONE
+// (8 ldmatrix.x4 of q, 16 of K, 32 mma.sync m16n8k16: 4 key tiles x 8 column
+// steps), ONE
 // max per row over the step (2 xor shuffles in the quad), exp2, then wait
 // for V, barrier, the next step's V, P.V (4 ldmatrix.x4.trans, 8 mma.sync).
 // Without tensor cores (tensor-cores=false, or sm_75) the CUDA-core kernel
@@ -24,11 +25,12 @@
 // CHECK-LABEL: gpu.func @gqa4_attention_ragged(
 // CHECK-SAME: workgroup(%[[K:.*]] : memref<2x32x136xf16, #gpu.address_space<workgroup>>, %[[V:.*]] : memref<2x32x136xf16, #gpu.address_space<workgroup>>, %[[Q:.*]] : memref<16x136xf16, #gpu.address_space<workgroup>>)
 // q, read once per block into shared memory (the 4 warps of the tile all
-// need it; heads 4..15 zero rows), then A fragments with ldmatrix.
+// need it; heads 4..15 zero rows); the A fragments are read with ldmatrix
+// in each step (no registers held across the loop).
 // CHECK: vector.load %arg0{{.*}} : memref<?x32x128xf16>, vector<8xf16>
 // CHECK: vector.store {{.*}}, %[[Q]]
 // CHECK: gpu.barrier
-// CHECK-COUNT-8: nvgpu.ldmatrix %[[Q]][{{.*}}] {numTiles = 4 : i32, transpose = false}
+// CHECK-NOT: nvgpu.ldmatrix
 // Step 0's K and V, one group each.
 // CHECK: kvcache.tile %arg1
 // CHECK-COUNT-4: nvgpu.device_async_copy {{.*}}, %[[K]][
@@ -43,7 +45,7 @@
 // CHECK: kvcache.tile %arg1
 // CHECK-COUNT-4: nvgpu.device_async_copy {{.*}}, %[[K]][
 // CHECK: nvgpu.device_async_create_group
-// CHECK-COUNT-16: nvgpu.ldmatrix %[[K]][{{.*}}] {numTiles = 4 : i32, transpose = false}
+// CHECK-COUNT-24: nvgpu.ldmatrix %{{.*}}[{{.*}}] {numTiles = 4 : i32, transpose = false}
 // CHECK-NOT: nvgpu.ldmatrix
 // CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32
 // CHECK-NEXT: arith.maximumf
