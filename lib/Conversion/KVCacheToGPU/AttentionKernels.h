@@ -87,6 +87,17 @@ KeyRange planKeyRange(KernelBuilder &k, Value offsets, Value keyCache,
                       Value row, Value numSequences, Value split,
                       Value numSplits, int64_t keysPerStep);
 
+/// The kernel parameters of the op's q, key cache, value cache, row
+/// offsets, out and workspace (null without one).
+std::tuple<Value, Value, Value, Value, Value, Value>
+getAttentionParams(GPUKernel &kernel, AttentionRaggedOp op);
+
+/// A block's result: `writeOut` (the normalised output) without a
+/// workspace or with one split, else `writePartial` (the split's state).
+void writeResultOrPartial(KernelBuilder &k, Value workspace, Value numSplits,
+                          function_ref<void()> writeOut,
+                          function_ref<void()> writePartial);
+
 /// The tensor-core attention kernel (plan.tensorCores), same launch and
 /// ABI as emitAttentionKernel's.
 void emitTensorCoreAttention(GPUKernel &kernel, AttentionRaggedOp op,

@@ -108,8 +108,6 @@ private:
   /// `tiles` 8x8 matrices of `shared` at `indices` (this lane's address).
   SmallVector<Value> ldmatrix(Value shared, ValueRange indices, int64_t tiles,
                               bool transpose);
-  Value quadMax(Value x);
-  Value quadSum(Value x);
   void waitGroups(int64_t pending);
 
   GPUKernel &kernel;
@@ -132,13 +130,8 @@ TensorCoreAttention::TensorCoreAttention(GPUKernel &kernel,
     : kernel(kernel), k(kernel.builder()),
       op(op), plan(plan),
       layout{plan.headSize, plan.qHeads} {
-  q = kernel.param(op.getQ());
-  keys = kernel.param(op.getKeyCache());
-  values = kernel.param(op.getValueCache());
-  offsets = kernel.param(op.getRowOffsets());
-  out = kernel.param(op.getOut());
-  if (op.getWorkspace())
-    workspace = kernel.param(op.getWorkspace());
+  std::tie(q, keys, values, offsets, out, workspace) =
+      getAttentionParams(kernel, op);
   sharedK = kernel.addSharedBuffer({2, plan.keysPerStep, plan.sharedRow},
                                    plan.elementType);
   sharedV = kernel.addSharedBuffer({2, plan.keysPerStep, plan.sharedRow},
@@ -380,7 +373,7 @@ TileState TensorCoreAttention::emitStep(const KeyRange &range, Value step,
     for (const Accumulator &tile : scores)
       for (int i = 0; i < 2; ++i)
         local = k.fmax(local, tile[2 * r + i]);
-    updated.max[r] = k.fmax(max, k.fmul(quadMax(local), log2Scale));
+    updated.max[r] = k.fmax(max, k.fmul(k.laneMax(local, 4), log2Scale));
     rescale[r] = k.exp2Approx(k.fsub(max, updated.max[r]));
     Value negativeMax = arith::NegFOp::create(k.b, k.loc, updated.max[r]);
     Value sum = k.fmul(state.sum[r], rescale[r]);
@@ -471,44 +464,43 @@ void TensorCoreAttention::accumulateValues(Value buffer,
 
 void TensorCoreAttention::writeResult(const KeyRange &range,
                                       const TileState &state) {
-  Value sums[2] = {quadSum(state.sum[0]), quadSum(state.sum[1])};
+  Value sums[2] = {k.laneSum(state.sum[0], 4), k.laneSum(state.sum[1], 4)};
   Value isFirstColumnWarp = k.eq(firstColumn, k.index(0));
   for (int r = 0; r < 2; ++r) {
     Value local = k.add(k.add(k.mul(mTile, k.index(16)), groupId),
                         k.index(8 * r));
     auto body = [&] {
       Value head = k.add(k.mul(kvHead, k.index(plan.group)), local);
-      auto writeOut = [&] {
+      // The lane's two columns of row r of each output tile.
+      auto forEachPair = [&](function_ref<void(Value, Value)> body) {
         for (size_t n = 0; n < state.out.size(); ++n) {
           const Accumulator &tile = state.out[n];
           Value column = k.add(firstColumn, k.add(k.mul(tig, k.index(2)),
                                                   k.index(8 * n)));
-          Value pair = vector::FromElementsOp::create(
-              k.b, k.loc, accPairType,
-              ValueRange{tile[2 * r], tile[2 * r + 1]});
+          body(column, vector::FromElementsOp::create(
+                           k.b, k.loc, accPairType,
+                           ValueRange{tile[2 * r], tile[2 * r + 1]}));
+        }
+      };
+      auto writeOut = [&] {
+        forEachPair([&](Value column, Value pair) {
           Value normalized = k.fdiv(pair, k.splat(sums[r], accPairType));
           vector::StoreOp::create(
               k.b, k.loc, k.narrow(normalized, pairType), out,
               ValueRange{range.row, head, column}, /*nontemporal=*/false,
               llvm::Align(std::min<int64_t>(2 * plan.elementBytes,
                                             plan.rowAlignment)));
-        }
+        });
       };
       auto writePartial = [&] {
         // This split's partial state, unnormalised (docs/KernelABI.md); an
         // empty split's max is -inf, as the merge kernel expects.
         Value record = layout.recordOffset(
             k, layout.rowHeadOffset(k, range.row, head, numSplits), split);
-        for (size_t n = 0; n < state.out.size(); ++n) {
-          const Accumulator &tile = state.out[n];
-          Value column = k.add(firstColumn, k.add(k.mul(tig, k.index(2)),
-                                                  k.index(8 * n)));
-          Value pair = vector::FromElementsOp::create(
-              k.b, k.loc, accPairType,
-              ValueRange{tile[2 * r], tile[2 * r + 1]});
+        forEachPair([&](Value column, Value pair) {
           vector::StoreOp::create(k.b, k.loc, pair, workspace,
                                   ValueRange{layout.accOffset(k, record, column)});
-        }
+        });
         k.ifThen(k.andi(isFirstColumnWarp, k.eq(tig, k.index(0))), [&] {
           Value max = k.select(k.eq(range.numSteps, k.index(0)),
                                k.f32(-std::numeric_limits<float>::infinity()),
@@ -519,18 +511,7 @@ void TensorCoreAttention::writeResult(const KeyRange &range,
                                   ValueRange{layout.sumOffset(k, record)});
         });
       };
-      if (!workspace)
-        return writeOut();
-      k.ifThenElse(
-          k.eq(numSplits, k.index(1)), TypeRange{},
-          [&] {
-            writeOut();
-            return SmallVector<Value>{};
-          },
-          [&] {
-            writePartial();
-            return SmallVector<Value>{};
-          });
+      writeResultOrPartial(k, workspace, numSplits, writeOut, writePartial);
     };
     if (plan.mTiles * 16 > plan.group)
       k.ifThen(k.ult(local, k.index(plan.group)), body);
@@ -581,22 +562,6 @@ SmallVector<Value> TensorCoreAttention::ldmatrix(Value shared,
     registers.push_back(vector::ExtractOp::create(k.b, k.loc, matrices,
                                                   ArrayRef<int64_t>{i}));
   return registers;
-}
-
-Value TensorCoreAttention::quadMax(Value x) {
-  for (int64_t offset : {1, 2})
-    x = k.fmax(x, gpu::ShuffleOp::create(k.b, k.loc, x, offset, 32,
-                                         gpu::ShuffleMode::XOR)
-                      .getShuffleResult());
-  return x;
-}
-
-Value TensorCoreAttention::quadSum(Value x) {
-  for (int64_t offset : {1, 2})
-    x = k.fadd(x, gpu::ShuffleOp::create(k.b, k.loc, x, offset, 32,
-                                         gpu::ShuffleMode::XOR)
-                      .getShuffleResult());
-  return x;
 }
 
 } // namespace

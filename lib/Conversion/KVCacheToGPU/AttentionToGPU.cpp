@@ -59,6 +59,34 @@ KeyRange attention::planKeyRange(KernelBuilder &k, Value offsets,
   return {row, batch, begin, end, numSteps};
 }
 
+std::tuple<Value, Value, Value, Value, Value, Value>
+attention::getAttentionParams(GPUKernel &kernel, AttentionRaggedOp op) {
+  Value workspace;
+  if (op.getWorkspace())
+    workspace = kernel.param(op.getWorkspace());
+  return {kernel.param(op.getQ()),          kernel.param(op.getKeyCache()),
+          kernel.param(op.getValueCache()), kernel.param(op.getRowOffsets()),
+          kernel.param(op.getOut()),        workspace};
+}
+
+void attention::writeResultOrPartial(KernelBuilder &k, Value workspace,
+                                     Value numSplits,
+                                     function_ref<void()> writeOut,
+                                     function_ref<void()> writePartial) {
+  if (!workspace)
+    return writeOut();
+  k.ifThenElse(
+      k.eq(numSplits, k.index(1)), TypeRange{},
+      [&] {
+        writeOut();
+        return SmallVector<Value>{};
+      },
+      [&] {
+        writePartial();
+        return SmallVector<Value>{};
+      });
+}
+
 namespace {
 
 /// Key groups whose partial states the block merges in unrolled code; more
@@ -119,13 +147,8 @@ AttentionKernel::AttentionKernel(GPUKernel &kernel, AttentionRaggedOp op,
     : kernel(kernel), k(kernel.builder()),
       softmax(k, OnlineSoftmax::Exp2::NVVMApprox), op(op), plan(plan),
       layout{plan.headSize, plan.qHeads} {
-  q = kernel.param(op.getQ());
-  keys = kernel.param(op.getKeyCache());
-  values = kernel.param(op.getValueCache());
-  offsets = kernel.param(op.getRowOffsets());
-  out = kernel.param(op.getOut());
-  if (op.getWorkspace())
-    workspace = kernel.param(op.getWorkspace());
+  std::tie(q, keys, values, offsets, out, workspace) =
+      getAttentionParams(kernel, op);
   int64_t keysPerStep = plan.keysPerStep, headSize = plan.headSize;
   if (plan.asyncCopy) {
     sharedK = kernel.addSharedBuffer({2, keysPerStep, headSize},
@@ -412,18 +435,7 @@ void AttentionKernel::writeResult(Value row, Value head,
                               ValueRange{layout.sumOffset(k, record)});
     });
   };
-  if (!workspace)
-    return writeOut();
-  k.ifThenElse(
-      k.eq(numSplits, k.index(1)), TypeRange{},
-      [&] {
-        writeOut();
-        return SmallVector<Value>{};
-      },
-      [&] {
-        writePartial();
-        return SmallVector<Value>{};
-      });
+  writeResultOrPartial(k, workspace, numSplits, writeOut, writePartial);
 }
 
 /// attention_ragged: on the host, the split count and the grid; the

@@ -41,12 +41,24 @@ Value KernelBuilder::exp2Approx(Value x) {
       .getResult(0);
 }
 
-Value KernelBuilder::laneSum(Value value, int64_t lanes) {
+/// `combine` of `value` over `lanes` consecutive lanes by xor shuffles.
+static Value laneReduce(KernelBuilder &k, Value value, int64_t lanes,
+                        function_ref<Value(Value, Value)> combine) {
   for (int64_t offset = lanes / 2; offset >= 1; offset /= 2)
-    value = fadd(value, gpu::ShuffleOp::create(b, loc, value, offset, 32,
-                                               gpu::ShuffleMode::XOR)
-                            .getShuffleResult());
+    value = combine(value, gpu::ShuffleOp::create(k.b, k.loc, value, offset,
+                                                  32, gpu::ShuffleMode::XOR)
+                               .getShuffleResult());
   return value;
+}
+
+Value KernelBuilder::laneSum(Value value, int64_t lanes) {
+  return laneReduce(*this, value, lanes,
+                    [&](Value x, Value y) { return fadd(x, y); });
+}
+
+Value KernelBuilder::laneMax(Value value, int64_t lanes) {
+  return laneReduce(*this, value, lanes,
+                    [&](Value x, Value y) { return fmax(x, y); });
 }
 
 void KernelBuilder::forLoop(Value lower, Value upper, Value step,

@@ -118,6 +118,8 @@ struct KernelBuilder {
   /// The sum of `value` over the `lanes` consecutive lanes of a key (xor
   /// shuffles within a warp).
   Value laneSum(Value value, int64_t lanes);
+  /// The maximum of `value` over the `lanes` consecutive lanes (as laneSum).
+  Value laneMax(Value value, int64_t lanes);
 
   //===--- ragged offsets -------------------------------------------------===//
   /// `memref[indices]` (an unsigned i32) as an index.

@@ -47,9 +47,9 @@
 // CHECK: nvgpu.device_async_create_group
 // CHECK-COUNT-24: nvgpu.ldmatrix %{{.*}}[{{.*}}] {numTiles = 4 : i32, transpose = false}
 // CHECK-NOT: nvgpu.ldmatrix
-// CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32
+// CHECK: gpu.shuffle  xor %{{.*}}, %c2_i32
 // CHECK-NEXT: arith.maximumf
-// CHECK-NEXT: gpu.shuffle  xor %{{.*}}, %c2_i32
+// CHECK-NEXT: gpu.shuffle  xor %{{.*}}, %c1_i32
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK: nvvm.cp.async.wait.group 1
 // CHECK-NEXT: gpu.barrier
