@@ -80,8 +80,9 @@ def main(ptx_path, out_dir):
             offsets = cp.arange(0, tokens + 1, per_seq, dtype=cp.int32)
             args = KernelArgs().cache(blocks, lengths, table, per_seq, per_seq) \
                 .memref(rows).memref(offsets).values()
-            grid = (min(tokens, 65535),)
-            t = time_it(lambda: kernels[op](grid, (128,), args))
+            # docs/KernelABI.md: 8 warps per block, tiles of 2 rows per warp.
+            grid = (min(-(-tokens // 16), 65535),)
+            t = time_it(lambda: kernels[op](grid, (256,), args))
             report(op, label, 2 * tokens * ROW_BYTES, *t)
 
     for pairs, layers, label in [(64, 32, "64 pairs x 32 layers"),

@@ -7,15 +7,22 @@ the ptxas report
 
 - the main loop: for attention the innermost loop issuing cp.async (the key
   loop), for store_ragged/gather_ragged/copy_pages the outermost loop that
-  stores to global memory (the rows, or pairs, a block visits), its nested
-  loops that store counted once (a row's chunks: one per thread for the
-  shapes modelled) and those that do not `--search-steps` times (the
-  batch-row search: log2(batch));
+  stores to global memory (store_ragged/gather_ragged: the tiles of rows a
+  warp visits, a thread's chunks of a tile unrolled, so no nested loop
+  stores for the shapes modelled; copy_pages: the pairs a block visits), its
+  nested loops that store counted once (copy_pages: a page's chunks) and
+  those that do not `--search-steps` times (the batch-row search of the
+  lanes that resolve a tile's rows: log2(batch));
 - its instructions per KB moved per warp (attention: 32 lanes x the cp.async
-  bytes of an iteration) or per 16 B stored per thread (data ops); for
-  attention also per KB of the cache, counting every pass a large query
-  group makes over K/V on CUDA cores (8 query heads per pass; the
-  tensor-core kernel, recognised by its mma.sync, makes one pass);
+  bytes of an iteration) or per 16 B stored per thread (data ops: the bytes
+  of every st.global of the iteration, a thread's 8 chunks of a tile for the
+  ragged ops). Every instruction counts once per iteration: a warp issues
+  the code of a branch taken by some of its lanes once for all of them (the
+  row lookups of the ragged ops, done by the lanes < rows per tile), so the
+  count is the warp's issue count. For attention also per KB of the cache,
+  counting every pass a large query group makes over K/V on CUDA cores (8
+  query heads per pass; the tensor-core kernel, recognised by its mma.sync,
+  makes one pass);
 - registers, spills, static shared memory, threads per block, and from them
   blocks per SM (sm_90: 64 K registers allocated per warp in units of 256,
   64 warps, 32 blocks, 228 KB shared memory with 1 KB reserved per block);
@@ -177,8 +184,8 @@ def main_loop(body, kind, search_steps):
     if not candidates:
         return None
     # Attention: the innermost loop issuing copies (the key loop). Data ops:
-    # the outermost loop that stores (rows over the grid), whose nested
-    # loops that do not store are the batch-row search.
+    # the outermost loop that stores (warp tiles of rows, or pairs, over the
+    # grid), whose nested loops that do not store are the batch-row search.
     _, first, last = min(candidates) if kind == "attention" else max(candidates)
     instructions = count(lines, first, last)
     if kind != "attention":

@@ -113,7 +113,9 @@ def test_device_assert_raises_then_a_correct_call_runs():
     assert "kvcache run-time check failed: kvcache.store_ragged (kvcache.lookup)" \
         in report
     assert "physical page (lookup_table entry) is out of range" in report
-    assert "Assertion" in report and "block: [2,0,0]" in report
+    # Row 2 is looked up by lane 2 of the warp whose tile holds it (the
+    # first: tiles of 32 rows of 2 x 8 f32).
+    assert "Assertion" in report and "block: [0,0,0], thread: [2,0,0]" in report
 
     expected = reference.store_ragged(cache.key_cache(1), new, offsets)
     module.store_ragged(*cache.arguments(), 1, new, offsets)

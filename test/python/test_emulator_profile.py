@@ -1,8 +1,10 @@
 """The GPU emulator's traffic profile (KVCACHE_EMU_PROFILE) used as a
 performance test without a GPU: the data-movement kernels are perfectly
 coalesced (every warp instruction touches the fewest 32-byte sectors its
-bytes allow) and decode attention reads each K/V byte of a context once per
-(sequence, KV head), at page sizes 1, 16 and 128."""
+bytes allow; store_ragged and gather_ragged but for the few gathers of the
+rows' metadata by the lanes that resolve them) and decode attention reads
+each K/V byte of a context once per (sequence, KV head), at page sizes 1, 16
+and 128."""
 
 import json
 import os
@@ -47,12 +49,42 @@ def profiled(tmp_path, call):
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def assert_coalesced(launches):
+def assert_coalesced(launches, metadata_gathers=0):
+    """Every warp instruction touches the fewest sectors its bytes allow,
+    but for at most `metadata_gathers` sectors of loads."""
     assert launches
     for launch in launches:
-        assert launch["load_sectors"] == launch["ideal_load_sectors"], launch
+        extra = launch["load_sectors"] - launch["ideal_load_sectors"]
+        assert 0 <= extra <= metadata_gathers, launch
         assert launch["store_sectors"] == launch["ideal_store_sectors"], launch
         assert launch["global_store_bytes"] > 0, launch
+
+
+def tile_rows(dtype, heads, head_size, chunks_in_flight=8):
+    """Rows of a warp's tile in store_ragged/gather_ragged (docs/KernelABI.md)."""
+    width = 16 // {"f32": 4, "f16": 2, "bf16": 2}[dtype]
+    while head_size % width:
+        width //= 2
+    return min(max(32 * chunks_in_flight // (heads * head_size // width), 1), 32)
+
+
+def metadata_gathers(lengths, rows_per_tile):
+    """The most sectors beyond the ideal that store_ragged/gather_ragged may
+    load for their rows' metadata, for ragged rows of sequences of `lengths`
+    rows (consecutive tokens: their lookup-table entries are consecutive too).
+    Lane l of a warp resolves row l of the warp's tile
+    (docs/KernelABI.md): lanes whose rows lie in different sequences read
+    different offsets in the search and different start offsets and cache
+    lengths (rows of one sequence read the same ones: the search path
+    depends on the sequence only), one sector more than ideal per extra
+    sequence in a tile and read; each sequence's lookup-table entries in a
+    tile are one contiguous span, at most 2 sectors more than ideal. A tile
+    boundary splits at most one sequence, so S sequences with rows in T
+    tiles make at most S + T - 1 (sequence, tile) pairs."""
+    sequences = sum(1 for n in lengths if n)
+    tiles = -(-sum(lengths) // rows_per_tile)
+    steps = max(len(lengths) - 1, 0).bit_length()  # ceil(log2(batch))
+    return 2 * (sequences + tiles - 1) + (sequences - 1) * (steps + 2)
 
 
 @pytest.mark.parametrize("page_size", PAGE_SIZES)
@@ -90,10 +122,13 @@ def test_data_movement_kernels_are_coalesced(tmp_path, page_size, dtype, heads,
     copy = profiled(tmp_path, lambda: module.copy_pages(*cache.arguments(), pairs))
     np.testing.assert_array_equal(cache.blocks, copied)
 
-    for launches, kernel in [(store, "store_ragged"), (gather, "gather_ragged"),
-                             (copy, "copy_pages")]:
+    rows_per_tile = tile_rows(dtype, heads, head_size)
+    for launches, kernel, gathers in [
+            (store, "store_ragged", metadata_gathers(new_lengths, rows_per_tile)),
+            (gather, "gather_ragged", metadata_gathers(totals, rows_per_tile)),
+            (copy, "copy_pages", 0)]:
         assert len(launches) == 1 and kernel in launches[0]["kernel"], launches
-        assert_coalesced(launches)
+        assert_coalesced(launches, gathers)
     # Each kernel moves what it must: the rows (store/gather), two whole
     # pages in every layer, K and V (copy).
     element = new.dtype.itemsize

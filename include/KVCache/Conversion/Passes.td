@@ -137,11 +137,15 @@ def ConvertKVCacheToGPU : Pass<"convert-kvcache-to-gpu", "ModuleOp"> {
     docs/KernelABI.md), and a `gpu.launch_func` where the op was; the module
     is marked `gpu.container_module`:
 
-    - ragged ops: the grid is `min(rows, max-blocks)` blocks (rows = dim 0 of
-      `values`/`out`), each block visiting rows in a grid-stride loop; the
-      sequence of a row is found by a binary search over the offsets on the
-      device (no host reads: CUDA-graph safe), then one lookup per row; the
-      block's threads move consecutive 16-byte chunks of the row (coalesced);
+    - ragged ops: each warp moves tiles of consecutive rows (as many, up to
+      32, as give each thread `chunks-in-flight` 16-byte chunks), visiting
+      tiles in a grid-stride loop; blocks of `threads-per-block / 32` warps,
+      enough to cover the rows (dim 0 of `values`/`out`), at most
+      `max-blocks`. Lane l of a warp resolves row l of its tile: its sequence
+      by a binary search over the offsets on the device (no host reads:
+      CUDA-graph safe), then one lookup; the lanes moving the row's
+      consecutive 16-byte chunks (coalesced) read page and slot by shuffles,
+      and every lane loads all its chunks of a tile before it stores them;
     - `copy_pages`: one launch for every pair, layer, K and V: block `(x, y)`
       copies pair `x` (grid-stride) of layer `y`, K then V;
     - `attention_ragged` (flash-decoding): a block per (row, KV head,
@@ -173,6 +177,7 @@ def ConvertKVCacheToGPU : Pass<"convert-kvcache-to-gpu", "ModuleOp"> {
     "::mlir::NVVM::NVVMDialect",
     "::mlir::nvgpu::NVGPUDialect",
     "::mlir::scf::SCFDialect",
+    "::mlir::ub::UBDialect",
     "::mlir::vector::VectorDialect",
   ];
   let options = [
@@ -185,6 +190,10 @@ def ConvertKVCacheToGPU : Pass<"convert-kvcache-to-gpu", "ModuleOp"> {
     Option<"maxBlocks", "max-blocks", "int64_t", /*default=*/"65535",
            "Largest grid; more rows or pairs are visited by a grid-stride "
            "loop">,
+    Option<"chunksInFlight", "chunks-in-flight", "int64_t", /*default=*/"8",
+           "Chunks of 16 bytes (or of the row's vector width) each thread "
+           "of store_ragged and gather_ragged loads before it stores; they "
+           "set the rows of a warp's tile (1 to 64)">,
     Option<"attentionThreads", "attention-threads", "int64_t",
            /*default=*/"128", "Threads of an attention block (32 to 1024)">,
     Option<"maxSplits", "max-splits", "int64_t", /*default=*/"16",

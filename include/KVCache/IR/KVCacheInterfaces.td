@@ -120,7 +120,8 @@ def KVCache_KVCacheTypeInterface : TypeInterface<"KVCacheTypeInterface"> {
       "::mlir::Value", "getBlocks", (ins "::mlir::ValueRange":$lowered)>,
     InterfaceMethod<[{
         Emits the (page, slot) of token `token` of sequence `batch`, both
-        `index`, given the lowered values. With `checks` (not null), also
+        `index` and below 2^32 (GPU kernels pass them between threads as
+        i32), given the lowered values. With `checks` (not null), also
         emits the run-time checks of the lookup (batch index, the page-table
         entry read, the resulting page and slot).
       }],

@@ -144,3 +144,21 @@ void GPUKernel::forEachBatchRow(
               k.ifThen(inBatch, [&] { body(row, numSequences); });
             });
 }
+
+LogicalResult mlir::kvcache::emitGuardedKernel(
+    OpBuilder &builder, Operation *op, Value run, const LaunchShape &shape,
+    function_ref<void(GPUKernel &)> body) {
+  KernelBuilder host{builder, getKernelLoc(op)};
+  LogicalResult result = success();
+  host.ifThen(run, [&] {
+    std::unique_ptr<GPUKernel> kernel = GPUKernel::create(
+        builder, op, op->getName().stripDialect(),
+        cast<KernelOpInterface>(op).getKernelOperands(), shape);
+    if (!kernel) {
+      result = failure();
+      return;
+    }
+    body(*kernel);
+  });
+  return result;
+}

@@ -75,6 +75,13 @@ private:
   Value ids[4][3];
 };
 
+/// Builds kernel `<function>_<op name>` of kernel op `op` with the op's
+/// kernel operands as parameters, launched with `shape` when `run` holds (a
+/// zero-sized grid is a launch error); `body` fills it.
+LogicalResult emitGuardedKernel(OpBuilder &builder, Operation *op, Value run,
+                                const LaunchShape &shape,
+                                function_ref<void(GPUKernel &)> body);
+
 } // namespace mlir::kvcache
 
 #endif // KVCACHE_LIB_CONVERSION_KVCACHETOGPU_GPUKERNEL_H

@@ -2,17 +2,18 @@
 //
 // Part of the kvcache-mlir project.
 //
-// Data-movement kernels designed for bandwidth: a thread block per token row
-// (or page), consecutive threads on consecutive 16-byte chunks of the row,
-// the row's sequence found on the device by a binary search over the ragged
-// offsets (no host reads: CUDA-graph safe), one lookup per row, grid sizes
-// from memref sizes with grid-stride loops past `maxBlocks`.
+// The pass, and copy_pages designed for bandwidth: a thread block per page
+// pair and layer, consecutive threads on consecutive 16-byte chunks, grid
+// sizes from memref sizes with grid-stride loops past `maxBlocks` (no host
+// reads: CUDA-graph safe). store_ragged and gather_ragged:
+// RaggedCopyToGPU.cpp; attention_ragged: AttentionToGPU.cpp.
 //
 //===----------------------------------------------------------------------===//
 
 #include "KVCache/Conversion/KVCacheToGPU/KVCacheToGPU.h"
 #include "AttentionToGPU.h"
 #include "GPUKernel.h"
+#include "RaggedCopyToGPU.h"
 #include "../KernelCommon/KernelBuilder.h"
 #include "KVCache/Conversion/Passes.h"
 #include "KVCache/IR/KVCacheOps.h"
@@ -22,6 +23,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -49,86 +51,6 @@ namespace {
 int64_t getBlockThreads(int64_t chunks, const GPUKernelTarget &target) {
   return std::min(chunks, target.threadsPerBlock);
 }
-
-/// Builds kernel `<function>_<op name>` of kernel op `op` with the op's
-/// kernel operands as parameters, launched with `shape` when `run` holds (a
-/// zero-sized grid is a launch error); `body` fills it.
-LogicalResult emitGuardedKernel(OpBuilder &builder, Operation *op, Value run,
-                                const LaunchShape &shape,
-                                function_ref<void(GPUKernel &)> body) {
-  KernelBuilder host{builder, getKernelLoc(op)};
-  LogicalResult result = success();
-  host.ifThen(run, [&] {
-    std::unique_ptr<GPUKernel> kernel = GPUKernel::create(
-        builder, op, op->getName().stripDialect(),
-        cast<KernelOpInterface>(op).getKernelOperands(), shape);
-    if (!kernel) {
-      result = failure();
-      return;
-    }
-    body(*kernel);
-  });
-  return result;
-}
-
-/// store_ragged / gather_ragged as one kernel: block x visits rows
-/// bx, bx + gridDim.x, ...; its threads move the row's 16-byte chunks.
-template <typename OpTy>
-struct RaggedCopyToGPU : OpRewritePattern<OpTy> {
-  RaggedCopyToGPU(MLIRContext *ctx, const GPUKernelTarget &target)
-      : OpRewritePattern<OpTy>(ctx), target(target) {}
-
-  LogicalResult matchAndRewrite(OpTy op,
-                                PatternRewriter &rewriter) const override {
-    RaggedCopy copy = RaggedCopy::get(op);
-    KernelBuilder host{rewriter, getKernelLoc(op)};
-    auto params = KVCacheParams::get(copy.cache.getType());
-    int64_t width = getRowVectorWidth(
-        params, cast<MemRefType>(copy.rows.getType()), target.vectorBytes);
-    int64_t chunksPerRow = params.rowElements() / width;
-    Value numRows = memref::DimOp::create(rewriter, host.loc, copy.rows, 0);
-    Value run = host.andi(host.ult(host.index(0), numRows),
-                          host.ult(host.index(0), host.numSequences(copy.offsets)));
-    LaunchShape shape{host.minu(numRows, host.index(target.maxBlocks)),
-                      host.index(1), host.index(1),
-                      getBlockThreads(chunksPerRow, target)};
-    if (failed(emitGuardedKernel(rewriter, op, run, shape, [&](GPUKernel &kernel) {
-          emitBody(kernel, copy, params, width, chunksPerRow);
-        })))
-      return failure();
-    rewriter.eraseOp(op);
-    return success();
-  }
-
-  static void emitBody(GPUKernel &kernel, const RaggedCopy &copy,
-                       const KVCacheParams &params, int64_t width,
-                       int64_t chunksPerRow) {
-    KernelBuilder &k = kernel.builder();
-    Value cache = kernel.param(copy.cache);
-    Value rows = kernel.param(copy.rows);
-    Value offsets = kernel.param(copy.offsets);
-    kernel.forEachBatchRow(rows, offsets, [&](Value row, Value numSequences) {
-      Value batch = k.sequenceOf(offsets, numSequences, row);
-      Value start = k.loadOffset(offsets, batch);
-      Value token =
-          copy.isStore()
-              ? k.rowPosition(k.writeCacheLength(cache, batch), row, start)
-              : k.sub(row, start);
-      Value page, slot;
-      std::tie(page, slot) = k.lookup(cache, batch, token, copy.isStore());
-      k.forLoop(kernel.threadId(gpu::Dimension::x), k.index(chunksPerRow),
-                kernel.blockDim(gpu::Dimension::x), [&](Value chunk) {
-                  Value first = k.mul(chunk, k.index(width));
-                  Value head = k.divu(first, k.index(params.headSize));
-                  Value element = k.remu(first, k.index(params.headSize));
-                  k.copyRowChunk(cache, rows, row, page, slot, head, element,
-                                 width, copy.direction);
-                });
-    });
-  }
-
-  GPUKernelTarget target;
-};
 
 /// copy_pages as one launch for every pair, layer, K and V: block (x, y)
 /// copies pair x (grid-stride) of layer y, K then V; a page of a layer is
@@ -198,6 +120,7 @@ struct ConvertKVCacheToGPUPass
     target.chip = chip;
     target.threadsPerBlock = threadsPerBlock;
     target.maxBlocks = maxBlocks;
+    target.chunksInFlight = chunksInFlight;
     target.attentionThreads = attentionThreads;
     target.maxSplits = maxSplits;
     target.keysPerSplit = keysPerSplit;
@@ -212,13 +135,16 @@ struct ConvertKVCacheToGPUPass
     if (target.threadsPerBlock < 32 || target.threadsPerBlock > 1024 ||
         target.attentionThreads < 32 || target.attentionThreads > 1024 ||
         target.maxBlocks < 1 || target.maxSplits < 1 ||
-        target.keysPerSplit < 1 || target.smCount < 0) {
+        target.keysPerSplit < 1 || target.smCount < 0 ||
+        target.chunksInFlight < 1 || target.chunksInFlight > 64) {
       mlir::emitError(
           loc, "convert-kvcache-to-gpu: threads-per-block and attention-threads "
-          "must be in [32, 1024], max-blocks, max-splits and keys-per-split "
-          ">= 1, sm-count >= 0 (got threads-per-block=")
+          "must be in [32, 1024], chunks-in-flight in [1, 64], max-blocks, "
+          "max-splits and keys-per-split >= 1, sm-count >= 0 (got "
+          "threads-per-block=")
           << target.threadsPerBlock
           << ", attention-threads=" << target.attentionThreads
+          << ", chunks-in-flight=" << target.chunksInFlight
           << ", max-blocks=" << target.maxBlocks
           << ", max-splits=" << target.maxSplits
           << ", keys-per-split=" << target.keysPerSplit
@@ -241,9 +167,8 @@ struct ConvertKVCacheToGPUPass
 
 void mlir::kvcache::populateKVCacheToGPUConversionPatterns(
     RewritePatternSet &patterns, const GPUKernelTarget &target) {
-  patterns.add<RaggedCopyToGPU<StoreRaggedOp>, RaggedCopyToGPU<GatherRaggedOp>,
-               CopyPagesToGPU>(
-      patterns.getContext(), target);
+  patterns.add<CopyPagesToGPU>(patterns.getContext(), target);
+  populateRaggedCopyToGPUConversionPatterns(patterns, target);
   populateAttentionToGPUConversionPatterns(patterns, target);
 }
 

@@ -80,8 +80,9 @@ struct RaggedCopyToSCF : DataMovementPattern<OpTy> {
         std::tie(page, slot) =
             k.lookup(copy.cache, batch, token, copy.isStore());
         emitRowLoops(k, params, width, [&](Value head, Value element) {
-          k.copyRowChunk(copy.cache, copy.rows, row, page, slot, head, element,
-                         width, copy.direction);
+          k.copyRowChunk(copy.cache, copy.rows,
+                         {row, page, slot, head, element}, width,
+                         copy.direction);
         });
       });
     });

@@ -44,6 +44,14 @@ Value KernelBuilder::exp2Approx(Value x) {
 /// `combine` of `value` over `lanes` consecutive lanes by xor shuffles.
 static Value laneReduce(KernelBuilder &k, Value value, int64_t lanes,
                         function_ref<Value(Value, Value)> combine) {
+Value KernelBuilder::readLane(Value index, Value lane) {
+  Value value = gpu::ShuffleOp::create(b, loc, toI32(index), lane, i32(32),
+                                       gpu::ShuffleMode::IDX)
+                    .getShuffleResult();
+  return toIndex(value);
+}
+
+Value KernelBuilder::laneSum(Value value, int64_t lanes) {
   for (int64_t offset = lanes / 2; offset >= 1; offset /= 2)
     value = combine(value, gpu::ShuffleOp::create(k.b, k.loc, value, offset,
                                                   32, gpu::ShuffleMode::XOR)
@@ -202,22 +210,26 @@ static void storeRowChunk(OpBuilder &builder, Location loc, Value value,
   memref::StoreOp::create(builder, loc, value, rows, indices);
 }
 
-void KernelBuilder::copyRowChunk(Value cache, Value rows, Value row,
-                                 Value page, Value slot, Value head,
-                                 Value element, int64_t width,
-                                 RowCopyDirection direction) {
-  auto params = KVCacheParams::get(cache.getType());
-  Type chunkType = getChunkType(params, width);
-  SmallVector<Value> rowIndices = {row, head, element};
+Value KernelBuilder::readRowChunk(Value cache, Value rows,
+                                  const RowChunkPosition &at, int64_t width,
+                                  RowCopyDirection direction) {
+  Type chunkType = getChunkType(KVCacheParams::get(cache.getType()), width);
+  if (direction == RowCopyDirection::ToCache)
+    return loadRowChunk(b, loc, rows, {at.row, at.head, at.element},
+                        chunkType);
+  return PageLoadOp::create(b, loc, chunkType, cache, at.page, at.slot,
+                            at.head, at.element);
+}
+
+void KernelBuilder::writeRowChunk(Value chunk, Value cache, Value rows,
+                                  const RowChunkPosition &at,
+                                  RowCopyDirection direction) {
   if (direction == RowCopyDirection::ToCache) {
-    Value chunk = loadRowChunk(b, loc, rows, rowIndices, chunkType);
-    PageStoreOp::create(b, loc, chunk, cache, page, slot, head,
-                        element);
+    PageStoreOp::create(b, loc, chunk, cache, at.page, at.slot, at.head,
+                        at.element);
     return;
   }
-  Value chunk = PageLoadOp::create(b, loc, chunkType, cache, page, slot,
-                                   head, element);
-  storeRowChunk(b, loc, chunk, rows, rowIndices);
+  storeRowChunk(b, loc, chunk, rows, {at.row, at.head, at.element});
 }
 
 void KernelBuilder::copyPageChunk(Value cache, Value src, Value dst,

@@ -25,6 +25,13 @@ namespace mlir::kvcache {
 /// Which way a row chunk moves.
 enum class RowCopyDirection { ToCache, FromCache };
 
+/// Where a chunk of a token row is, on both sides of a ragged copy:
+/// `rows[row, head, element]` and (`page`, `slot`, `head`, `element`) of the
+/// cache.
+struct RowChunkPosition {
+  Value row, page, slot, head, element;
+};
+
 /// Builds the ops of a kernel at one location.
 struct KernelBuilder {
   OpBuilder &b;
@@ -32,6 +39,9 @@ struct KernelBuilder {
 
   //===--- constants and index arithmetic --------------------------------===//
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value i32(int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  }
   Value f32(double v) {
     return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
   }
@@ -120,6 +130,10 @@ struct KernelBuilder {
   Value laneSum(Value value, int64_t lanes);
   /// The maximum of `value` over the `lanes` consecutive lanes (as laneSum).
   Value laneMax(Value value, int64_t lanes);
+  /// The value that `index` (below 2^32) has in lane `lane` (i32) of the
+  /// warp: one 32-bit idx shuffle, in which every lane of the warp must take
+  /// part.
+  Value readLane(Value index, Value lane);
 
   //===--- ragged offsets -------------------------------------------------===//
   /// `memref[indices]` (an unsigned i32) as an index.
@@ -146,11 +160,19 @@ struct KernelBuilder {
   /// `assert_write_mode = 1` cache does not check it.
   std::pair<Value, Value> lookup(Value cache, Value batch, Value token,
                                  bool servesWrite);
-  /// Copies `width` elements of head `head` starting at element `element`
-  /// between `rows[row, head, element]` and the cache at (`page`, `slot`).
-  void copyRowChunk(Value cache, Value rows, Value row, Value page,
-                    Value slot, Value head, Value element, int64_t width,
-                    RowCopyDirection direction);
+  /// Reads the `width` elements at `at` that a copy in `direction` moves:
+  /// from `rows` to the cache (ToCache) or back (FromCache).
+  Value readRowChunk(Value cache, Value rows, const RowChunkPosition &at,
+                     int64_t width, RowCopyDirection direction);
+  /// Writes `chunk`, read by readRowChunk, to the other side of the copy.
+  void writeRowChunk(Value chunk, Value cache, Value rows,
+                     const RowChunkPosition &at, RowCopyDirection direction);
+  /// Copies `width` elements at `at` between `rows` and the cache.
+  void copyRowChunk(Value cache, Value rows, const RowChunkPosition &at,
+                    int64_t width, RowCopyDirection direction) {
+    writeRowChunk(readRowChunk(cache, rows, at, width, direction), cache,
+                  rows, at, direction);
+  }
   /// Copies `width` elements of (`slot`, `head`, `element`) from page `src`
   /// to page `dst` of `cache` (the read is checked like the write).
   void copyPageChunk(Value cache, Value src, Value dst, Value slot,

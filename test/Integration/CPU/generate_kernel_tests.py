@@ -1058,7 +1058,8 @@ EMU_RUNNER = ("mlir-runner %t.mlir -e main -entry-point-result=void \\\n"
               "// RUN: | %python %S/../../CPU/kernel_reference.py %s | FileCheck %s\n")
 
 # convert-kvcache-to-gpu's defaults (include/KVCache/Conversion/Passes.td).
-GPU_DEFAULTS = {"max-blocks": 65535, "max-splits": 16, "keys-per-split": 512}
+GPU_DEFAULTS = {"max-blocks": 65535, "max-splits": 16, "keys-per-split": 512,
+                "threads-per-block": 256, "chunks-in-flight": 8}
 
 # Configurations kept out of the suite: {name: reason}. Empty: every
 # configuration below passes in every order.
@@ -1145,6 +1146,26 @@ def attention_cp_async(cfg, chip, group=1):
     return D // lanes * size in (4, 8, 16) and int(chip[3:]) >= 80
 
 
+def ragged_tile_rows(cfg, gpu):
+    """Rows of a warp's tile in store_ragged/gather_ragged (docs/KernelABI.md):
+    32 x chunks-in-flight / chunks per row, between 1 and 32; a chunk is the
+    largest power of two of elements, at most 16 bytes, that divides
+    head_size (the generated rows memrefs are contiguous)."""
+    element_bytes = elt_bits(cfg["dtype"]) // 8
+    width = 16 // element_bytes
+    while cfg["head_size"] % width:
+        width //= 2
+    chunks = cfg["num_heads"] * cfg["head_size"] // width
+    return min(max(32 * gpu["chunks-in-flight"] // chunks, 1), 32)
+
+
+def ragged_grid(cfg, rows, gpu):
+    """Blocks of a store_ragged/gather_ragged launch over `rows` rows: each
+    block holds threads-per-block / 32 warps, each warp a tile of rows."""
+    warps = max(gpu["threads-per-block"] // 32, 1)
+    return min(ceil_div(rows, ragged_tile_rows(cfg, gpu) * warps), gpu["max-blocks"])
+
+
 def expected_launches(cfg, emu):
     """(kernel, grid, cp.async) of every launch of @main, in order: a launch
     with no work is skipped; grids follow docs/KernelABI.md; cp.async: True
@@ -1157,7 +1178,7 @@ def expected_launches(cfg, emu):
         op = step["op"]
         if op in ("store_ragged", "gather_ragged"):
             if step["rows"] and batch:
-                launches.append((op, (min(step["rows"], max_blocks), 1, 1), None))
+                launches.append((op, (ragged_grid(cfg, step["rows"], gpu), 1, 1), None))
         elif op == "copy_pages":
             if step["pairs"]:
                 launches.append((op, (min(len(step["pairs"]), max_blocks),
@@ -1199,7 +1220,7 @@ def plural(count, word):
 
 
 def emulated_ragged(dtype, page_size, heads, head_size, layers, sequences, seed,
-                    mla=False):
+                    mla=False, padded=False):
     # Spare pages for the copies of the first nonempty sequence, and one more.
     first = next(c + n for c, n in sequences if c + n)
     spare_pages = ceil_div(first, page_size) + 1
@@ -1209,7 +1230,17 @@ def emulated_ragged(dtype, page_size, heads, head_size, layers, sequences, seed,
         layers_kv = [(0, layer) for layer in range(layers)]
     else:
         layers_kv = [(kv, layer) for layer in range(layers) for kv in (0, 1)]
-    standard_ragged_steps(cfg, batch, layers_kv)
+    seed = standard_ragged_steps(cfg, batch, layers_kv)
+    if padded:
+        # The rows of the batch after 3 rows no sequence owns, and 2 more
+        # after them; the context rows after 1.
+        kv, layer = layers_kv[0]
+        offsets = batch.new_offsets(start=3)
+        store(cfg, kv, layer, offsets, offsets[-1] + 2, seed)
+        ctx = [o + 1 for o in batch.context_offsets()]
+        step = {"op": "gather_ragged", "kv": kv, "layer": layer, "offsets": ctx,
+                "rows": ctx[-1] + 1, "out": integer_formula(cfg["dtype"], seed + 1)}
+        cfg["steps"].append(step)
     return cfg
 
 
@@ -1434,6 +1465,50 @@ one block of {block_tokens} token slots per sequence, {plural(kv_heads, 'KV head
 of {head_size}, GQA group {group}, {ws_text}. The new K and V rows are stored
 with store_ragged first. Sequences (cache_length, new rows):
 {sequences_text(sequences)}.
+""", chip, checked, gpu)
+
+    # The warp tiles of store_ragged and gather_ragged ------------------------
+    tiles = [
+        # name, dtype, page_size, heads, head_size, sequences, chip, checked,
+        # convert-kvcache-to-gpu options, what the tiles exercise
+        ("ragged-tiles-many-sequences-f16.mlir", "f16", 4, 2, 8,
+         [(1, 2), (0, 0), (3, 1), (0, 3), (5, 0), (0, 0), (0, 0), (2, 2), (0, 1),
+          (7, 1), (0, 0), (1, 4), (6, 0), (0, 2), (3, 3), (0, 0), (0, 1), (2, 0),
+          (4, 2), (0, 1), (9, 5), (0, 0)],
+         "sm_90", True, {"chunks-in-flight": 1, "threads-per-block": 64},
+         """rows of 2 chunks: a warp's tile is 16 rows, each resolved by
+         one lane, holding rows of up to 8 sequences with empty ones between
+         them; lane l moves a chunk of the row lane l / 2 resolved; 2 warps per
+         block, tiles cut across sequences and end past the batch"""),
+        ("ragged-tiles-one-long-sequence-bf16.mlir", "bf16", 5, 1, 16,
+         [(0, 0), (37, 300), (0, 0)], "sm_80", False,
+         {"threads-per-block": 32, "max-blocks": 1},
+         """one long sequence between two empty ones, tiles of 32 rows and a
+         single warp in a single block: it visits every tile (grid-stride),
+         the last one partly past the batch"""),
+        ("ragged-tiles-passes-f32.mlir", "f32", 3, 2, 72,
+         [(5, 3), (0, 0), (0, 4), (9, 1)], "sm_75", True,
+         {"chunks-in-flight": 1, "threads-per-block": 64, "max-blocks": 2},
+         """rows of 36 chunks wider than a warp's chunks in flight (32): one
+         row per tile moved in two passes, the second one by 4 lanes; a grid of
+         2 blocks of 2 warps over more rows (grid-stride)"""),
+    ]
+    for index, (name, dtype, page_size, heads, head_size, sequences, chip, checked,
+                gpu, what) in enumerate(tiles):
+        cfg = emulated_ragged(dtype, page_size, heads, head_size, 1, sequences,
+                              seed=250 + index, padded=True)
+        how = option_notes(checked, gpu)
+        rows = ragged_tile_rows(cfg, dict(GPU_DEFAULTS, **gpu))
+        add(name, cfg, f"""
+store_ragged, gather_ragged and copy_pages as GPU kernels on the emulator
+({chip}{''.join(', ' + h for h in how)}), in forward, reverse and random
+block and thread orders, against kernel_reference.py, on {what}.
+{'A' if dtype == 'bf16' else 'An'} {dtype} cache with {plural(page_size, 'token')} per page, {plural(heads, 'head')} of
+{head_size}, tiles of {plural(rows, 'row')}. Sequences (cache_length, new rows):
+{sequences_text(sequences)}. Stores of the new rows, gathers of every context,
+a copy_pages and a gather through the copies, then the same store and gather
+on rows memrefs with leading and trailing rows no sequence owns (tiles start
+at offsets[0]; the other rows keep their contents), then all of blocks.
 """, chip, checked, gpu)
     return tests
 

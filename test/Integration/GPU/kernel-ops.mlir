@@ -15,16 +15,18 @@
 //
 // What the PTX must show:
 // - every row chunk moves as one 128-bit global access: ld.global.v4.b32 from
-//   the source and st.global.v4.b32 to the destination, once per kernel for
-//   store_ragged and gather_ragged and twice for copy_pages (K and V; once
-//   for MLA); no 16-bit or 64-bit global access anywhere (the implicit
-//   checks above; the i32 offsets, pairs, cache lengths and lookup-table
-//   entries are ld.global.b32);
+//   the source and st.global.v4.b32 to the destination; no 16-bit or 64-bit
+//   global access anywhere (the implicit checks above; the i32 offsets,
+//   pairs, cache lengths and lookup-table entries are ld.global.b32);
+// - store_ragged and gather_ragged: a lane's chunks of a warp's tile (8 with
+//   rows of 8 heads x 128 f16 or 2 x 64 f32: 2 rows of 4 chunks or 8 rows of
+//   1; 6 with head_size 96), every load before the first store; copy_pages:
+//   a load and a store for K, then for V (once for MLA);
 // - no div or rem instruction anywhere: with page sizes and head sizes that
 //   are powers of two the splits are shifts and masks, and the rest (head
 //   size 96, page size 5) are multiplications by a magic number;
-// - the block size, .maxntid: min(chunks per token row (ragged ops) or per
-//   page (copy_pages), 256);
+// - the block size, .maxntid: 256 (8 warps) for the ragged ops, min(chunks
+//   per page, 256) for copy_pages;
 // - an assert_write_mode = 1 cache checks its writes with the device-side
 //   assertion, out of line after `ret`.
 
@@ -45,9 +47,11 @@
 // CHECK: .param .u64 .ptr .align 1 store_f16_store_ragged_param_34,
 // CHECK: .param .u64 store_f16_store_ragged_param_38
 // CHECK-NEXT: )
-// CHECK: .maxntid 128, 1, 1
-// CHECK: ld.global.v4.b32 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [%rd{{[0-9]+}}];
-// CHECK: st.global.v4.b32 [%rd{{[0-9]+}}], {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}};
+// CHECK: .maxntid 256, 1, 1
+// CHECK-COUNT-8: ld.global.v4.b32 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [%rd{{[0-9]+}}{{(\+[0-9]+)?}}];
+// CHECK-NOT: global.v4
+// CHECK-COUNT-8: st.global.v4.b32 [%rd{{[0-9]+}}{{(\+[0-9]+)?}}], {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}};
+// CHECK-NOT: global.v4
 // CHECK: ret;
 func.func @store_f16(%cache: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %new: memref<?x8x128xf16>, %row_offsets: memref<?xi32>) {
   kvcache.store_ragged %cache, %new, %row_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x8x128xf16>, memref<?xi32>
@@ -61,9 +65,11 @@ func.func @store_f16(%cache: !kvcache.paged_cache<f16, num_heads = 8, head_size 
 // CHECK: .param .u64 .ptr .align 1 gather_f16_gather_ragged_param_34,
 // CHECK: .param .u64 gather_f16_gather_ragged_param_38
 // CHECK-NEXT: )
-// CHECK: .maxntid 128, 1, 1
-// CHECK: ld.global.v4.b32 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [%rd{{[0-9]+}}];
-// CHECK: st.global.v4.b32 [%rd{{[0-9]+}}], {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}};
+// CHECK: .maxntid 256, 1, 1
+// CHECK-COUNT-8: ld.global.v4.b32 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [%rd{{[0-9]+}}{{(\+[0-9]+)?}}];
+// CHECK-NOT: global.v4
+// CHECK-COUNT-8: st.global.v4.b32 [%rd{{[0-9]+}}{{(\+[0-9]+)?}}], {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}};
+// CHECK-NOT: global.v4
 // CHECK: ret;
 func.func @gather_f16(%cache: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %out: memref<?x8x128xf16>, %ctx_offsets: memref<?xi32>) {
   kvcache.gather_ragged %cache, %out, %ctx_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x8x128xf16>, memref<?xi32>
@@ -88,12 +94,15 @@ func.func @copy_f16(%collection: !kvcache.paged_collection<f16, num_heads = 8, h
   return
 }
 
-// f32, 2 heads x 64: 32 chunks of 4 x f32 per row, 512 per page.
+// f32, 2 heads x 64: 32 chunks of 4 x f32 per row (8 rows per tile, one
+// chunk of each per lane), 512 per page.
 
 // CHECK-LABEL: .visible .entry store_f32_store_ragged(
-// CHECK: .maxntid 32, 1, 1
-// CHECK: ld.global.v4.b32 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [%rd{{[0-9]+}}];
-// CHECK: st.global.v4.b32 [%rd{{[0-9]+}}], {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}};
+// CHECK: .maxntid 256, 1, 1
+// CHECK-COUNT-8: ld.global.v4.b32 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [%rd{{[0-9]+}}{{(\+[0-9]+)?}}];
+// CHECK-NOT: global.v4
+// CHECK-COUNT-8: st.global.v4.b32 [%rd{{[0-9]+}}{{(\+[0-9]+)?}}], {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}};
+// CHECK-NOT: global.v4
 // CHECK: ret;
 func.func @store_f32(%cache: !kvcache.paged_cache<f32, num_heads = 2, head_size = 64, page_size = 16>, %new: memref<?x2x64xf32>, %row_offsets: memref<?xi32>) {
   kvcache.store_ragged %cache, %new, %row_offsets : !kvcache.paged_cache<f32, num_heads = 2, head_size = 64, page_size = 16>, memref<?x2x64xf32>, memref<?xi32>
@@ -101,9 +110,11 @@ func.func @store_f32(%cache: !kvcache.paged_cache<f32, num_heads = 2, head_size 
 }
 
 // CHECK-LABEL: .visible .entry gather_f32_gather_ragged(
-// CHECK: .maxntid 32, 1, 1
-// CHECK: ld.global.v4.b32 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [%rd{{[0-9]+}}];
-// CHECK: st.global.v4.b32 [%rd{{[0-9]+}}], {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}};
+// CHECK: .maxntid 256, 1, 1
+// CHECK-COUNT-8: ld.global.v4.b32 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [%rd{{[0-9]+}}{{(\+[0-9]+)?}}];
+// CHECK-NOT: global.v4
+// CHECK-COUNT-8: st.global.v4.b32 [%rd{{[0-9]+}}{{(\+[0-9]+)?}}], {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}};
+// CHECK-NOT: global.v4
 // CHECK: ret;
 func.func @gather_f32(%cache: !kvcache.paged_cache<f32, num_heads = 2, head_size = 64, page_size = 16>, %out: memref<?x2x64xf32>, %ctx_offsets: memref<?xi32>) {
   kvcache.gather_ragged %cache, %out, %ctx_offsets : !kvcache.paged_cache<f32, num_heads = 2, head_size = 64, page_size = 16>, memref<?x2x64xf32>, memref<?xi32>
@@ -125,9 +136,11 @@ func.func @copy_f32(%collection: !kvcache.paged_collection<f32, num_heads = 2, h
 // bf16, 8 heads x 128: as f16.
 
 // CHECK-LABEL: .visible .entry store_bf16_store_ragged(
-// CHECK: .maxntid 128, 1, 1
-// CHECK: ld.global.v4.b32 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [%rd{{[0-9]+}}];
-// CHECK: st.global.v4.b32 [%rd{{[0-9]+}}], {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}};
+// CHECK: .maxntid 256, 1, 1
+// CHECK-COUNT-8: ld.global.v4.b32 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [%rd{{[0-9]+}}{{(\+[0-9]+)?}}];
+// CHECK-NOT: global.v4
+// CHECK-COUNT-8: st.global.v4.b32 [%rd{{[0-9]+}}{{(\+[0-9]+)?}}], {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}};
+// CHECK-NOT: global.v4
 // CHECK: ret;
 func.func @store_bf16(%cache: !kvcache.paged_cache<bf16, num_heads = 8, head_size = 128, page_size = 16>, %new: memref<?x8x128xbf16>, %row_offsets: memref<?xi32>) {
   kvcache.store_ragged %cache, %new, %row_offsets : !kvcache.paged_cache<bf16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x8x128xbf16>, memref<?xi32>
@@ -135,9 +148,11 @@ func.func @store_bf16(%cache: !kvcache.paged_cache<bf16, num_heads = 8, head_siz
 }
 
 // CHECK-LABEL: .visible .entry gather_bf16_gather_ragged(
-// CHECK: .maxntid 128, 1, 1
-// CHECK: ld.global.v4.b32 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [%rd{{[0-9]+}}];
-// CHECK: st.global.v4.b32 [%rd{{[0-9]+}}], {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}};
+// CHECK: .maxntid 256, 1, 1
+// CHECK-COUNT-8: ld.global.v4.b32 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [%rd{{[0-9]+}}{{(\+[0-9]+)?}}];
+// CHECK-NOT: global.v4
+// CHECK-COUNT-8: st.global.v4.b32 [%rd{{[0-9]+}}{{(\+[0-9]+)?}}], {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}};
+// CHECK-NOT: global.v4
 // CHECK: ret;
 func.func @gather_bf16(%cache: !kvcache.paged_cache<bf16, num_heads = 8, head_size = 128, page_size = 16>, %out: memref<?x8x128xbf16>, %ctx_offsets: memref<?xi32>) {
   kvcache.gather_ragged %cache, %out, %ctx_offsets : !kvcache.paged_cache<bf16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x8x128xbf16>, memref<?xi32>
@@ -156,12 +171,15 @@ func.func @copy_bf16(%collection: !kvcache.paged_collection<bf16, num_heads = 8,
   return
 }
 
-// head_size 96 (not a power of two, a multiple of 8): 96 chunks per row.
+// head_size 96 (not a power of two, a multiple of 8): 96 chunks per row, 2
+// rows per tile, 6 chunks per lane.
 
 // CHECK-LABEL: .visible .entry store_head_size_96_store_ragged(
-// CHECK: .maxntid 96, 1, 1
-// CHECK: ld.global.v4.b32 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [%rd{{[0-9]+}}];
-// CHECK: st.global.v4.b32 [%rd{{[0-9]+}}], {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}};
+// CHECK: .maxntid 256, 1, 1
+// CHECK-COUNT-6: ld.global.v4.b32 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [%rd{{[0-9]+}}{{(\+[0-9]+)?}}];
+// CHECK-NOT: global.v4
+// CHECK-COUNT-6: st.global.v4.b32 [%rd{{[0-9]+}}{{(\+[0-9]+)?}}], {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}};
+// CHECK-NOT: global.v4
 // CHECK: ret;
 func.func @store_head_size_96(%cache: !kvcache.paged_cache<f16, num_heads = 8, head_size = 96, page_size = 16>, %new: memref<?x8x96xf16>, %row_offsets: memref<?xi32>) {
   kvcache.store_ragged %cache, %new, %row_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 96, page_size = 16>, memref<?x8x96xf16>, memref<?xi32>
@@ -169,9 +187,11 @@ func.func @store_head_size_96(%cache: !kvcache.paged_cache<f16, num_heads = 8, h
 }
 
 // CHECK-LABEL: .visible .entry gather_head_size_96_gather_ragged(
-// CHECK: .maxntid 96, 1, 1
-// CHECK: ld.global.v4.b32 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [%rd{{[0-9]+}}];
-// CHECK: st.global.v4.b32 [%rd{{[0-9]+}}], {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}};
+// CHECK: .maxntid 256, 1, 1
+// CHECK-COUNT-6: ld.global.v4.b32 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [%rd{{[0-9]+}}{{(\+[0-9]+)?}}];
+// CHECK-NOT: global.v4
+// CHECK-COUNT-6: st.global.v4.b32 [%rd{{[0-9]+}}{{(\+[0-9]+)?}}], {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}};
+// CHECK-NOT: global.v4
 // CHECK: ret;
 func.func @gather_head_size_96(%cache: !kvcache.paged_cache<f16, num_heads = 8, head_size = 96, page_size = 16>, %out: memref<?x8x96xf16>, %ctx_offsets: memref<?xi32>) {
   kvcache.gather_ragged %cache, %out, %ctx_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 96, page_size = 16>, memref<?x8x96xf16>, memref<?xi32>
@@ -193,9 +213,11 @@ func.func @copy_head_size_96(%collection: !kvcache.paged_collection<f16, num_hea
 // page_size 1: every token its own page; a page is one row (128 chunks).
 
 // CHECK-LABEL: .visible .entry store_page_size_1_store_ragged(
-// CHECK: .maxntid 128, 1, 1
-// CHECK: ld.global.v4.b32 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [%rd{{[0-9]+}}];
-// CHECK: st.global.v4.b32 [%rd{{[0-9]+}}], {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}};
+// CHECK: .maxntid 256, 1, 1
+// CHECK-COUNT-8: ld.global.v4.b32 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [%rd{{[0-9]+}}{{(\+[0-9]+)?}}];
+// CHECK-NOT: global.v4
+// CHECK-COUNT-8: st.global.v4.b32 [%rd{{[0-9]+}}{{(\+[0-9]+)?}}], {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}};
+// CHECK-NOT: global.v4
 // CHECK: ret;
 func.func @store_page_size_1(%cache: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 1>, %new: memref<?x8x128xf16>, %row_offsets: memref<?xi32>) {
   kvcache.store_ragged %cache, %new, %row_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 1>, memref<?x8x128xf16>, memref<?xi32>
@@ -203,9 +225,11 @@ func.func @store_page_size_1(%cache: !kvcache.paged_cache<f16, num_heads = 8, he
 }
 
 // CHECK-LABEL: .visible .entry gather_page_size_1_gather_ragged(
-// CHECK: .maxntid 128, 1, 1
-// CHECK: ld.global.v4.b32 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [%rd{{[0-9]+}}];
-// CHECK: st.global.v4.b32 [%rd{{[0-9]+}}], {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}};
+// CHECK: .maxntid 256, 1, 1
+// CHECK-COUNT-8: ld.global.v4.b32 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [%rd{{[0-9]+}}{{(\+[0-9]+)?}}];
+// CHECK-NOT: global.v4
+// CHECK-COUNT-8: st.global.v4.b32 [%rd{{[0-9]+}}{{(\+[0-9]+)?}}], {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}};
+// CHECK-NOT: global.v4
 // CHECK: ret;
 func.func @gather_page_size_1(%cache: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 1>, %out: memref<?x8x128xf16>, %ctx_offsets: memref<?xi32>) {
   kvcache.gather_ragged %cache, %out, %ctx_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 1>, memref<?x8x128xf16>, memref<?xi32>
@@ -227,9 +251,11 @@ func.func @copy_page_size_1(%collection: !kvcache.paged_collection<f16, num_head
 // page_size 5: token / 5 and token mod 5 by multiplication.
 
 // CHECK-LABEL: .visible .entry store_page_size_5_store_ragged(
-// CHECK: .maxntid 128, 1, 1
-// CHECK: ld.global.v4.b32 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [%rd{{[0-9]+}}];
-// CHECK: st.global.v4.b32 [%rd{{[0-9]+}}], {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}};
+// CHECK: .maxntid 256, 1, 1
+// CHECK-COUNT-8: ld.global.v4.b32 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [%rd{{[0-9]+}}{{(\+[0-9]+)?}}];
+// CHECK-NOT: global.v4
+// CHECK-COUNT-8: st.global.v4.b32 [%rd{{[0-9]+}}{{(\+[0-9]+)?}}], {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}};
+// CHECK-NOT: global.v4
 // CHECK: ret;
 func.func @store_page_size_5(%cache: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 5>, %new: memref<?x8x128xf16>, %row_offsets: memref<?xi32>) {
   kvcache.store_ragged %cache, %new, %row_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 5>, memref<?x8x128xf16>, memref<?xi32>
@@ -237,9 +263,11 @@ func.func @store_page_size_5(%cache: !kvcache.paged_cache<f16, num_heads = 8, he
 }
 
 // CHECK-LABEL: .visible .entry gather_page_size_5_gather_ragged(
-// CHECK: .maxntid 128, 1, 1
-// CHECK: ld.global.v4.b32 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [%rd{{[0-9]+}}];
-// CHECK: st.global.v4.b32 [%rd{{[0-9]+}}], {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}};
+// CHECK: .maxntid 256, 1, 1
+// CHECK-COUNT-8: ld.global.v4.b32 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [%rd{{[0-9]+}}{{(\+[0-9]+)?}}];
+// CHECK-NOT: global.v4
+// CHECK-COUNT-8: st.global.v4.b32 [%rd{{[0-9]+}}{{(\+[0-9]+)?}}], {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}};
+// CHECK-NOT: global.v4
 // CHECK: ret;
 func.func @gather_page_size_5(%cache: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 5>, %out: memref<?x8x128xf16>, %ctx_offsets: memref<?xi32>) {
   kvcache.gather_ragged %cache, %out, %ctx_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 5>, memref<?x8x128xf16>, memref<?xi32>
@@ -262,10 +290,15 @@ func.func @copy_page_size_5(%collection: !kvcache.paged_collection<f16, num_head
 // page stores (destination page) with __assertfail; the accesses stay
 // 128-bit.
 
+// The checks between the stores make LLVM place the second row's stores
+// before the loop header in the text (they still run after every load): 8
+// loads, then the first row's 4 stores.
 // CHECK-LABEL: .visible .entry store_checked_store_ragged(
-// CHECK: .maxntid 128, 1, 1
-// CHECK: ld.global.v4.b32 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [%rd{{[0-9]+}}];
-// CHECK: st.global.v4.b32 [%rd{{[0-9]+}}], {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}};
+// CHECK: .maxntid 256, 1, 1
+// CHECK-COUNT-8: ld.global.v4.b32 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [%rd{{[0-9]+}}{{(\+[0-9]+)?}}];
+// CHECK-NOT: global.v4
+// CHECK-COUNT-4: st.global.v4.b32 [%rd{{[0-9]+}}{{(\+[0-9]+)?}}], {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}};
+// CHECK-NOT: global.v4
 // CHECK: ret;
 // CHECK: call.uni __assertfail,
 func.func @store_checked(%cache: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16, assert_write_mode = 1>, %new: memref<?x8x128xf16>, %row_offsets: memref<?xi32>) {
@@ -274,9 +307,11 @@ func.func @store_checked(%cache: !kvcache.paged_cache<f16, num_heads = 8, head_s
 }
 
 // CHECK-LABEL: .visible .entry gather_checked_gather_ragged(
-// CHECK: .maxntid 128, 1, 1
-// CHECK: ld.global.v4.b32 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [%rd{{[0-9]+}}];
-// CHECK: st.global.v4.b32 [%rd{{[0-9]+}}], {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}};
+// CHECK: .maxntid 256, 1, 1
+// CHECK-COUNT-8: ld.global.v4.b32 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [%rd{{[0-9]+}}{{(\+[0-9]+)?}}];
+// CHECK-NOT: global.v4
+// CHECK-COUNT-8: st.global.v4.b32 [%rd{{[0-9]+}}{{(\+[0-9]+)?}}], {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}};
+// CHECK-NOT: global.v4
 // CHECK: ret;
 func.func @gather_checked(%cache: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16, assert_write_mode = 1>, %out: memref<?x8x128xf16>, %ctx_offsets: memref<?xi32>) {
   kvcache.gather_ragged %cache, %out, %ctx_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16, assert_write_mode = 1>, memref<?x8x128xf16>, memref<?xi32>

@@ -29,6 +29,9 @@ struct GPUKernelTarget {
   int64_t maxBlocks = 65535;
   /// Bytes one thread moves per access.
   int64_t vectorBytes = 16;
+  /// Chunks (accesses of `vectorBytes`) a lane of store_ragged or
+  /// gather_ragged loads before it stores: the rows of a warp's tile.
+  int64_t chunksInFlight = 8;
   /// Threads of an attention block (keys in flight x lanes per key).
   int64_t attentionThreads = 128;
   /// Most context splits of one query row (with a workspace).

@@ -27,8 +27,8 @@
 // CHECK: OK 833 records
 
 // The launches, in order (the profile of one run):
-// PROFILE: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [8, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [8, 1, 1],
+// PROFILE: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
 // PROFILE-NEXT: {"kernel": "main_attention_ragged{{(_[0-9]+)?}}", "grid": [8, 2, 1],{{.*}}"cp_async_bytes": {{[1-9][0-9]*}}}
 // PROFILE-NEXT: {"kernel": "main_attention_ragged{{(_[0-9]+)?}}", "grid": [8, 2, 4],{{.*}}"cp_async_bytes": {{[1-9][0-9]*}}}
 // PROFILE-NEXT: {"kernel": "main_attention_merge{{(_[0-9]+)?}}", "grid": [8, 32, 1],{{.*}}"cp_async_bytes": 0}

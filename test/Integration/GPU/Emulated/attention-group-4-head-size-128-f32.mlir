@@ -27,14 +27,14 @@
 // CHECK: OK 609 records
 
 // The launches, in order (the profile of one run):
-// PROFILE: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [12, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [12, 1, 1],
+// PROFILE: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
 // PROFILE-NEXT: {"kernel": "main_attention_ragged{{(_[0-9]+)?}}", "grid": [12, 2, 1],{{.*}}"cp_async_bytes": {{[1-9][0-9]*}}}
 // PROFILE-NEXT: {"kernel": "main_attention_ragged{{(_[0-9]+)?}}", "grid": [12, 2, 3],{{.*}}"cp_async_bytes": {{[1-9][0-9]*}}}
 // PROFILE-NEXT: {"kernel": "main_attention_merge{{(_[0-9]+)?}}", "grid": [12, 8, 1],{{.*}}"cp_async_bytes": 0}
 // PROFILE-NEXT: {"kernel": "main_attention_ragged{{(_[0-9]+)?}}", "grid": [14, 2, 1],{{.*}}"cp_async_bytes": {{[1-9][0-9]*}}}
-// PROFILE-NEXT: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [12, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [12, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
 // PROFILE-NEXT: {"kernel": "main_attention_ragged{{(_[0-9]+)?}}", "grid": [12, 2, 1],{{.*}}"cp_async_bytes": {{[1-9][0-9]*}}}
 // PROFILE-NEXT: {"kernel": "main_attention_ragged{{(_[0-9]+)?}}", "grid": [12, 2, 3],{{.*}}"cp_async_bytes": {{[1-9][0-9]*}}}
 // PROFILE-NEXT: {"kernel": "main_attention_merge{{(_[0-9]+)?}}", "grid": [12, 8, 1],{{.*}}"cp_async_bytes": 0}

@@ -24,8 +24,8 @@
 // CHECK: OK 161 records
 
 // The launches, in order (the profile of one run):
-// PROFILE: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [4, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [4, 1, 1],
+// PROFILE: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
 // PROFILE-NEXT: {"kernel": "main_attention_ragged{{(_[0-9]+)?}}", "grid": [4, 2, 1],{{.*}}"cp_async_bytes": 0}
 // PROFILE-NEXT: {"kernel": "main_attention_ragged{{(_[0-9]+)?}}", "grid": [6, 2, 1],{{.*}}"cp_async_bytes": 0}
 // PROFILE-NOT: kernel

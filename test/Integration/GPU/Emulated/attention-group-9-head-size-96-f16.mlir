@@ -26,8 +26,8 @@
 // CHECK: OK 217 records
 
 // The launches, in order (the profile of one run):
-// PROFILE: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [6, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [6, 1, 1],
+// PROFILE: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
 // PROFILE-NEXT: {"kernel": "main_attention_ragged{{(_[0-9]+)?}}", "grid": [6, 2, 1],{{.*}}"cp_async_bytes": 0}
 // PROFILE-NEXT: {"kernel": "main_attention_ragged{{(_[0-9]+)?}}", "grid": [6, 2, 2],{{.*}}"cp_async_bytes": 0}
 // PROFILE-NEXT: {"kernel": "main_attention_merge{{(_[0-9]+)?}}", "grid": [6, 18, 1],{{.*}}"cp_async_bytes": 0}

@@ -25,15 +25,15 @@
 // CHECK: OK 381 records
 
 // The launches, in order (the profile of one run):
-// PROFILE: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [8, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [8, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [8, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [8, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [14, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [14, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [14, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [14, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [14, 1, 1],
+// PROFILE: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
 // PROFILE-NOT: kernel
 
 // REFERENCE: {"dtype": "f16", "num_pages": 6, "kv_dim": 2, "num_layers": 2, "page_size": 5, "num_heads": 2, "head_size": 80, "cache_lengths": [2, 0, 4, 0], "lookup_table": [[3], [1], [0], [2]], "max_seq_length": 5, "max_cache_length": 5, "fill": [7919, 4093, 2046], "full_dump": true, "steps": [{"op": "store_ragged", "kv": 0, "layer": 0, "offsets": [0, 3, 8, 8, 8], "rows": 8, "new": [7919, 4093, 2046, 1, 11]}, {"op": "store_ragged", "kv": 1, "layer": 0, "offsets": [0, 3, 8, 8, 8], "rows": 8, "new": [7919, 4093, 2046, 1, 1011]}, {"op": "store_ragged", "kv": 0, "layer": 1, "offsets": [0, 3, 8, 8, 8], "rows": 8, "new": [7919, 4093, 2046, 1, 2011]}, {"op": "store_ragged", "kv": 1, "layer": 1, "offsets": [0, 3, 8, 8, 8], "rows": 8, "new": [7919, 4093, 2046, 1, 3011]}, {"op": "gather_ragged", "kv": 0, "layer": 0, "offsets": [0, 5, 10, 14, 14], "rows": 14, "out": [7919, 4093, 2046, 1, 4011]}, {"op": "gather_ragged", "kv": 1, "layer": 0, "offsets": [0, 5, 10, 14, 14], "rows": 14, "out": [7919, 4093, 2046, 1, 5011]}, {"op": "gather_ragged", "kv": 0, "layer": 1, "offsets": [0, 5, 10, 14, 14], "rows": 14, "out": [7919, 4093, 2046, 1, 6011]}, {"op": "gather_ragged", "kv": 1, "layer": 1, "offsets": [0, 5, 10, 14, 14], "rows": 14, "out": [7919, 4093, 2046, 1, 7011]}, {"op": "gather_ragged", "kv": 0, "layer": 0, "offsets": [0, 5, 10, 14, 14], "rows": 14, "out": [7919, 4093, 2046, 1, 8011], "lookup_table": [[5], [1], [0], [2]]}, {"op": "store_ragged", "kv": 0, "layer": 0, "offsets": [0, 0, 0, 0, 0], "rows": 0, "new": [7919, 4093, 2046, 1, 8012]}]}

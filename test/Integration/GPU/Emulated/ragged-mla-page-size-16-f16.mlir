@@ -24,10 +24,10 @@
 // CHECK: OK 149 records
 
 // The launches, in order (the profile of one run):
-// PROFILE: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [3, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [18, 1, 1],
+// PROFILE: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
 // PROFILE-NEXT: {"kernel": "main_copy_pages{{(_[0-9]+)?}}", "grid": [2, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [18, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
 // PROFILE-NOT: kernel
 
 // REFERENCE: {"dtype": "f16", "num_pages": 7, "kv_dim": 1, "num_layers": 1, "page_size": 16, "num_heads": 1, "head_size": 576, "cache_lengths": [15, 0, 0], "lookup_table": [[3, 5], [6, 2], [2, 2]], "max_seq_length": 2, "max_cache_length": 17, "fill": [7919, 4093, 2046], "full_dump": true, "steps": [{"op": "store_ragged", "kv": 0, "layer": 0, "offsets": [0, 2, 3, 3], "rows": 3, "new": [7919, 4093, 2046, 1, 11]}, {"op": "gather_ragged", "kv": 0, "layer": 0, "offsets": [0, 17, 18, 18], "rows": 18, "out": [7919, 4093, 2046, 1, 1011]}, {"op": "copy_pages", "pairs": [[3, 0], [5, 1]]}, {"op": "gather_ragged", "kv": 0, "layer": 0, "offsets": [0, 17, 18, 18], "rows": 18, "out": [7919, 4093, 2046, 1, 2011], "lookup_table": [[0, 1], [6, 2], [2, 2]]}]}

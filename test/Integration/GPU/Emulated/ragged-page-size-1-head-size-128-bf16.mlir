@@ -24,12 +24,12 @@
 // CHECK: OK 101 records
 
 // The launches, in order (the profile of one run):
-// PROFILE: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [3, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [3, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [8, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [8, 1, 1],
+// PROFILE: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
 // PROFILE-NEXT: {"kernel": "main_copy_pages{{(_[0-9]+)?}}", "grid": [3, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [8, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
 // PROFILE-NOT: kernel
 
 // REFERENCE: {"dtype": "bf16", "num_pages": 13, "kv_dim": 2, "num_layers": 1, "page_size": 1, "num_heads": 2, "head_size": 128, "cache_lengths": [2, 0, 3], "lookup_table": [[5, 12, 7], [10, 8, 0], [6, 11, 9]], "max_seq_length": 2, "max_cache_length": 3, "fill": [7919, 509, 254], "full_dump": true, "steps": [{"op": "store_ragged", "kv": 0, "layer": 0, "offsets": [0, 1, 3, 3], "rows": 3, "new": [7919, 509, 254, 1, 11]}, {"op": "store_ragged", "kv": 1, "layer": 0, "offsets": [0, 1, 3, 3], "rows": 3, "new": [7919, 509, 254, 1, 1011]}, {"op": "gather_ragged", "kv": 0, "layer": 0, "offsets": [0, 3, 5, 8], "rows": 8, "out": [7919, 509, 254, 1, 2011]}, {"op": "gather_ragged", "kv": 1, "layer": 0, "offsets": [0, 3, 5, 8], "rows": 8, "out": [7919, 509, 254, 1, 3011]}, {"op": "copy_pages", "pairs": [[5, 2], [12, 3], [7, 4]]}, {"op": "gather_ragged", "kv": 1, "layer": 0, "offsets": [0, 3, 5, 8], "rows": 8, "out": [7919, 509, 254, 1, 4011], "lookup_table": [[2, 3, 4], [10, 8, 0], [6, 11, 9]]}]}

@@ -24,16 +24,16 @@
 // CHECK: OK 291 records
 
 // The launches, in order (the profile of one run):
-// PROFILE: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [2, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [2, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [2, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [2, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [2, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [2, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [2, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [2, 1, 1],
+// PROFILE: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
 // PROFILE-NEXT: {"kernel": "main_copy_pages{{(_[0-9]+)?}}", "grid": [2, 2, 1],
-// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [2, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
 // PROFILE-NOT: kernel
 
 // REFERENCE: {"dtype": "f32", "num_pages": 20, "kv_dim": 2, "num_layers": 2, "page_size": 1, "num_heads": 2, "head_size": 3, "cache_lengths": [3, 0, 0, 4], "lookup_table": [[5, 9, 10, 15, 19], [1, 1, 1, 1, 1], [18, 3, 16, 1, 1], [12, 13, 2, 7, 11]], "max_seq_length": 3, "max_cache_length": 5, "fill": [7919, 4093, 2046], "full_dump": true, "steps": [{"op": "store_ragged", "kv": 0, "layer": 0, "offsets": [0, 2, 2, 5, 6], "rows": 6, "new": [7919, 4093, 2046, 1, 11]}, {"op": "store_ragged", "kv": 1, "layer": 0, "offsets": [0, 2, 2, 5, 6], "rows": 6, "new": [7919, 4093, 2046, 1, 1011]}, {"op": "store_ragged", "kv": 0, "layer": 1, "offsets": [0, 2, 2, 5, 6], "rows": 6, "new": [7919, 4093, 2046, 1, 2011]}, {"op": "store_ragged", "kv": 1, "layer": 1, "offsets": [0, 2, 2, 5, 6], "rows": 6, "new": [7919, 4093, 2046, 1, 3011]}, {"op": "gather_ragged", "kv": 0, "layer": 0, "offsets": [0, 5, 5, 8, 13], "rows": 13, "out": [7919, 4093, 2046, 1, 4011]}, {"op": "gather_ragged", "kv": 1, "layer": 0, "offsets": [0, 5, 5, 8, 13], "rows": 13, "out": [7919, 4093, 2046, 1, 5011]}, {"op": "gather_ragged", "kv": 0, "layer": 1, "offsets": [0, 5, 5, 8, 13], "rows": 13, "out": [7919, 4093, 2046, 1, 6011]}, {"op": "gather_ragged", "kv": 1, "layer": 1, "offsets": [0, 5, 5, 8, 13], "rows": 13, "out": [7919, 4093, 2046, 1, 7011]}, {"op": "copy_pages", "pairs": [[5, 17], [9, 14], [10, 8], [15, 4], [19, 0]]}, {"op": "gather_ragged", "kv": 1, "layer": 1, "offsets": [0, 5, 5, 8, 13], "rows": 13, "out": [7919, 4093, 2046, 1, 8011], "lookup_table": [[17, 14, 8, 4, 0], [1, 1, 1, 1, 1], [18, 3, 16, 1, 1], [12, 13, 2, 7, 11]]}]}

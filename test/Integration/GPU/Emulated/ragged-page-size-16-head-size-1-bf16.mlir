@@ -24,16 +24,16 @@
 // CHECK: OK 4201 records
 
 // The launches, in order (the profile of one run):
-// PROFILE: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [21, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [21, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [21, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [21, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [82, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [82, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [82, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [82, 1, 1],
+// PROFILE: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
 // PROFILE-NEXT: {"kernel": "main_copy_pages{{(_[0-9]+)?}}", "grid": [1, 2, 1],
-// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [82, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
 // PROFILE-NOT: kernel
 
 // REFERENCE: {"dtype": "bf16", "num_pages": 10, "kv_dim": 2, "num_layers": 2, "page_size": 16, "num_heads": 4, "head_size": 1, "cache_lengths": [15, 0, 16, 0, 30], "lookup_table": [[2, 6, 6], [4, 0, 6], [3, 6, 6], [6, 6, 6], [5, 1, 8]], "max_seq_length": 17, "max_cache_length": 33, "fill": [7919, 509, 254], "full_dump": true, "steps": [{"op": "store_ragged", "kv": 0, "layer": 0, "offsets": [0, 1, 18, 18, 18, 21], "rows": 21, "new": [7919, 509, 254, 1, 11]}, {"op": "store_ragged", "kv": 1, "layer": 0, "offsets": [0, 1, 18, 18, 18, 21], "rows": 21, "new": [7919, 509, 254, 1, 1011]}, {"op": "store_ragged", "kv": 0, "layer": 1, "offsets": [0, 1, 18, 18, 18, 21], "rows": 21, "new": [7919, 509, 254, 1, 2011]}, {"op": "store_ragged", "kv": 1, "layer": 1, "offsets": [0, 1, 18, 18, 18, 21], "rows": 21, "new": [7919, 509, 254, 1, 3011]}, {"op": "gather_ragged", "kv": 0, "layer": 0, "offsets": [0, 16, 33, 49, 49, 82], "rows": 82, "out": [7919, 509, 254, 1, 4011]}, {"op": "gather_ragged", "kv": 1, "layer": 0, "offsets": [0, 16, 33, 49, 49, 82], "rows": 82, "out": [7919, 509, 254, 1, 5011]}, {"op": "gather_ragged", "kv": 0, "layer": 1, "offsets": [0, 16, 33, 49, 49, 82], "rows": 82, "out": [7919, 509, 254, 1, 6011]}, {"op": "gather_ragged", "kv": 1, "layer": 1, "offsets": [0, 16, 33, 49, 49, 82], "rows": 82, "out": [7919, 509, 254, 1, 7011]}, {"op": "copy_pages", "pairs": [[2, 9]]}, {"op": "gather_ragged", "kv": 1, "layer": 1, "offsets": [0, 16, 33, 49, 49, 82], "rows": 82, "out": [7919, 509, 254, 1, 8011], "lookup_table": [[9, 6, 6], [4, 0, 6], [3, 6, 6], [6, 6, 6], [5, 1, 8]]}]}

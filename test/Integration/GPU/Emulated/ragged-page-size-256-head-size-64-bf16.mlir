@@ -24,12 +24,12 @@
 // CHECK: OK 5256 records
 
 // The launches, in order (the profile of one run):
-// PROFILE: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [7, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [7, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [557, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [557, 1, 1],
+// PROFILE: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [3, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [3, 1, 1],
 // PROFILE-NEXT: {"kernel": "main_copy_pages{{(_[0-9]+)?}}", "grid": [1, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [557, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [3, 1, 1],
 // PROFILE-NOT: kernel
 
 // REFERENCE: {"dtype": "bf16", "num_pages": 7, "kv_dim": 2, "num_layers": 1, "page_size": 256, "num_heads": 1, "head_size": 64, "cache_lengths": [250, 0, 300, 0], "lookup_table": [[2, 3], [6, 3], [5, 1], [3, 3]], "max_seq_length": 6, "max_cache_length": 300, "fill": [7919, 509, 254], "full_dump": true, "steps": [{"op": "store_ragged", "kv": 0, "layer": 0, "offsets": [0, 6, 7, 7, 7], "rows": 7, "new": [7919, 509, 254, 1, 11]}, {"op": "store_ragged", "kv": 1, "layer": 0, "offsets": [0, 6, 7, 7, 7], "rows": 7, "new": [7919, 509, 254, 1, 1011]}, {"op": "gather_ragged", "kv": 0, "layer": 0, "offsets": [0, 256, 257, 557, 557], "rows": 557, "out": [7919, 509, 254, 1, 2011]}, {"op": "gather_ragged", "kv": 1, "layer": 0, "offsets": [0, 256, 257, 557, 557], "rows": 557, "out": [7919, 509, 254, 1, 3011]}, {"op": "copy_pages", "pairs": [[2, 4]]}, {"op": "gather_ragged", "kv": 1, "layer": 0, "offsets": [0, 256, 257, 557, 557], "rows": 557, "out": [7919, 509, 254, 1, 4011], "lookup_table": [[4, 3], [6, 3], [5, 1], [3, 3]]}]}

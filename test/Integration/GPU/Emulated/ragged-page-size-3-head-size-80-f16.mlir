@@ -24,12 +24,12 @@
 // CHECK: OK 295 records
 
 // The launches, in order (the profile of one run):
-// PROFILE: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [8, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [8, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [23, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [23, 1, 1],
+// PROFILE: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
 // PROFILE-NEXT: {"kernel": "main_copy_pages{{(_[0-9]+)?}}", "grid": [3, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [23, 1, 1],
+// PROFILE-NEXT: {"kernel": "main_gather_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
 // PROFILE-NOT: kernel
 
 // REFERENCE: {"dtype": "f16", "num_pages": 13, "kv_dim": 2, "num_layers": 1, "page_size": 3, "num_heads": 2, "head_size": 80, "cache_lengths": [7, 0, 6, 2], "lookup_table": [[8, 7, 12], [9, 3, 1], [10, 2, 1], [4, 1, 1]], "max_seq_length": 5, "max_cache_length": 9, "fill": [7919, 4093, 2046], "full_dump": true, "steps": [{"op": "store_ragged", "kv": 0, "layer": 0, "offsets": [0, 2, 7, 7, 8], "rows": 8, "new": [7919, 4093, 2046, 1, 11]}, {"op": "store_ragged", "kv": 1, "layer": 0, "offsets": [0, 2, 7, 7, 8], "rows": 8, "new": [7919, 4093, 2046, 1, 1011]}, {"op": "gather_ragged", "kv": 0, "layer": 0, "offsets": [0, 9, 14, 20, 23], "rows": 23, "out": [7919, 4093, 2046, 1, 2011]}, {"op": "gather_ragged", "kv": 1, "layer": 0, "offsets": [0, 9, 14, 20, 23], "rows": 23, "out": [7919, 4093, 2046, 1, 3011]}, {"op": "copy_pages", "pairs": [[8, 0], [7, 6], [12, 5]]}, {"op": "gather_ragged", "kv": 1, "layer": 0, "offsets": [0, 9, 14, 20, 23], "rows": 23, "out": [7919, 4093, 2046, 1, 4011], "lookup_table": [[0, 6, 5], [9, 3, 1], [10, 2, 1], [4, 1, 1]]}]}

@@ -1,0 +1,372 @@
+//===- RaggedCopyToGPU.cpp - store/gather_ragged to GPU kernels -*- C++ -*-===//
+//
+// Part of the kvcache-mlir project.
+//
+// store_ragged and gather_ragged as one kernel shape (grid and block:
+// docs/KernelABI.md), built so that a warp issues few instructions per
+// 16 bytes it moves (bench/gpu/model.py):
+//
+// - the unit of work is a warp's tile: `rowsPerTile` consecutive rows of the
+//   batch, as many as give each lane `chunks-in-flight` chunks (at most 32
+//   rows); warp w of block x takes tiles x * warps + w, then steps by
+//   gridDim.x * warps (grid-stride: any grid is correct);
+// - lane l < rowsPerTile resolves row l of the tile: its sequence (a binary
+//   search over the offsets on the device: no host reads, CUDA-graph safe),
+//   its token position and its (page, slot) by one lookup; the lanes that
+//   move the row's chunks read them with shuffles. The search, the
+//   lookup-table read and the token / page_size split happen once per row
+//   and warp, never per chunk;
+// - each lane loads all its chunks of the tile before it stores any
+//   (consecutive lanes on consecutive chunks of a row: coalesced), so they
+//   are in flight together; a row wider than a warp's chunks in flight is
+//   moved in passes of `chunks-in-flight` chunks per lane;
+// - rows outside [offsets[0], offsets[batch]), or past the rows memref, are
+//   left alone.
+//
+// The kernel of a store (a gather reads the cache and writes the rows):
+//
+//   for %tile = blockIdx.x * warps + warp to %num_tiles
+//       step gridDim.x * warps {
+//     %start = offsets[0] + %tile * rowsPerTile
+//     %page, %slot = scf.if (lane < rowsPerTile && %start + lane < %end) {
+//       (search, cache_length, kvcache.lookup of row %start + lane)
+//     } else { 0, 0 }
+//     // for each row r that the lane's chunks touch:
+//     %page_r = gpu.shuffle idx %page, r   // (and %slot)
+//     %chunks_r = scf.if (%start + r < %end) {
+//       vector.load %rows[%start + r, head, element]  (each chunk in r)
+//     } else { ub.poison }
+//     // then, for each row r:
+//     scf.if (%start + r < %end) {
+//       kvcache.page_store %chunk, %cache[%page_r, %slot_r, head, element]
+//     }
+//   }
+//
+//===----------------------------------------------------------------------===//
+
+#include "RaggedCopyToGPU.h"
+#include "GPUKernel.h"
+#include "../KernelCommon/KernelBuilder.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::kvcache;
+
+namespace {
+
+/// Lanes of a warp.
+constexpr int64_t kWarpSize = 32;
+
+/// The shape of a ragged-copy kernel.
+struct RaggedCopyPlan {
+  RaggedCopyPlan(const KVCacheParams &params, MemRefType rowsType,
+                 const GPUKernelTarget &target);
+
+  /// Chunks (vector accesses) of a warp's tile.
+  int64_t tileChunks() const { return rowsPerTile * chunksPerRow; }
+  int64_t threads() const { return warps * kWarpSize; }
+
+  /// Elements of a chunk.
+  int64_t width;
+  int64_t headSize;
+  int64_t chunksPerRow;
+  /// Consecutive rows a warp moves at once, at most one per lane.
+  int64_t rowsPerTile;
+  /// Chunks a lane loads before it stores, per pass over the tile.
+  int64_t chunksPerLane;
+  /// Passes over a tile: more than one only for a row wider than a warp's
+  /// chunks in flight (then rowsPerTile is 1).
+  int64_t passes;
+  int64_t warps;
+};
+
+RaggedCopyPlan::RaggedCopyPlan(const KVCacheParams &params,
+                               MemRefType rowsType,
+                               const GPUKernelTarget &target) {
+  width = getRowVectorWidth(params, rowsType, target.vectorBytes);
+  headSize = params.headSize;
+  chunksPerRow = params.rowElements() / width;
+  rowsPerTile = std::clamp<int64_t>(
+      kWarpSize * target.chunksInFlight / chunksPerRow, 1, kWarpSize);
+  int64_t laneChunks = llvm::divideCeil(tileChunks(), kWarpSize);
+  chunksPerLane = std::min(laneChunks, target.chunksInFlight);
+  passes = llvm::divideCeil(laneChunks, chunksPerLane);
+  warps = std::max<int64_t>(target.threadsPerBlock / kWarpSize, 1);
+}
+
+/// Builds the body of a ragged-copy kernel: per tile, `resolve` the lane's
+/// row, then per pass `load` every chunk of the lane and `store` them.
+class RaggedCopyKernel {
+public:
+  RaggedCopyKernel(GPUKernel &kernel, const RaggedCopy &copy,
+                   const RaggedCopyPlan &plan);
+  void emit();
+
+private:
+  /// The chunks of a lane's pass that lie in one row of the tile.
+  struct RowChunks {
+    /// The row's index in the tile (a constant when it is the same in every
+    /// lane), and the lane that resolved it (i32; null when the page and slot
+    /// the pass gets are already the row's).
+    Value rowInTile, sourceLane;
+    /// Whether the lane's chunks lie in the tile (null: always).
+    Value inTile;
+    /// (head, element) of each chunk.
+    SmallVector<std::pair<Value, Value>> chunks;
+  };
+
+  /// (page, slot) of row `tileStart + lane` in lanes that own a row of the
+  /// batch, 0 in the others.
+  std::pair<Value, Value> resolveLaneRow(Value tileStart);
+  /// The chunks of the lane's pass starting at chunk `passStart` of the
+  /// tile (null: 0), grouped by row.
+  SmallVector<RowChunks> getPassChunks(Value passStart);
+  /// Loads every chunk of `rows`, then stores them; each row's page and
+  /// slot are `page` and `slot` as the lane that resolved it holds them.
+  void emitPass(Value tileStart, Value page, Value slot,
+                ArrayRef<RowChunks> rows);
+  /// Whether row `row` (>= offsets[0]) belongs to the batch.
+  Value isBatchRow(Value row) { return k.ult(row, endRow); }
+  /// Whether chunk `index` of some lane's pass may lie past the tile.
+  bool mayPassTileEnd(int64_t index) const;
+
+  GPUKernel &kernel;
+  KernelBuilder &k;
+  RaggedCopy copy;
+  const RaggedCopyPlan &plan;
+  Type chunkType;
+  Value lane, numSequences, firstRow, endRow;
+};
+
+RaggedCopyKernel::RaggedCopyKernel(GPUKernel &kernel, const RaggedCopy &copy,
+                                   const RaggedCopyPlan &plan)
+    : kernel(kernel), k(kernel.builder()),
+      copy{kernel.param(copy.cache), kernel.param(copy.rows),
+           kernel.param(copy.offsets), copy.direction},
+      plan(plan) {
+  chunkType =
+      getChunkType(KVCacheParams::get(copy.cache.getType()), plan.width);
+}
+
+void RaggedCopyKernel::emit() {
+  Value thread = kernel.threadId(gpu::Dimension::x);
+  Value warpSize = k.index(kWarpSize);
+  lane = k.remu(thread, warpSize);
+  Value warp = k.divu(thread, warpSize);
+  numSequences = k.numSequences(copy.offsets);
+  firstRow = k.loadOffset(copy.offsets, k.index(0));
+  Value numRows = memref::DimOp::create(k.b, k.loc, copy.rows, 0);
+  endRow = k.minu(k.loadOffset(copy.offsets, numSequences), numRows);
+  // Tiles start at offsets[0]; none when the offsets end before it.
+  Value batchRows = k.sub(k.maxu(endRow, firstRow), firstRow);
+  Value rowsPerTile = k.index(plan.rowsPerTile);
+  Value numTiles = k.ceilDiv(batchRows, rowsPerTile);
+  Value warps = k.index(plan.warps);
+  Value firstTile =
+      k.add(k.mul(kernel.blockId(gpu::Dimension::x), warps), warp);
+  Value tileStep = k.mul(kernel.gridDim(gpu::Dimension::x), warps);
+  // One pass: the lane's chunks are the same in every tile.
+  SmallVector<RowChunks> chunks;
+  if (plan.passes == 1)
+    chunks = getPassChunks(/*passStart=*/Value());
+  k.forLoop(firstTile, numTiles, tileStep, [&](Value tile) {
+    Value tileStart = k.add(firstRow, k.mul(tile, rowsPerTile));
+    Value page, slot;
+    std::tie(page, slot) = resolveLaneRow(tileStart);
+    if (plan.passes == 1)
+      return emitPass(tileStart, page, slot, chunks);
+    // One row per tile: every pass uses lane 0's page and slot.
+    page = k.readLane(page, k.i32(0));
+    slot = k.readLane(slot, k.i32(0));
+    int64_t passChunks = kWarpSize * plan.chunksPerLane;
+    k.forLoop(k.index(0), k.index(plan.passes * passChunks),
+              k.index(passChunks), [&](Value passStart) {
+                emitPass(tileStart, page, slot, getPassChunks(passStart));
+              });
+  });
+}
+
+std::pair<Value, Value> RaggedCopyKernel::resolveLaneRow(Value tileStart) {
+  Value row = k.add(tileStart, lane);
+  Value owns = isBatchRow(row);
+  if (plan.rowsPerTile < kWarpSize)
+    owns = k.andi(k.ult(lane, k.index(plan.rowsPerTile)), owns);
+  Type indexType = k.b.getIndexType();
+  SmallVector<Value> resolved = k.ifThenElse(
+      owns, {indexType, indexType},
+      [&]() -> SmallVector<Value> {
+        Value batch = k.sequenceOf(copy.offsets, numSequences, row);
+        Value start = k.loadOffset(copy.offsets, batch);
+        Value token = copy.isStore()
+                          ? k.rowPosition(k.writeCacheLength(copy.cache, batch),
+                                          row, start)
+                          : k.sub(row, start);
+        auto [page, slot] =
+            k.lookup(copy.cache, batch, token, copy.isStore());
+        return {page, slot};
+      },
+      [&]() -> SmallVector<Value> { return {k.index(0), k.index(0)}; });
+  return {resolved[0], resolved[1]};
+}
+
+bool RaggedCopyKernel::mayPassTileEnd(int64_t index) const {
+  int64_t lastPassStart = (plan.passes - 1) * kWarpSize * plan.chunksPerLane;
+  return lastPassStart + kWarpSize * (index + 1) > plan.tileChunks();
+}
+
+SmallVector<RaggedCopyKernel::RowChunks>
+RaggedCopyKernel::getPassChunks(Value passStart) {
+  int64_t chunksPerRow = plan.chunksPerRow;
+  // Whether chunk i of every lane lies in row 32 * i / chunksPerRow.
+  bool uniformRows =
+      plan.rowsPerTile == 1 || chunksPerRow % kWarpSize == 0;
+  SmallVector<RowChunks> rows;
+  std::optional<int64_t> lastRow;
+  for (int64_t i = 0; i < plan.chunksPerLane; ++i) {
+    Value chunk = i == 0 ? lane : k.add(lane, k.index(kWarpSize * i));
+    if (passStart)
+      chunk = k.add(passStart, chunk);
+    Value rowInTile, sourceLane, inRow;
+    std::optional<int64_t> staticRow;
+    if (uniformRows) {
+      staticRow = kWarpSize * i / chunksPerRow;
+      rowInTile = k.index(*staticRow);
+      if (plan.passes == 1)
+        sourceLane = k.i32(*staticRow);
+      inRow = *staticRow == 0
+                  ? chunk
+                  : k.sub(chunk, k.index(*staticRow * chunksPerRow));
+    } else {
+      rowInTile = k.divu(chunk, k.index(chunksPerRow));
+      inRow = k.remu(chunk, k.index(chunksPerRow));
+    }
+    Value inTile;
+    if (mayPassTileEnd(i)) {
+      inTile = k.ult(chunk, k.index(plan.tileChunks()));
+      staticRow.reset();
+    }
+    if (!sourceLane && plan.passes == 1) {
+      // A lane whose chunk lies past the tile reads any lane of it.
+      Value source = inTile && plan.rowsPerTile > 1
+                         ? k.minu(rowInTile, k.index(plan.rowsPerTile - 1))
+                         : rowInTile;
+      sourceLane = k.toI32(source);
+    }
+    Value first =
+        plan.width == 1 ? inRow : k.mul(inRow, k.index(plan.width));
+    std::pair<Value, Value> headElement = {
+        k.divu(first, k.index(plan.headSize)),
+        k.remu(first, k.index(plan.headSize))};
+    if (staticRow && staticRow == lastRow) {
+      rows.back().chunks.push_back(headElement);
+      continue;
+    }
+    rows.push_back({rowInTile, sourceLane, inTile, {headElement}});
+    lastRow = staticRow;
+  }
+  return rows;
+}
+
+void RaggedCopyKernel::emitPass(Value tileStart, Value page, Value slot,
+                                ArrayRef<RowChunks> rows) {
+  /// A row's chunks, read, and where they go.
+  struct ReadRow {
+    Value valid;
+    RowChunkPosition row;
+    SmallVector<Value> chunks;
+  };
+  auto chunkAt = [](RowChunkPosition position,
+                    std::pair<Value, Value> headElement) {
+    std::tie(position.head, position.element) = headElement;
+    return position;
+  };
+  SmallVector<ReadRow> readRows;
+  for (const RowChunks &rowChunks : rows) {
+    Value row = isConstantIntValue(rowChunks.rowInTile, 0)
+                    ? tileStart
+                    : k.add(tileStart, rowChunks.rowInTile);
+    Value valid = isBatchRow(row);
+    if (rowChunks.inTile)
+      valid = k.andi(rowChunks.inTile, valid);
+    Value sourceLane = rowChunks.sourceLane;
+    ReadRow read{valid,
+                 {row, sourceLane ? k.readLane(page, sourceLane) : page,
+                  sourceLane ? k.readLane(slot, sourceLane) : slot, Value(),
+                  Value()},
+                 {}};
+    SmallVector<Type> types(rowChunks.chunks.size(), chunkType);
+    read.chunks = k.ifThenElse(
+        valid, types,
+        [&]() -> SmallVector<Value> {
+          SmallVector<Value> chunks;
+          for (auto headElement : rowChunks.chunks)
+            chunks.push_back(k.readRowChunk(copy.cache, copy.rows,
+                                            chunkAt(read.row, headElement),
+                                            plan.width, copy.direction));
+          return chunks;
+        },
+        [&]() -> SmallVector<Value> {
+          // Never written: any value serves.
+          Value poison = ub::PoisonOp::create(k.b, k.loc, chunkType);
+          return SmallVector<Value>(types.size(), poison);
+        });
+    readRows.push_back(std::move(read));
+  }
+  for (auto [rowChunks, read] : llvm::zip_equal(rows, readRows)) {
+    ArrayRef<std::pair<Value, Value>> headElements = rowChunks.chunks;
+    const ReadRow &written = read;
+    k.ifThen(read.valid, [&] {
+      for (auto [chunk, headElement] :
+           llvm::zip_equal(written.chunks, headElements))
+        k.writeRowChunk(chunk, copy.cache, copy.rows,
+                        chunkAt(written.row, headElement), copy.direction);
+    });
+  }
+}
+
+/// store_ragged / gather_ragged: warps move tiles of consecutive rows
+/// (RaggedCopyPlan); the grid covers every row of `values`/`out`, at most
+/// `maxBlocks` blocks.
+template <typename OpTy>
+struct RaggedCopyToGPU : OpRewritePattern<OpTy> {
+  RaggedCopyToGPU(MLIRContext *ctx, const GPUKernelTarget &target)
+      : OpRewritePattern<OpTy>(ctx), target(target) {}
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    RaggedCopy copy = RaggedCopy::get(op);
+    KernelBuilder host{rewriter, getKernelLoc(op)};
+    RaggedCopyPlan plan(KVCacheParams::get(copy.cache.getType()),
+                        cast<MemRefType>(copy.rows.getType()), target);
+    Value numRows = memref::DimOp::create(rewriter, host.loc, copy.rows, 0);
+    Value run = host.andi(host.ult(host.index(0), numRows),
+                          host.ult(host.index(0),
+                                   host.numSequences(copy.offsets)));
+    Value blocks =
+        host.ceilDiv(numRows, host.index(plan.rowsPerTile * plan.warps));
+    LaunchShape shape{host.minu(blocks, host.index(target.maxBlocks)),
+                      host.index(1), host.index(1), plan.threads()};
+    if (failed(emitGuardedKernel(rewriter, op, run, shape,
+                                 [&](GPUKernel &kernel) {
+                                   RaggedCopyKernel(kernel, copy, plan).emit();
+                                 })))
+      return failure();
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  GPUKernelTarget target;
+};
+
+} // namespace
+
+void mlir::kvcache::populateRaggedCopyToGPUConversionPatterns(
+    RewritePatternSet &patterns, const GPUKernelTarget &target) {
+  patterns.add<RaggedCopyToGPU<StoreRaggedOp>, RaggedCopyToGPU<GatherRaggedOp>>(
+      patterns.getContext(), target);
+}
