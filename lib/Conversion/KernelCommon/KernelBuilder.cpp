@@ -44,19 +44,18 @@ Value KernelBuilder::exp2Approx(Value x) {
 /// `combine` of `value` over `lanes` consecutive lanes by xor shuffles.
 static Value laneReduce(KernelBuilder &k, Value value, int64_t lanes,
                         function_ref<Value(Value, Value)> combine) {
-Value KernelBuilder::readLane(Value index, Value lane) {
-  Value value = gpu::ShuffleOp::create(b, loc, toI32(index), lane, i32(32),
-                                       gpu::ShuffleMode::IDX)
-                    .getShuffleResult();
-  return toIndex(value);
-}
-
-Value KernelBuilder::laneSum(Value value, int64_t lanes) {
   for (int64_t offset = lanes / 2; offset >= 1; offset /= 2)
     value = combine(value, gpu::ShuffleOp::create(k.b, k.loc, value, offset,
                                                   32, gpu::ShuffleMode::XOR)
                                .getShuffleResult());
   return value;
+}
+
+Value KernelBuilder::readLane(Value index, Value lane) {
+  Value value = gpu::ShuffleOp::create(b, loc, toI32(index), lane, i32(32),
+                                       gpu::ShuffleMode::IDX)
+                    .getShuffleResult();
+  return toIndex(value);
 }
 
 Value KernelBuilder::laneSum(Value value, int64_t lanes) {
