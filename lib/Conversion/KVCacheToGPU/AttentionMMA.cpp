@@ -22,7 +22,7 @@
 // - Fragments: q (A, row-major) from global memory once per row; K (B of
 //   Q K^T) with ldmatrix from the [key][d] rows; V (B of P V) with
 //   ldmatrix.trans; P (A of P V) is the score accumulator rounded to the
-//   K/V type (SPEC 4 allows it), repacked in registers.
+//   K/V type (docs/Contract.md 3.3 allows it), repacked in registers.
 // - Online softmax in the log2 domain, per key tile: one max (two xor
 //   shuffles within a quad) and one rescale of the accumulator per step,
 //   a finite initial max (no -inf tests), row sums kept per lane and
