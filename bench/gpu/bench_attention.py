@@ -81,8 +81,11 @@ def main(ptx_path, out_dir, quick=False):
             d_split = max(1, 4 // m_tiles)
             warps = m_tiles * d_split
             keys = min(max(8192 // (dim * dtype_bytes), 16), 32)
+            stages = 2
+            if d_split == 1:  # one warp per tile: 16 keys in 4 stages
+                stages, keys = 2 * keys // 16, 16
             row = dim + 16 // dtype_bytes
-            shared = 2 * 2 * keys * row * dtype_bytes
+            shared = 2 * stages * keys * row * dtype_bytes
             q_bytes = m_tiles * 16 * row * dtype_bytes
             staged = d_split > 1 and shared + q_bytes <= 48 * 1024
             shared += q_bytes if staged else 0

@@ -27,7 +27,10 @@ the ptxas report
   blocks per SM (sm_90: 64 K registers allocated per warp in units of 256,
   64 warps, 32 blocks, 228 KB shared memory with 1 KB reserved per block);
 - bytes in flight per SM: blocks x warps x bytes per warp and iteration x the
-  stages a `cp.async.wait_group N` leaves in flight (N);
+  iterations in flight: a loop committing g cp.async groups per iteration
+  and waiting with `cp.async.wait_group N` has at most N + 1 groups, (N + 1)
+  / g iterations, in flight (the N left by the wait and the one issued after
+  it);
 - the issue bound: an SM's 4 schedulers issuing one instruction per cycle at
   1.98 GHz over 132 SMs (H200), `132 x 4 x 1.98e9 x 1024 / instructions per
   KB` bytes/s, as a ratio to a 4.3 TB/s device copy. Below 1 the kernel
@@ -197,7 +200,8 @@ def main_loop(body, kind, search_steps):
     if kind == "attention":
         moved = 32 * cp_async_bytes(text)  # per warp
         waits = [int(n) for n in re.findall(r"cp\.async\.wait_group\s+(\d+)", text)]
-        stages = max(waits) if waits else 0
+        groups = max(text.count("cp.async.commit_group"), 1)
+        stages = (max(waits) + 1) / groups if waits else 0
     else:
         moved = store_bytes(text)          # per thread
         stages = 1
@@ -259,7 +263,7 @@ def model(build, ptxas, text, passes, search_steps):
                 row["instructions_per_kb"] = round(per_kb, 1)
                 row["stages_in_flight"] = stages
                 row["bytes_in_flight_per_sm"] = (row["blocks_per_sm"] * math.ceil(threads / 32)
-                                                 * moved * stages)
+                                                 * round(moved * stages))
                 row["issue_bound"] = round(SMS * SCHEDULERS * CLOCK_HZ * 1024 / per_kb
                                            / COPY_BYTES_PER_S, 2)
             elif moved:

@@ -60,6 +60,9 @@ struct AttentionPlan {
   /// q is copied once per row into shared memory (dSplit > 1: the warps of
   /// a tile all need it) when it fits, instead of each warp loading it.
   bool stageQueries = false;
+  /// Shared-memory stages of K and of V (a power of two >= 2): while step s
+  /// is computed, steps s + 1 .. s + stages - 1 are in flight.
+  int64_t stages = 2;
 
   /// Static shared memory of the kernel (bytes).
   int64_t sharedBytes;

@@ -13,12 +13,17 @@
 //   w / dSplit and output columns [(w % dSplit) * D / dSplit, ...) of it.
 //   Every warp of a tile computes the tile's scores S = Q K^T itself
 //   (cheap on tensor cores), so warps never exchange softmax state.
-// - A step streams keysPerStep keys of K and of V (8 KiB each) into shared
-//   memory with cp.async, double-buffered, K and V in separate groups: the
+// - A step streams keysPerStep keys of K and of V (8 KiB each; 4 KiB in
+//   the 4-stage plan of one warp per tile) into shared memory with
+//   cp.async through `stages` buffers, K and V in separate groups: the
 //   scores of step s are computed while V of step s lands, both while
-//   step s + 1 is in flight. Each thread copies 16-byte chunks of one key
-//   row, one lookup (kvcache.tile) per cache and step. Rows are padded by
-//   16 bytes so that the 8 row addresses of an ldmatrix hit distinct banks.
+//   steps s + 1 .. s + stages - 1 are in flight. Each thread copies
+//   16-byte chunks of one key row, one lookup (kvcache.tile) per cache and
+//   step, K's and V's both at the top of the step (V's copies, after the
+//   scores, find their address ready). K and V are separate kernel
+//   parameters (they may come from different collections), so the two
+//   lookups are not merged. Rows are padded by 16 bytes so that the 8 row
+//   addresses of an ldmatrix hit distinct banks.
 // - Fragments: q (A, row-major) from global memory once per row; K (B of
 //   Q K^T) with ldmatrix from the [key][d] rows; V (B of P V) with
 //   ldmatrix.trans; P (A of P V) is the score accumulator rounded to the
@@ -90,10 +95,15 @@ private:
   /// The A fragment of q's columns [16 kk, 16 kk + 16).
   SmallVector<Value> queryFragment(ArrayRef<SmallVector<Value>> queries,
                                    int64_t kk);
-  /// Copies the keys of `step` of `cache` into buffer `step % 2` of
-  /// `shared` (zero-filled past the end) and commits them as one group.
-  void issueCopies(const KeyRange &range, Value step, Value cache,
-                   Value shared);
+  /// The row this thread copies for `step` of `cache` (a lookup) and the
+  /// bytes of each chunk (0 past the end: zero fill, from a valid row).
+  struct CopySource {
+    Value tile, count;
+  };
+  CopySource copySource(const KeyRange &range, Value step, Value cache);
+  /// Copies `source`, the keys of `step`, into buffer `step % stages` of
+  /// `shared` and commits them as one group.
+  void issueCopies(const CopySource &source, Value step, Value shared);
   TileState emitStep(const KeyRange &range, Value step,
                      ArrayRef<SmallVector<Value>> queries,
                      const TileState &state, bool masked);
@@ -121,7 +131,9 @@ private:
   /// The key row (within a step) and first chunk this thread copies.
   Value copyKey, copyChunk;
   VectorType pairType, accPairType;
-  int64_t columnsPerWarp, chunksPerRow, threadsPerKey;
+  /// Threads that copy (a step may hold fewer 16-byte chunks than the
+  /// block has threads: the others only commit empty groups).
+  int64_t columnsPerWarp, chunksPerRow, copyThreads, threadsPerKey;
 };
 
 TensorCoreAttention::TensorCoreAttention(GPUKernel &kernel,
@@ -132,10 +144,10 @@ TensorCoreAttention::TensorCoreAttention(GPUKernel &kernel,
       layout{plan.headSize, plan.qHeads} {
   std::tie(q, keys, values, offsets, out, workspace) =
       getAttentionParams(kernel, op);
-  sharedK = kernel.addSharedBuffer({2, plan.keysPerStep, plan.sharedRow},
-                                   plan.elementType);
-  sharedV = kernel.addSharedBuffer({2, plan.keysPerStep, plan.sharedRow},
-                                   plan.elementType);
+  sharedK = kernel.addSharedBuffer(
+      {plan.stages, plan.keysPerStep, plan.sharedRow}, plan.elementType);
+  sharedV = kernel.addSharedBuffer(
+      {plan.stages, plan.keysPerStep, plan.sharedRow}, plan.elementType);
   if (plan.stageQueries)
     sharedQ = kernel.addSharedBuffer({plan.mTiles * 16, plan.sharedRow},
                                      plan.elementType);
@@ -143,7 +155,8 @@ TensorCoreAttention::TensorCoreAttention(GPUKernel &kernel,
   accPairType = VectorType::get({2}, k.b.getF32Type());
   columnsPerWarp = plan.headSize / plan.dSplit;
   chunksPerRow = plan.headSize * plan.elementBytes / 16;
-  threadsPerKey = plan.threads / plan.keysPerStep;
+  copyThreads = std::min(plan.threads, plan.keysPerStep * chunksPerRow);
+  threadsPerKey = copyThreads / plan.keysPerStep;
 }
 
 void TensorCoreAttention::emit() {
@@ -168,10 +181,14 @@ void TensorCoreAttention::emit() {
 
 void TensorCoreAttention::emitRow(const KeyRange &range) {
   SmallVector<SmallVector<Value>> queries = loadQueries(range.row);
-  // Groups in flight at the top of a step: K(s), V(s).
+  // Groups in flight at the top of step s: K(s), V(s), ...,
+  // K(s + stages - 2), V(s + stages - 2).
   k.ifThen(k.ult(k.index(0), range.numSteps), [&] {
-    issueCopies(range, k.index(0), keys, sharedK);
-    issueCopies(range, k.index(0), values, sharedV);
+    for (int64_t s = 0; s + 1 < plan.stages; ++s) {
+      Value step = k.index(s);
+      issueCopies(copySource(range, step, keys), step, sharedK);
+      issueCopies(copySource(range, step, values), step, sharedV);
+    }
   });
   TileState init;
   // A finite initial max: exp2(max - newMax) is 0 for the first keys, and a
@@ -296,35 +313,53 @@ TensorCoreAttention::queryFragment(ArrayRef<SmallVector<Value>> queries,
                   false);
 }
 
-void TensorCoreAttention::issueCopies(const KeyRange &range, Value step,
-                                      Value cache, Value shared) {
-  // This thread's chunks of key row `copyKey` of the step: chunk
-  // copyChunk + i * threadsPerKey, so the threads of a key read consecutive
-  // 16-byte chunks. Past the end: the zero-fill form, from a valid row.
+TensorCoreAttention::CopySource
+TensorCoreAttention::copySource(const KeyRange &range, Value step,
+                                Value cache) {
+  // Key row `copyKey` of the step; past the end, the zero-fill form from a
+  // valid row (range.begin).
   MLIRContext *ctx = k.b.getContext();
   Value key = k.add(range.begin,
                     k.add(k.mul(step, k.index(plan.keysPerStep)), copyKey));
   Value valid = k.ult(key, range.end);
   key = k.select(valid, key, range.begin);
-  int64_t chunkElements = 16 / plan.elementBytes;
-  Value count = k.select(valid, k.index(chunkElements), k.index(0));
+  Value count = k.select(valid, k.index(16 / plan.elementBytes), k.index(0));
   auto tileType = MemRefType::get(
       {1, plan.headSize}, plan.elementType,
       StridedLayoutAttr::get(ctx, ShapedType::kDynamic,
                              {plan.kvHeads * plan.headSize, 1}));
-  Value tile = TileOp::create(k.b, k.loc, tileType, cache, range.batch, key, kvHead);
-  Value buffer = k.remu(step, k.index(2));
-  auto tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
+  return {TileOp::create(k.b, k.loc, tileType, cache, range.batch, key, kvHead),
+          count};
+}
+
+void TensorCoreAttention::issueCopies(const CopySource &source, Value step,
+                                      Value shared) {
+  // This thread's chunks of its key row: chunk copyChunk + i *
+  // threadsPerKey, so the threads of a key read consecutive 16-byte chunks.
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(k.b.getContext());
+  int64_t chunkElements = 16 / plan.elementBytes;
   SmallVector<Value> tokens;
-  for (int64_t i = 0; i < chunksPerRow / threadsPerKey; ++i) {
-    Value element = k.mul(k.add(copyChunk, k.index(i * threadsPerKey)),
-                          k.index(chunkElements));
-    tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-        k.b, k.loc, tokenType, shared, ValueRange{buffer, copyKey, element},
-        tile, ValueRange{k.index(0), element}, k.b.getIndexAttr(chunkElements),
-        count, k.b.getUnitAttr()));
+  auto copy = [&] {
+    Value buffer = k.remu(step, k.index(plan.stages));
+    for (int64_t i = 0; i < chunksPerRow / threadsPerKey; ++i) {
+      Value element = k.mul(k.add(copyChunk, k.index(i * threadsPerKey)),
+                            k.index(chunkElements));
+      tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+          k.b, k.loc, tokenType, shared, ValueRange{buffer, copyKey, element},
+          source.tile, ValueRange{k.index(0), element},
+          k.b.getIndexAttr(chunkElements), source.count, k.b.getUnitAttr()));
+    }
+  };
+  if (copyThreads == plan.threads) {
+    copy();
+    nvgpu::DeviceAsyncCreateGroupOp::create(k.b, k.loc, tokenType, tokens);
+    return;
   }
-  nvgpu::DeviceAsyncCreateGroupOp::create(k.b, k.loc, tokenType, tokens);
+  // Every thread commits a group (empty past copyThreads), so the waits'
+  // group counts hold for all of them.
+  k.ifThen(k.ult(kernel.threadId(gpu::Dimension::x), k.index(copyThreads)),
+           copy);
+  NVVM::CpAsyncCommitGroupOp::create(k.b, k.loc);
 }
 
 void TensorCoreAttention::waitGroups(int64_t pending) {
@@ -336,13 +371,20 @@ void TensorCoreAttention::waitGroups(int64_t pending) {
 TileState TensorCoreAttention::emitStep(const KeyRange &range, Value step,
                                         ArrayRef<SmallVector<Value>> queries,
                                         const TileState &state, bool masked) {
-  Value buffer = k.remu(step, k.index(2));
-  Value next = k.add(step, k.index(1));
-  // K(step) has landed for every thread; the other buffer's K was last read
-  // in the previous step, before this barrier.
-  waitGroups(1);
+  Value buffer = k.remu(step, k.index(plan.stages));
+  Value next = k.add(step, k.index(plan.stages - 1));
+  // K(step) has landed for every thread (the groups after it: V(step) and
+  // stages - 2 steps of K and V); buffer next % stages was last read in
+  // the previous step, before this barrier.
+  int64_t pending = 2 * plan.stages - 3;
+  waitGroups(pending);
   gpu::BarrierOp::create(k.b, k.loc);
-  issueCopies(range, next, keys, sharedK);
+  // Both lookups of step `next` at once: V's row address is ready (and,
+  // when K and V share a lookup table, its line is in L1) long before V's
+  // copies are issued, after the scores.
+  CopySource nextK = copySource(range, next, keys);
+  CopySource nextV = copySource(range, next, values);
+  issueCopies(nextK, next, sharedK);
   SmallVector<Accumulator> scores = computeScores(buffer, queries);
 
   // Softmax over the step's keys, rows groupID (r = 0) and groupID + 8, in
@@ -402,10 +444,11 @@ TileState TensorCoreAttention::emitStep(const KeyRange &range, Value step,
     for (int64_t i = 0; i < 4; ++i)
       tile[i] = k.fmul(tile[i], rescale[i / 2]);
 
-  // V(step) has landed; the other buffer's V was read before this barrier.
-  waitGroups(1);
+  // V(step) has landed (after it: stages - 2 steps of K and V, and
+  // K(next)); buffer next % stages of V was read before this barrier.
+  waitGroups(pending);
   gpu::BarrierOp::create(k.b, k.loc);
-  issueCopies(range, next, values, sharedV);
+  issueCopies(nextV, next, sharedV);
   accumulateValues(buffer, probs, updated.out);
   return updated;
 }

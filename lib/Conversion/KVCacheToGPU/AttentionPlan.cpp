@@ -59,8 +59,18 @@ void planTensorCores(AttentionPlan &plan, const GPUKernelTarget &target) {
   // 64 spilled).
   int64_t keysPerStep = std::clamp<int64_t>(
       8192 / (plan.headSize * plan.elementBytes), 16, 32);
+  // One warp per tile (groups of 64 and more) holds q's A fragments and
+  // all headSize output columns in registers: 170-250 of them, 2-3 blocks
+  // per SM. Those take 16 keys per step in 4 stages (the same shared
+  // memory), so 3 steps (24 KiB at head 128) per block are in flight and 2
+  // blocks already keep 48 KiB in flight per SM.
+  int64_t stages = 2;
+  if (dSplit == 1) {
+    stages = 2 * keysPerStep / 16;
+    keysPerStep = 16;
+  }
   int64_t sharedRow = plan.headSize + 16 / plan.elementBytes;
-  int64_t kvBytes = 2 * 2 * keysPerStep * sharedRow * plan.elementBytes;
+  int64_t kvBytes = 2 * stages * keysPerStep * sharedRow * plan.elementBytes;
   // q goes through shared memory when the warps of a tile share it and it
   // fits.
   int64_t queryBytes = mTiles * 16 * sharedRow * plan.elementBytes;
@@ -73,6 +83,7 @@ void planTensorCores(AttentionPlan &plan, const GPUKernelTarget &target) {
   plan.mTiles = mTiles;
   plan.dSplit = dSplit;
   plan.keysPerStep = keysPerStep;
+  plan.stages = stages;
   plan.threads = warps * 32;
   plan.headsPerPass = plan.group;
   plan.sharedRow = sharedRow;

@@ -9,11 +9,12 @@
 // 16-head tile's scores and owning 32 output columns; steps of 32 keys
 // streamed through two double-buffered, padded ([2 x 32 x 136]) shared
 // buffers. A step: wait for K (one group still in flight: V), barrier, ONE
-// lookup (kvcache.tile) and 4 cp.async for the next step's K, the scores
+// lookup (kvcache.tile) per cache for the next step (V's issued with K's,
+// off the critical path) and 4 cp.async for its K, the scores
 // (8 ldmatrix.x4 of q, 16 of K, 32 mma.sync m16n8k16: 4 key tiles x 8 column
 // steps), ONE
 // max per row over the step (2 xor shuffles in the quad), exp2, then wait
-// for V, barrier, the next step's V, P.V (4 ldmatrix.x4.trans, 8 mma.sync).
+// for V, barrier, the next step's V (no lookup left), P.V (4 ldmatrix.x4.trans, 8 mma.sync).
 // Without tensor cores (tensor-cores=false, or sm_75) the CUDA-core kernel
 // runs: no ldmatrix, no mma.
 
@@ -43,6 +44,8 @@
 // CHECK: nvvm.cp.async.wait.group 1
 // CHECK-NEXT: gpu.barrier
 // CHECK: kvcache.tile %arg1
+// CHECK-NOT: nvgpu.device_async_copy
+// CHECK: kvcache.tile %arg2
 // CHECK-COUNT-4: nvgpu.device_async_copy {{.*}}, %[[K]][
 // CHECK: nvgpu.device_async_create_group
 // CHECK-COUNT-24: nvgpu.ldmatrix %{{.*}}[{{.*}}] {numTiles = 4 : i32, transpose = false}
@@ -53,7 +56,7 @@
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK: nvvm.cp.async.wait.group 1
 // CHECK-NEXT: gpu.barrier
-// CHECK: kvcache.tile %arg2
+// CHECK-NOT: kvcache.tile
 // CHECK-COUNT-4: nvgpu.device_async_copy {{.*}}, %[[V]][
 // CHECK: nvgpu.device_async_create_group
 // CHECK-COUNT-4: nvgpu.ldmatrix %[[V]][{{.*}}] {numTiles = 4 : i32, transpose = true}
@@ -99,11 +102,19 @@ func.func @count(%q: memref<?x32x128xf16>, %k: !cache, %v: !cache, %offsets: mem
 // -----
 
 // Multi-query, 64 query heads on one KV head: four 16-head tiles, one warp
-// each (128 threads, every warp all 128 columns), one pass over K/V.
+// each (128 threads, every warp all 128 columns), one pass over K/V. One
+// warp per tile: steps of 16 keys in 4 stages (3 steps in flight; the
+// waits leave 5 groups, K and V of 2 steps and the next K, pending).
 !mqa = !kvcache.paged_cache<bf16, num_heads = 1, head_size = 128, page_size = 1>
 // CHECK-LABEL: func.func @mqa64(
 // CHECK: gpu.launch_func @kvcache_kernels::@mqa64_attention_ragged blocks in ({{.*}}) threads in (%c128, %c1, %c1)
 // CHECK-LABEL: gpu.func @mqa64_attention_ragged(
+// CHECK-SAME: workgroup(%{{.*}} : memref<4x16x136xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<4x16x136xbf16, #gpu.address_space<workgroup>>)
+// The prologue commits K and V of steps 0, 1, 2.
+// CHECK-COUNT-6: nvgpu.device_async_create_group
+// CHECK: scf.for
+// CHECK: nvvm.cp.async.wait.group 5
+// CHECK: nvvm.cp.async.wait.group 5
 // bf16 operands travel as i32.
 // CHECK: llvm.bitcast %{{.*}} : vector<2xbf16> to i32
 // CHECK: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>
@@ -121,12 +132,19 @@ func.func @mqa64(%q: memref<?x64x128xbf16>, %k: !mqa, %v: !mqa, %offsets: memref
 // -----
 
 // 128 query heads on one KV head: 8 tiles, 8 warps; head size 64: steps of
-// 32 keys, rows of 64 + 8 elements.
+// 16 keys in 4 stages, rows of 64 + 8 elements. A step is 16 x 8 chunks of
+// 16 bytes: threads 0-127 copy, all 256 commit.
 !c64 = !kvcache.paged_cache<f16, num_heads = 1, head_size = 64, page_size = 16>
 // CHECK-LABEL: func.func @mqa128(
 // CHECK: threads in (%c256, %c1, %c1)
 // CHECK-LABEL: gpu.func @mqa128_attention_ragged(
-// CHECK-SAME: workgroup(%{{.*}} : memref<2x32x72xf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<2x32x72xf16, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%{{.*}} : memref<4x16x72xf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<4x16x72xf16, #gpu.address_space<workgroup>>)
+// CHECK: %[[COPIES:.*]] = arith.cmpi ult, %{{.*}}, %c128 : index
+// CHECK: scf.if %[[COPIES]] {
+// CHECK: nvgpu.device_async_copy
+// CHECK-NOT: nvgpu.device_async_copy
+// CHECK: {{^ *}}}
+// CHECK-NEXT: nvvm.cp.async.commit.group
 func.func @mqa128(%q: memref<?x128x64xf16>, %k: !c64, %v: !c64, %offsets: memref<?xi32>,
                   %out: memref<?x128x64xf16>) {
   kvcache.attention_ragged %q, %k, %v, %offsets, %out {scale = 0.125 : f32}

@@ -1354,8 +1354,9 @@ of blocks.
          {"sm-count": 1, "keys-per-split": 8}, 4, False),
         # Tensor cores (ldmatrix + mma.sync): a 16-head tile, split contexts
         # and prefill rows; multi-query (4 tiles) at page 1, checked; a
-        # group of 12 (4 zero rows) at head 256; 8 tiles (256 threads); a
-        # negative scale (the scores scaled before the max).
+        # group of 12 (4 zero rows) at head 256; 8 tiles (256 threads, 16
+        # keys per step in 4 stages, half of the threads copying); a negative
+        # scale (the scores scaled before the max).
         ("attention-group-16-head-size-128-f16-tensor-cores.mlir", "f16", 16, 2, 128, [0],
          [(300, 1), (0, 5), (33, 2), (64, 0)], 16, 1 / math.sqrt(128), "sm_90", False,
          {"keys-per-split": 64}, 4, True),
@@ -1369,6 +1370,10 @@ of blocks.
         ("attention-group-4-head-size-64-f16-negative-scale.mlir", "f16", 16, 2, 64, [0],
          [(45, 1), (0, 2), (20, 3)], 4, -0.125, "sm_90", False,
          {"keys-per-split": 16}, 3, False),
+        # 256 heads (16 warps, 512 threads): a step's 32 keys x 8 chunks
+        # leave half of the threads without a copy.
+        ("attention-group-256-head-size-64-f16-tensor-cores.mlir", "f16", 16, 1, 64, [0],
+         [(37, 1), (0, 1)], 256, 1 / 8, "sm_90", False, {"max-blocks": 2}, 0, False),
     ]
     for index, (name, dtype, page_size, kv_heads, head_size, layers, sequences, group,
                 scale, chip, checked, gpu, splits, padded) in enumerate(attention):

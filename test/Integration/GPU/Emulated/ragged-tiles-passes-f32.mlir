@@ -7,7 +7,7 @@
 // RUN: env KVCACHE_EMU_ORDER=reverse KVCACHE_EMU_PROFILE=%t.profile mlir-runner %t.mlir -e main -entry-point-result=void \
 // RUN:     -shared-libs=%mlir_c_runner_utils,%mlir_runner_utils,%kvcache_emulator \
 // RUN: | %python %S/../../CPU/kernel_reference.py %s | FileCheck %s
-// RUN: env KVCACHE_EMU_ORDER=random:311 mlir-runner %t.mlir -e main -entry-point-result=void \
+// RUN: env KVCACHE_EMU_ORDER=random:318 mlir-runner %t.mlir -e main -entry-point-result=void \
 // RUN:     -shared-libs=%mlir_c_runner_utils,%mlir_runner_utils,%kvcache_emulator \
 // RUN: | %python %S/../../CPU/kernel_reference.py %s | FileCheck %s
 // RUN: FileCheck %s --check-prefix=PROFILE < %t.profile
