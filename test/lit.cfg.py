@@ -52,7 +52,10 @@ config.substitutions.append(
 # Independent numpy references run on Debian's interpreter, which has numpy.
 config.substitutions.append(("%python", "/usr/bin/python3"))
 
-llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP",
+                                     # scripts/sanitize.sh: the pytest suite
+                                     # runs a sample (test/python/sampling.py)
+                                     "KVCACHE_TEST_SAMPLE"])
 llvm_config.use_default_substitutions()
 # `not`, `count` and FileCheck anywhere in a RUN line, as upstream MLIR has.
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

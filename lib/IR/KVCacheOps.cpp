@@ -73,13 +73,37 @@ static LogicalResult verifyCacheElementType(Operation *op, StringRef what,
   return success();
 }
 
+/// Whether `type` is a float type quantized caches convert to and from:
+/// f32, f16, bf16.
+static bool isDequantizedType(Type type) {
+  return type.isF32() || type.isF16() || type.isBF16();
+}
+
+/// Checks the element type `type` of the rows or values `what` of an op on
+/// a cache: the cache element type, or (a cache with scales) f32, f16 or
+/// bf16, which the op quantizes or dequantizes.
+static LogicalResult verifyRowElementType(Operation *op, StringRef what,
+                                          MemRefType rows,
+                                          const KVCacheParams &params) {
+  Type type = rows.getElementType();
+  if (type == params.elementType ||
+      (params.scales && isDequantizedType(type)))
+    return success();
+  InFlightDiagnostic diag = op->emitOpError("expects '")
+                            << what << "' to have the cache element type "
+                            << params.elementType;
+  if (params.scales)
+    diag << " (raw) or f32, f16, bf16 (quantized with the cache's scales)";
+  return diag << ", got " << rows;
+}
+
 /// Checks token rows `[tokens, num_heads, head_size]` (a 3-D memref in the
 /// default memory space, as ODS checked) against the cache: its element type
 /// and static dims.
 static LogicalResult verifyTokenRows(Operation *op, StringRef what,
                                      MemRefType type,
                                      const KVCacheParams &params) {
-  if (failed(verifyCacheElementType(op, what, type, params.elementType)) ||
+  if (failed(verifyRowElementType(op, what, type, params)) ||
       failed(verifyStaticDim(op, what, type, 1, "num_heads",
                              params.numHeads)) ||
       failed(verifyStaticDim(op, what, type, 2, "head_size",
@@ -88,11 +112,13 @@ static LogicalResult verifyTokenRows(Operation *op, StringRef what,
   return success();
 }
 
-/// Checks the value type, head and element range of an element access.
+/// Checks the value type, head and element range of an element access;
+/// `read`: a load, which may dequantize.
 static LogicalResult verifyElementAccess(Operation *op,
                                          KVCacheTypeInterface cache,
                                          Type valueType, Value head,
-                                         Value element, Value slot) {
+                                         Value element, Value slot,
+                                         bool read = false) {
   Type elementType = valueType;
   int64_t width = 1;
   if (auto vectorType = dyn_cast<VectorType>(valueType)) {
@@ -103,10 +129,25 @@ static LogicalResult verifyElementAccess(Operation *op,
     elementType = vectorType.getElementType();
     width = vectorType.getNumElements();
   }
-  if (elementType != cache.getElementType())
-    return op->emitOpError("expects the accessed element type to be the "
-                           "cache element type ")
-           << cache.getElementType() << ", got " << valueType;
+  KVScales scales = cache.getScales();
+  bool dequantizing = read && scales && isDequantizedType(elementType);
+  if (elementType != cache.getElementType() && !dequantizing) {
+    InFlightDiagnostic diag = op->emitOpError("expects the accessed element "
+                                              "type to be the cache element "
+                                              "type ")
+                              << cache.getElementType();
+    if (read && scales)
+      diag << " (raw) or f32, f16, bf16 (dequantized)";
+    else if (scales)
+      diag << " (stores take stored values; kvcache.store_ragged quantizes)";
+    return diag << ", got " << valueType;
+  }
+  if (dequantizing && scales.getKind() == KVScales::Kind::Block &&
+      scales.getGroup() % width != 0)
+    return op->emitOpError("expects the width of a dequantizing vector to "
+                           "divide the scale group G = ")
+           << scales.getGroup() << " of 'scales = " << scales
+           << "' (one scale per vector), got " << width;
   if (width > cache.getHeadSize())
     return op->emitOpError("expects a vector width <= head_size = ")
            << cache.getHeadSize() << ", got " << width;
@@ -237,6 +278,85 @@ static LogicalResult verifyMetadata(Operation *op, Value cacheLengths,
   return success();
 }
 
+/// Checks the scales operand of a collection constructor: present exactly
+/// when the type has scales; f32, default memory space; the rank and static
+/// dims of its kind (docs/Contract.md, section 8); the dims after the layer
+/// dim contiguous.
+static LogicalResult verifyScalesOperand(Operation *op, Value scales,
+                                         const KVCacheParams &params,
+                                         StringRef slotsName) {
+  if (!params.scales) {
+    if (scales)
+      return op->emitOpError("has a scales operand but its type has no "
+                             "'scales'; drop the operand or give the type "
+                             "'scales = tensor | token_head | block<G>'");
+    return success();
+  }
+  if (!scales)
+    return op->emitOpError("expects a scales operand (the sixth) for a type "
+                           "with 'scales = ")
+           << params.scales << "'";
+  auto type = cast<MemRefType>(scales.getType());
+  std::string shape;
+  SmallVector<std::pair<StringRef, int64_t>> dims;
+  int64_t perHead = params.scales.scalesPerHead(params.headSize);
+  switch (params.scales.getKind()) {
+  case KVScales::Kind::None:
+    break;
+  case KVScales::Kind::Tensor:
+    shape = "[num_layers, kv_dim]";
+    dims = {{"num_layers", ShapedType::kDynamic}, {"kv_dim", params.kvDim()}};
+    break;
+  case KVScales::Kind::TokenHead:
+  case KVScales::Kind::Block:
+    shape = (Twine("[") +
+             (params.hasStaticPages() ? "num_pages" : "num_blocks") +
+             ", kv_dim, num_layers, " + slotsName + ", num_heads" +
+             (params.scales.getKind() == KVScales::Kind::Block
+                  ? ", head_size / G]"
+                  : "]"))
+                .str();
+    dims = {{"", ShapedType::kDynamic},
+            {"kv_dim", params.kvDim()},
+            {"num_layers", ShapedType::kDynamic},
+            {slotsName, params.pageSize},
+            {"num_heads", params.numHeads}};
+    if (params.scales.getKind() == KVScales::Kind::Block)
+      dims.push_back({"head_size / G", perHead});
+    break;
+  }
+  if (failed(verifyMemRef(op, "scales", scales, dims.size(),
+                          Float32Type::get(op->getContext()), shape)))
+    return failure();
+  for (auto [dim, entry] : llvm::enumerate(dims))
+    if (!ShapedType::isDynamic(entry.second) &&
+        failed(verifyStaticDim(op, "scales", type, dim, entry.first,
+                               entry.second)))
+      return failure();
+  // Contiguous after the layer dim (dim 0 for tensor, dim 2 otherwise).
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  bool layered = params.scales.getKind() == KVScales::Kind::Tensor;
+  size_t firstInner = layered ? 1 : 3;
+  bool contiguous = succeeded(type.getStridesAndOffset(strides, offset));
+  int64_t expected = 1;
+  SmallVector<int64_t> expectedStrides(dims.size() - firstInner);
+  for (size_t dim = dims.size(); contiguous && dim-- > firstInner;) {
+    expectedStrides[dim - firstInner] = expected;
+    contiguous = strides[dim] == expected;
+    expected *= dims[dim].second;
+  }
+  if (!contiguous) {
+    std::string list;
+    llvm::raw_string_ostream os(list);
+    llvm::interleaveComma(expectedStrides, os);
+    return op->emitOpError("expects the dims of 'scales' after num_layers to "
+                           "be contiguous (strides [")
+           << list << "]), got " << type;
+  }
+  return success();
+}
+
 /// The static num_layers (dim 2) of a constructor's `blocks`, if any.
 static std::optional<int64_t> getStaticLayers(Value blocks) {
   auto type = cast<MemRefType>(blocks.getType());
@@ -248,7 +368,8 @@ static std::optional<int64_t> getStaticLayers(Value blocks) {
 LogicalResult PagedCollectionOp::verify() {
   KVCacheParams params = KVCacheParams::get(getType());
   if (failed(verifyBlocks(*this, getBlocks().getType(), params,
-                          "page_size")))
+                          "page_size")) ||
+      failed(verifyScalesOperand(*this, getScales(), params, "page_size")))
     return failure();
   return verifyMetadata(*this, getCacheLengths(), getLookupTable(), 2,
                         "[batch, max_pages]");
@@ -261,7 +382,8 @@ std::optional<int64_t> PagedCollectionOp::getStaticNumLayers() {
 LogicalResult ContinuousCollectionOp::verify() {
   KVCacheParams params = KVCacheParams::get(getType());
   if (failed(verifyBlocks(*this, getBlocks().getType(), params,
-                          "block_tokens")))
+                          "block_tokens")) ||
+      failed(verifyScalesOperand(*this, getScales(), params, "block_tokens")))
     return failure();
   return verifyMetadata(*this, getCacheLengths(), getLookupTable(), 1,
                         "[batch] (the block of each sequence)");
@@ -393,7 +515,7 @@ void LookupOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
 
 LogicalResult LoadOp::verify() {
   return verifyElementAccess(*this, getCache().getType(), getType(), getHead(),
-                             getElement(), /*slot=*/{});
+                             getElement(), /*slot=*/{}, /*read=*/true);
 }
 
 LogicalResult StoreOp::verify() {
@@ -404,7 +526,7 @@ LogicalResult StoreOp::verify() {
 
 LogicalResult PageLoadOp::verify() {
   return verifyElementAccess(*this, getCache().getType(), getType(), getHead(),
-                             getElement(), getSlot());
+                             getElement(), getSlot(), /*read=*/true);
 }
 
 LogicalResult PageStoreOp::verify() {
@@ -488,9 +610,22 @@ LogicalResult AttentionRaggedOp::verify() {
     return emitOpError("expects 'q' and 'out' to have one type, got ")
            << getQ().getType() << " and " << getOut().getType();
   MemRefType qType = getQ().getType();
-  if (failed(verifyCacheElementType(*this, "q", qType,
-                                    keyType.getElementType())) ||
-      failed(verifyStaticDim(*this, "q", qType, 2, "head_size",
+  KVCacheParams params = KVCacheParams::get(keyType);
+  if (isStorageElementType(params.elementType) && !params.scales)
+    return emitOpError("needs values, not raw stored codes: the ")
+           << params.elementType
+           << " cache has no 'scales'; give its type 'scales = tensor | "
+              "token_head | block<G>'";
+  if (params.scales) {
+    if (!isDequantizedType(qType.getElementType()))
+      return emitOpError("expects 'q' of f32, f16 or bf16 over a quantized "
+                         "cache, got ")
+             << qType;
+  } else if (failed(verifyCacheElementType(*this, "q", qType,
+                                           keyType.getElementType()))) {
+    return failure();
+  }
+  if (failed(verifyStaticDim(*this, "q", qType, 2, "head_size",
                              keyType.getHeadSize())))
     return failure();
   if (qType.isDynamicDim(1) || qType.getDimSize(1) <= 0 ||

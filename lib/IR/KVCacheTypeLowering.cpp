@@ -28,6 +28,8 @@ enum LoweredField : unsigned {
   LookupTable,
   MaxSeqLength,
   MaxCacheLength,
+  /// Only with `scales`.
+  Scales,
   NumLoweredFields
 };
 
@@ -53,7 +55,41 @@ static MemRefType getLoweredBlocksType(const KVCacheParams &params,
                          StridedLayoutAttr::get(ctx, dyn, strides));
 }
 
-/// The five lowered types of a paged or continuous type.
+/// The lowered scales of a collection or layer cache with `scales`
+/// (docs/Contract.md, section 8): `tensor`, `memref<? x kv x f32,
+/// strided<[?, 1], offset: ?>>` or `memref<f32, strided<[], offset: ?>>`;
+/// `token_head`, `memref<? x kv x ? x S x H x f32, strided<[?, ?, ?, H, 1],
+/// offset: ?>>` or `memref<? x S x H x f32, strided<[?, H, 1], offset: ?>>`;
+/// `block<G>`, the same with a last dim D/G.
+static MemRefType getLoweredScalesType(const KVCacheParams &params,
+                                       bool collection) {
+  MLIRContext *ctx = params.elementType.getContext();
+  Type f32 = Float32Type::get(ctx);
+  int64_t dyn = ShapedType::kDynamic;
+  if (params.scales.getKind() == KVScales::Kind::Tensor) {
+    if (collection)
+      return MemRefType::get({dyn, params.kvDim()}, f32,
+                             StridedLayoutAttr::get(ctx, dyn, {dyn, 1}));
+    return MemRefType::get({}, f32, StridedLayoutAttr::get(ctx, dyn, {}));
+  }
+  SmallVector<int64_t> shape = {dyn};
+  SmallVector<int64_t> strides = {dyn};
+  if (collection) {
+    shape.append({params.kvDim(), dyn});
+    strides.append({dyn, dyn});
+  }
+  int64_t perHead = params.scales.scalesPerHead(params.headSize);
+  bool block = params.scales.getKind() == KVScales::Kind::Block;
+  shape.append({params.pageSize, params.numHeads});
+  strides.append({params.numHeads * perHead, perHead});
+  if (block) {
+    shape.push_back(perHead);
+    strides.push_back(1);
+  }
+  return MemRefType::get(shape, f32, StridedLayoutAttr::get(ctx, dyn, strides));
+}
+
+/// The lowered types of a paged or continuous type: five, six with scales.
 static void appendLoweredTypes(Type type, bool collection,
                                SmallVectorImpl<Type> &types) {
   KVCacheParams params = KVCacheParams::get(type);
@@ -67,6 +103,8 @@ static void appendLoweredTypes(Type type, bool collection,
   types.push_back(MemRefType::get(tableShape, i32));
   types.push_back(i32);
   types.push_back(i32);
+  if (params.scales)
+    types.push_back(getLoweredScalesType(params, collection));
 }
 
 static Value toIndex(OpBuilder &builder, Location loc, Value i32Value) {
@@ -83,6 +121,38 @@ static Value buildCacheLengthOf(OpBuilder &builder, Location loc,
                       "batch index", "the size of cache_lengths");
   return toIndex(builder, loc,
                  memref::LoadOp::create(builder, loc, lengths, batch));
+}
+
+/// The layer's view of the collection's scales: `scales[layer, kv]`
+/// (`tensor`, a 0-D memref) or `scales[*, kv, layer, *, *(, *)]`. The layer
+/// index was checked against `blocks`; the scales' num_layers is the
+/// user's to match (docs/Contract.md, section 8).
+static Value buildLayerScales(const KVCacheParams &params, OpBuilder &builder,
+                              Location loc, Value scales, Value layer,
+                              int64_t kv) {
+  auto type = cast<MemRefType>(scales.getType());
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> offsets(rank, builder.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t dim = 0; dim < rank; ++dim)
+    sizes.push_back(type.isDynamicDim(dim)
+                        ? OpFoldResult(memref::DimOp::create(builder, loc,
+                                                             scales, dim))
+                        : OpFoldResult(builder.getIndexAttr(
+                              type.getDimSize(dim))));
+  if (params.scales.getKind() == KVScales::Kind::Tensor) {
+    offsets = {layer, builder.getIndexAttr(kv)};
+    sizes = {builder.getIndexAttr(1), builder.getIndexAttr(1)};
+  } else {
+    offsets[1] = builder.getIndexAttr(kv);
+    offsets[2] = layer;
+    sizes[1] = builder.getIndexAttr(1);
+    sizes[2] = builder.getIndexAttr(1);
+  }
+  SmallVector<OpFoldResult> strides(rank, builder.getIndexAttr(1));
+  return memref::SubViewOp::create(
+      builder, loc, getLoweredScalesType(params, /*collection=*/false), scales,
+      offsets, sizes, strides);
 }
 
 /// The layer's view `blocks[*, kv, layer, *, *, *]`.
@@ -117,6 +187,9 @@ static SmallVector<Value> buildLayerOf(Type collectionType, OpBuilder &builder,
   // The layer shares the collection's metadata.
   SmallVector<Value> layerValues(lowered);
   layerValues[Blocks] = view;
+  if (params.scales)
+    layerValues[Scales] =
+        buildLayerScales(params, builder, loc, lowered[Scales], layer, kv);
   return layerValues;
 }
 

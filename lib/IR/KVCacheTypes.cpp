@@ -28,19 +28,64 @@ void KVCacheDialect::registerTypes() {
       >();
 }
 
+llvm::hash_code mlir::kvcache::hash_value(const KVScales &scales) {
+  return llvm::hash_combine(static_cast<int>(scales.getKind()),
+                            scales.getGroup());
+}
+
+llvm::raw_ostream &mlir::kvcache::operator<<(llvm::raw_ostream &os,
+                                             const KVScales &scales) {
+  switch (scales.getKind()) {
+  case KVScales::Kind::None:
+    break;
+  case KVScales::Kind::Tensor:
+    os << "tensor";
+    break;
+  case KVScales::Kind::TokenHead:
+    os << "token_head";
+    break;
+  case KVScales::Kind::Block:
+    os << "block<" << scales.getGroup() << ">";
+    break;
+  }
+  return os;
+}
+
+Diagnostic &mlir::kvcache::operator<<(Diagnostic &diag,
+                                      const KVScales &scales) {
+  std::string text;
+  llvm::raw_string_ostream(text) << scales;
+  return diag << text;
+}
+
+bool mlir::kvcache::isStorageElementType(Type type) {
+  return isa<Float8E4M3FNType, Float8E5M2Type>(type) ||
+         type.isSignlessInteger(8);
+}
+
 /// Checks the parameters common to every cache type (no `pageSize` for the
 /// kinds without static pages).
 static LogicalResult
 verifyCacheParams(function_ref<InFlightDiagnostic()> emitError, Type elementType,
                   int64_t numHeads, int64_t headSize,
                   std::optional<int64_t> optionalPageSize,
-                  int64_t assertWriteMode) {
+                  int64_t assertWriteMode, KVScales scales) {
   bool hasPages = optionalPageSize.has_value();
   int64_t pageSize = optionalPageSize.value_or(1);
   if (!elementType.isF32() && !elementType.isF16() && !elementType.isBF16() &&
-      !isa<Float8E4M3FNType>(elementType))
+      !isStorageElementType(elementType))
     return emitError() << "unsupported element type " << elementType
-                       << "; expected f32, f16, bf16 or f8E4M3FN";
+                       << "; expected f32, f16, bf16, or a storage type "
+                          "(f8E4M3FN, f8E5M2, i8)";
+  if (scales && !isStorageElementType(elementType))
+    return emitError() << "'scales' needs a storage element type (f8E4M3FN, "
+                          "f8E5M2 or i8), got "
+                       << elementType << "; drop 'scales' for a float cache";
+  if (scales.getKind() == KVScales::Kind::Block &&
+      (scales.getGroup() <= 0 || headSize % scales.getGroup() != 0))
+    return emitError() << "expected the G of 'scales = block<G>' to be > 0 "
+                          "and to divide head_size ("
+                       << headSize << "), got " << scales.getGroup();
   for (auto [name, value] : {std::pair<StringRef, int64_t>{"num_heads", numHeads},
                              {"head_size", headSize},
                              {"page_size", pageSize}})
@@ -73,31 +118,34 @@ LogicalResult
 PagedCollectionType::verify(function_ref<InFlightDiagnostic()> emitError,
                             Type elementType, int64_t numHeads,
                             int64_t headSize, int64_t pageSize, bool mla,
-                            int64_t assertWriteMode) {
+                            int64_t assertWriteMode, KVScales scales) {
   return verifyCacheParams(emitError, elementType, numHeads, headSize,
-                           pageSize, assertWriteMode);
+                           pageSize, assertWriteMode, scales);
 }
 
 LogicalResult
 PagedCacheType::verify(function_ref<InFlightDiagnostic()> emitError,
                        Type elementType, int64_t numHeads, int64_t headSize,
-                       int64_t pageSize, bool mla, int64_t assertWriteMode) {
+                       int64_t pageSize, bool mla, int64_t assertWriteMode,
+                       KVScales scales) {
   return verifyCacheParams(emitError, elementType, numHeads, headSize,
-                           pageSize, assertWriteMode);
+                           pageSize, assertWriteMode, scales);
 }
 
 LogicalResult ContinuousCollectionType::verify(
     function_ref<InFlightDiagnostic()> emitError, Type elementType,
-    int64_t numHeads, int64_t headSize, bool mla, int64_t assertWriteMode) {
+    int64_t numHeads, int64_t headSize, bool mla, int64_t assertWriteMode,
+    KVScales scales) {
   return verifyCacheParams(emitError, elementType, numHeads, headSize,
-                           /*pageSize=*/std::nullopt, assertWriteMode);
+                           /*pageSize=*/std::nullopt, assertWriteMode, scales);
 }
 
 LogicalResult ContinuousCacheType::verify(
     function_ref<InFlightDiagnostic()> emitError, Type elementType,
-    int64_t numHeads, int64_t headSize, bool mla, int64_t assertWriteMode) {
+    int64_t numHeads, int64_t headSize, bool mla, int64_t assertWriteMode,
+    KVScales scales) {
   return verifyCacheParams(emitError, elementType, numHeads, headSize,
-                           /*pageSize=*/std::nullopt, assertWriteMode);
+                           /*pageSize=*/std::nullopt, assertWriteMode, scales);
 }
 
 KVRuntimeChecks::~KVRuntimeChecks() = default;
@@ -106,7 +154,8 @@ KVCacheParams KVCacheParams::get(Type cacheType) {
   auto read = [](auto type) {
     return KVCacheParams{type.getElementType(), type.getNumHeads(),
                          type.getHeadSize(),    type.getPageSize(),
-                         type.getMla(),         type.getAssertWriteMode()};
+                         type.getMla(),         type.getAssertWriteMode(),
+                         type.getScales()};
   };
   if (auto collection = dyn_cast<KVCollectionTypeInterface>(cacheType))
     return read(collection);
@@ -129,13 +178,13 @@ StringRef ContinuousCacheType::getKindName() const { return "continuous"; }
 Type PagedCollectionType::getLayerCacheType() const {
   return PagedCacheType::get(getContext(), getElementType(), getNumHeads(),
                              getHeadSize(), getPageSize(), getMla(),
-                             getAssertWriteMode());
+                             getAssertWriteMode(), getScales());
 }
 
 Type ContinuousCollectionType::getLayerCacheType() const {
   return ContinuousCacheType::get(getContext(), getElementType(),
                                   getNumHeads(), getHeadSize(), getMla(),
-                                  getAssertWriteMode());
+                                  getAssertWriteMode(), getScales());
 }
 
 uint64_t mlir::kvcache::getAccessAlignment(uint64_t accessBytes,

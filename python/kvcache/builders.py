@@ -159,6 +159,11 @@ def _attention(fn, scale, workspace):
         raise ValueError("attention_ragged does not take mla caches "
                          "(docs/Contract.md, section 4.7): "
                          "store_ragged/gather_ragged serve them")
+    if config.is_raw_storage:
+        raise ValueError(f"attention_ragged does not take a raw {config.dtype} "
+                         "cache (stored codes without scales, docs/Contract.md "
+                         "section 8): store_ragged/gather_ragged/copy_pages "
+                         "serve it")
     key, value = fn.layer_cache("key"), fn.layer_cache("value")
     q_type = rows_type(config, config.query_heads)
     operands = f"%q, {key}, {value}, %row_offsets, %out"
@@ -271,8 +276,8 @@ def module(*functions):
 def kernels(config, scale=None):
     """A module with a function per kernel op that `config` allows:
     store_ragged (key, and value unless mla), gather_ragged, copy_pages
-    (unless continuous) and, unless mla, attention_ragged without and with a
-    workspace. The function names are the keys of the result of
+    (unless continuous) and, unless mla or raw storage, attention_ragged
+    without and with a workspace. The function names are the keys of the result of
     `kernel_names(config)`."""
     functions = [store_ragged(config, "store_keys", "key"),
                  gather_ragged(config, "gather_keys", "key")]
@@ -280,8 +285,9 @@ def kernels(config, scale=None):
         functions.append(copy_pages(config, "copy_pages"))
     if not config.mla:
         functions += [store_ragged(config, "store_values", "value"),
-                      gather_ragged(config, "gather_values", "value"),
-                      attention_ragged(config, "attention", scale),
+                      gather_ragged(config, "gather_values", "value")]
+    if config.has_attention:
+        functions += [attention_ragged(config, "attention", scale),
                       attention_ragged(config, "attention_split", scale,
                                        workspace=True)]
     return module(*functions)
@@ -297,7 +303,9 @@ def kernel_names(config):
     if not config.mla:
         names.update({
             "store_values": ["store_values_store_ragged"],
-            "gather_values": ["gather_values_gather_ragged"],
+            "gather_values": ["gather_values_gather_ragged"]})
+    if config.has_attention:
+        names.update({
             "attention": ["attention_attention_ragged"],
             "attention_split": ["attention_split_attention_ragged",
                                 "attention_split_attention_merge"]})

@@ -21,13 +21,17 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-__all__ = ["CacheConfig", "ELEMENT_TYPES", "KINDS", "parse_type"]
+__all__ = ["CacheConfig", "ELEMENT_TYPES", "KINDS", "STORAGE_TYPES",
+           "parse_type"]
 
 # Element types of the cache and the numpy dtype that stores them. numpy has
 # no bfloat16 nor float8: those are stored as raw bits (uint16, uint8);
-# kvcache.reference converts them.
+# kvcache.reference converts them. f8E4M3FN, f8E5M2 and i8 are the storage
+# types of quantized caches; without scales a cache of them is raw (its
+# stored codes are moved unchanged, and attention does not take it).
 ELEMENT_TYPES = {"f32": "float32", "f16": "float16", "bf16": "uint16",
-                 "f8E4M3FN": "uint8"}
+                 "f8E4M3FN": "uint8", "f8E5M2": "uint8", "i8": "int8"}
+STORAGE_TYPES = ("f8E4M3FN", "f8E5M2", "i8")
 
 # Collection kinds (the type's prefix, MAX's `name_str`).
 KINDS = ("paged", "continuous")
@@ -38,8 +42,10 @@ DEFAULT_PAGE_SIZE = 16
 class CacheConfig:
     """One model's KV cache.
 
-    dtype:             "f32", "f16", "bf16" or "f8E4M3FN" (the lowerings
-                       reject f8E4M3FN until it has scales)
+    dtype:             "f32", "f16", "bf16", or a storage type of
+                       quantized caches, "f8E4M3FN", "f8E5M2" or "i8" (a
+                       raw cache: no scales yet; store/gather/copy move its
+                       codes, attention does not take it)
     num_heads:         KV heads
     head_size:         elements per head row
     page_size:         tokens per page of a paged cache (default 16); a
@@ -117,6 +123,17 @@ class CacheConfig:
     def kv_dim(self):
         """2 (K and V), or 1 for an mla cache."""
         return 1 if self.mla else 2
+
+    @property
+    def is_raw_storage(self):
+        """A cache of stored codes (f8E4M3FN, f8E5M2, i8) without scales."""
+        return self.dtype in STORAGE_TYPES
+
+    @property
+    def has_attention(self):
+        """Whether attention_ragged takes this cache: not mla, not raw
+        storage."""
+        return not self.mla and not self.is_raw_storage
 
     @property
     def query_heads(self):

@@ -48,6 +48,7 @@ RUNNER_UTILS = [path for path in (
 _ELEMENT_DTYPES = {
     "f32": ["float32"], "f64": ["float64"], "f16": ["float16"],
     "bf16": ["uint16", "int16"], "f8E4M3FN": ["uint8", "int8"],
+    "f8E5M2": ["uint8", "int8"],
     "i1": ["bool", "uint8", "int8"], "i8": ["int8", "uint8"],
     "i16": ["int16", "uint16"], "i32": ["int32", "uint32"],
     "i64": ["int64", "uint64"], "index": ["int64", "uint64"],

@@ -13,7 +13,9 @@ inputs: they return new arrays.
     # expected is the new `blocks`; cache.blocks is unchanged
 
 Element types: f32 and f16 are numpy's float32 and float16; bf16 is stored as
-uint16 bits (numpy has no bfloat16): `to_float32` and `from_float32` convert.
+uint16 bits (numpy has no bfloat16), f8E4M3FN and f8E5M2 as uint8 codes,
+i8 as int8: `to_float32` and `from_float32` convert (the fp8 codec is
+written here from the formats' bit fields: `fp8_values`, `fp8_encode`).
 """
 
 import numpy as np
@@ -21,7 +23,8 @@ import numpy as np
 from .config import ELEMENT_TYPES
 
 __all__ = ["CacheCollection", "CacheView", "ContinuousCache", "PagedCache",
-           "attention_ragged", "copy_pages", "decode_step", "from_float32",
+           "attention_ragged", "copy_pages", "decode_step", "fp8_encode",
+           "fp8_values", "from_float32",
            "gather_ragged", "random_cache", "random_rows", "row_offsets",
            "storage_dtype", "store_ragged", "to_float32"]
 
@@ -33,18 +36,91 @@ def storage_dtype(dtype):
     return np.dtype(ELEMENT_TYPES[dtype])
 
 
+# The 8-bit float formats (docs/Contract.md 8): exponent and mantissa bits,
+# exponent bias, and whether the all-ones exponent holds numbers (E4M3FN:
+# only S.1111.111 is NaN, no infinities) or infinities and NaNs (E5M2, as
+# IEEE 754).
+FP8_FORMATS = {"f8E4M3FN": (4, 3, 7, False), "f8E5M2": (5, 2, 15, True)}
+# The largest finite magnitude of each storage type (saturation bound).
+MAX_FINITE = {"f8E4M3FN": 448.0, "f8E5M2": 57344.0, "i8": 127.0}
+
+
+def fp8_values(dtype):
+    """float64 [256]: the value of each code of an fp8 type (NaN for its NaN
+    codes, +-inf for E5M2's infinities), decoded from the bit fields."""
+    exponent_bits, mantissa_bits, bias, ieee = FP8_FORMATS[dtype]
+    codes = np.arange(256)
+    sign = np.where(codes & 0x80, -1.0, 1.0)
+    exponent = (codes >> mantissa_bits) & ((1 << exponent_bits) - 1)
+    mantissa = codes & ((1 << mantissa_bits) - 1)
+    fraction = mantissa / float(1 << mantissa_bits)
+    normal = np.ldexp(1.0 + fraction, exponent - bias)
+    subnormal = np.ldexp(fraction, 1 - bias)
+    values = sign * np.where(exponent == 0, subnormal, normal)
+    top = exponent == (1 << exponent_bits) - 1
+    if ieee:
+        values = np.where(top & (mantissa == 0), sign * np.inf, values)
+        values = np.where(top & (mantissa != 0), np.nan, values)
+    else:
+        values = np.where(top & (mantissa == (1 << mantissa_bits) - 1), np.nan,
+                          values)
+    return values
+
+
+def fp8_encode(values, dtype):
+    """float32/float64 values to fp8 codes (uint8): round to the nearest
+    representable value, ties to the even code, then saturate to
+    +-max_finite (+-inf included); the sign of zero kept; NaN to the type's
+    NaN code with its sign (E4M3FN 0x7F, E5M2 0x7E)."""
+    values = np.asarray(values, dtype=np.float64)
+    table = fp8_values(dtype)
+    # The non-negative finite codes in increasing order: 0x00 .. up to the
+    # largest finite one (codes and values both increase).
+    positive = [c for c in range(128) if np.isfinite(table[c])]
+    magnitudes = table[positive]
+    top = magnitudes[-1]
+    magnitude = np.minimum(np.abs(np.nan_to_num(values, nan=0.0)), top)
+    upper = np.searchsorted(magnitudes, magnitude)  # first >= magnitude
+    upper = np.minimum(upper, len(magnitudes) - 1)
+    lower = np.maximum(upper - 1, 0)
+    below = magnitude - magnitudes[lower]
+    above = magnitudes[upper] - magnitude
+    codes = np.array(positive)
+    pick_upper = (above < below) | ((above == below) & (codes[upper] % 2 == 0))
+    pick_upper |= magnitudes[upper] == magnitude
+    chosen = np.where(pick_upper, codes[upper], codes[lower])
+    sign = np.signbit(values).astype(np.int64) << 7
+    nan_code = 0x7F if dtype == "f8E4M3FN" else 0x7E
+    result = np.where(np.isnan(values), nan_code, chosen) | sign
+    return result.astype(np.uint8)
+
+
+def i8_encode(values):
+    """float values to int8: round half to even, saturate to +-127; NaN to
+    0 (docs/Contract.md 8)."""
+    values = np.asarray(values, dtype=np.float64)
+    rounded = np.clip(np.round(np.nan_to_num(values, nan=0.0)), -127, 127)
+    return rounded.astype(np.int8)
+
+
 def to_float32(values, dtype):
-    """Elements stored as `dtype` to float32 (exact)."""
+    """Elements stored as `dtype` to float32 (exact): bf16 bits, fp8 codes,
+    or int8 integers."""
     values = np.asarray(values)
     if dtype == "bf16":
         return (values.astype(np.uint32) << np.uint32(16)).view(np.float32)
     if dtype in ("f32", "f16"):
         return values.astype(np.float32)
+    if dtype in FP8_FORMATS:
+        return fp8_values(dtype)[values.astype(np.uint8)].astype(np.float32)
+    if dtype == "i8":
+        return values.astype(np.float32)
     raise ValueError(f"no conversion for {dtype!r}")
 
 
 def from_float32(values, dtype):
-    """float32 values rounded (to nearest even) to `dtype`'s storage."""
+    """float32 values rounded (to nearest even) to `dtype`'s storage; fp8
+    and i8 saturate (fp8_encode, i8_encode)."""
     values = np.asarray(values, dtype=np.float32)
     if dtype == "bf16":
         bits = values.view(np.uint32).astype(np.int64)
@@ -53,6 +129,10 @@ def from_float32(values, dtype):
         return np.where(nan, 0x7FC0, rounded & 0xFFFF).astype(np.uint16)
     if dtype in ("f32", "f16"):
         return values.astype(storage_dtype(dtype))
+    if dtype in FP8_FORMATS:
+        return fp8_encode(values, dtype)
+    if dtype == "i8":
+        return i8_encode(values)
     raise ValueError(f"no conversion for {dtype!r}")
 
 

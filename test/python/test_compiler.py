@@ -54,7 +54,10 @@ def test_round_trip_is_stable():
                         assert_write_mode=1, kind="continuous"),
 ])
 def test_builders_round_trip(config):
-    for ir in (builders.kernels(config), builders.decode_step(config)):
+    irs = [builders.kernels(config)]
+    if config.has_attention or config.mla:
+        irs.append(builders.decode_step(config))
+    for ir in irs:
         text = str(kvcache.parse(ir))
         assert str(kvcache.parse(text)) == text
     # the defaults (mla = false, assert_write_mode = 0) are not printed
@@ -134,11 +137,28 @@ def test_invalid_pipeline_is_an_error():
 
 
 def test_failing_pass_reports_the_op_location():
-    ir = builders.store_ragged(kvcache.CacheConfig("f8E4M3FN", 2, 16, 8))
+    # A quantized cache (scales): no lowering takes it yet.
+    cache = ("!kvcache.paged_cache<f8E4M3FN, num_heads = 2, head_size = 16, "
+             "page_size = 8, scales = tensor>")
+    ir = (f"func.func @f(%k: {cache}, %rows: memref<?x2x16xf32>, "
+          f"%offsets: memref<?xi32>) {{\n"
+          f"  kvcache.store_ragged %k, %rows, %offsets : {cache}, "
+          f"memref<?x2x16xf32>, memref<?xi32>\n  return\n}}\n")
     with pytest.raises(kvcache.CompileError) as info:
         kvcache.run_pipeline(ir, "kvcache-to-cpu", filename="f8.mlir")
     assert any(d.location.startswith("f8.mlir:") for d in info.value.diagnostics)
-    assert "f8E4M3FN" in str(info.value)
+    assert "quantized cache ('f8E4M3FN', scales = tensor)" in str(info.value)
+
+
+def test_raw_storage_caches_compile_and_refuse_attention():
+    # f8E4M3FN, f8E5M2 and i8 without scales: codes moved unchanged on the
+    # CPU and the GPU; attention_ragged needs values.
+    for dtype in ("f8E4M3FN", "f8E5M2", "i8"):
+        config = kvcache.CacheConfig(dtype, 2, 16, 8)
+        assert "attention" not in builders.kernel_names(config)
+        kvcache.run_pipeline(builders.kernels(config), "kvcache-to-cpu")
+        with pytest.raises(ValueError, match="raw " + dtype):
+            builders.attention_ragged(config)
 
 
 def test_compile_ptx_errors():

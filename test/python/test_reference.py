@@ -83,6 +83,54 @@ def test_bf16_rounding(value, bits):
         reference.to_float32(np.uint16(bits), "bf16"))
 
 
+# Codes from the OCP 8-bit floating point specification (E4M3: no
+# infinities, S.1111.111 NaN; E5M2: IEEE-style infinities and NaNs).
+@pytest.mark.parametrize("dtype, value, code", [
+    ("f8E4M3FN", 1.0, 0x38), ("f8E4M3FN", 448.0, 0x7E), ("f8E4M3FN", -448.0, 0xFE),
+    ("f8E4M3FN", 2.0**-6, 0x08), ("f8E4M3FN", 2.0**-9, 0x01), ("f8E4M3FN", 0.0, 0x00),
+    ("f8E4M3FN", -0.0, 0x80), ("f8E4M3FN", 1.0625, 0x38), ("f8E4M3FN", 1.1875, 0x3A),
+    ("f8E4M3FN", 1e6, 0x7E), ("f8E4M3FN", -np.inf, 0xFE), ("f8E4M3FN", 2.0**-11, 0x00),
+    ("f8E4M3FN", 3 * 2.0**-10, 0x02), ("f8E4M3FN", np.nan, 0x7F),
+    ("f8E5M2", 1.0, 0x3C), ("f8E5M2", 57344.0, 0x7B), ("f8E5M2", np.inf, 0x7B),
+    ("f8E5M2", 2.0**-14, 0x04), ("f8E5M2", 2.0**-16, 0x01), ("f8E5M2", 1.125, 0x3C),
+    ("f8E5M2", 1.375, 0x3E), ("f8E5M2", -7.0, 0xC7), ("f8E5M2", 61440.0, 0x7B),
+    ("f8E5M2", -np.nan, 0xFE)])
+def test_fp8_encoding(dtype, value, code):
+    assert int(reference.from_float32(np.float32(value), dtype)) == code
+
+
+@pytest.mark.parametrize("dtype", ["f8E4M3FN", "f8E5M2"])
+def test_fp8_encoding_is_nearest_ties_to_even(dtype):
+    # Against a brute-force search over every finite code, on values that
+    # hit every interval, its midpoints and both ends of the range.
+    table = reference.fp8_values(dtype)
+    finite = np.flatnonzero(np.isfinite(table))
+    top = np.max(table[finite])
+    rng = np.random.default_rng(0)
+    mids = (table[finite][:, None] + table[finite][None, :]) / 2
+    values = np.concatenate([rng.uniform(-1.2 * top, 1.2 * top, 4000),
+                             rng.normal(0, 1, 4000), mids.ravel()[::7],
+                             table[finite]]).astype(np.float32)
+    codes = reference.from_float32(values, dtype)
+    for value, code in zip(values.astype(np.float64), codes):
+        target = np.clip(value, -top, top)
+        distance = np.abs(table[finite] - target)
+        best = finite[distance == distance.min()]
+        if len(best) > 1:  # a tie (or +-0): the even code of value's sign
+            best = [c for c in best if c % 2 == 0 and
+                    (np.signbit(table[c]) == np.signbit(value) or table[c] != 0)]
+        assert int(code) in [int(c) for c in best], (value, hex(code))
+    decoded = reference.to_float32(codes, dtype)
+    assert np.all(np.abs(decoded) <= top)
+
+
+def test_i8_encoding():
+    values = np.array([0.5, 1.5, 2.5, -0.5, -126.5, -200.0, 300.0, np.nan],
+                      np.float32)
+    assert reference.from_float32(values, "i8").tolist() == [
+        0, 2, 2, 0, -126, -127, 127, 0]
+
+
 def test_bad_views():
     cache = reference.random_cache(CacheConfig("f16", 1, 8, 4, mla=True), [1], [1],
                                    num_layers=2)

@@ -247,8 +247,9 @@ constexpr StringLiteral kInterestingIntegers[] = {
 /// Names that can replace one another in a type or an op.
 constexpr StringLiteral kInterchangeableWords[] = {
     "f16",           "bf16",          "f32",          "f64",
-    "f8E4M3FN",      "i1",            "i8",           "i32",
-    "i64",           "index",         "true",         "false",
+    "f8E4M3FN",      "f8E5M2",        "i1",           "i8",
+    "i32",           "i64",           "index",        "true",
+    "false",         "tensor",        "token_head",
     "get_key_cache", "get_value_cache", "store_ragged", "gather_ragged",
     "load",          "page_load",     "store",        "page_store",
     "paged_cache",   "paged_collection", "continuous_cache",

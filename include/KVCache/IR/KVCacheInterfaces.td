@@ -51,6 +51,13 @@ defvar KVCache_ParameterMethods = [
   InterfaceMethod<"1 when every write is checked at run time, else 0",
     "int64_t", "getAssertWriteMode">,
   InterfaceMethod<[{
+      The scales of a quantized cache (docs/Contract.md, section 8); none by
+      default (a float or raw cache). A kind with scales lowers to a sixth
+      value, the scales memref.
+    }],
+    "::mlir::kvcache::KVScales", "getScales", (ins), [{}],
+    [{ return ::mlir::kvcache::KVScales(); }]>,
+  InterfaceMethod<[{
       The kind name (MAX's `name_str`): "paged", "continuous", or a user
       type's own.
     }],

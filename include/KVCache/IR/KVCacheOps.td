@@ -31,9 +31,19 @@ def KVCache_PagedCollectionOp : KVCache_Op<"paged_collection",
     must be static and match the result type; `num_pages` and `num_layers`
     may be dynamic. All memrefs are in the default memory space.
 
+    A type with `scales` takes the f32 scales memref as a sixth operand
+    (and only then): `[num_layers, kv_dim]` for `tensor`, `[num_pages,
+    kv_dim, num_layers, page_size, num_heads]` for `token_head`,
+    `[num_pages, kv_dim, num_layers, page_size, num_heads, head_size / G]`
+    for `block<G>`, paged like `blocks` by the same lookup. Its dims after
+    the layer dim are static (as the type says) and contiguous; the outer
+    strides and the offset may be dynamic.
+
     ```mlir
     %c = kvcache.paged_collection %blocks, %cache_lengths, %lookup_table, %max_seq_length, %max_cache_length
            : memref<?x2x?x16x8x128xf16>, memref<?xi32>, memref<?x?xi32> -> !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
+    %q = kvcache.paged_collection %qblocks, %cache_lengths, %lookup_table, %max_seq_length, %max_cache_length, %scales
+           : memref<?x2x?x16x8x128xf8E4M3FN>, memref<?xi32>, memref<?x?xi32>, memref<?x2x?x16x8xf32> -> !kvcache.paged_collection<f8E4M3FN, num_heads = 8, head_size = 128, page_size = 16, scales = token_head>
     ```
   }];
   let arguments = (ins
@@ -41,13 +51,15 @@ def KVCache_PagedCollectionOp : KVCache_Op<"paged_collection",
     AnyMemRef:$cache_lengths,
     AnyMemRef:$lookup_table,
     I32:$max_seq_length,
-    I32:$max_cache_length
+    I32:$max_cache_length,
+    Optional<AnyMemRef>:$scales
   );
   let results = (outs KVCache_PagedCollectionType:$result);
   let assemblyFormat = [{
     $blocks `,` $cache_lengths `,` $lookup_table `,` $max_seq_length `,`
-    $max_cache_length attr-dict `:` type($blocks) `,` type($cache_lengths) `,`
-    type($lookup_table) `->` qualified(type($result))
+    $max_cache_length (`,` $scales^)? attr-dict `:` type($blocks) `,`
+    type($cache_lengths) `,` type($lookup_table) (`,` type($scales)^)? `->`
+    qualified(type($result))
   }];
   let hasVerifier = 1;
 }
@@ -65,7 +77,10 @@ def KVCache_ContinuousCollectionOp : KVCache_Op<"continuous_collection",
     sequence `b`), and the i32 scalars `max_seq_length` and
     `max_cache_length`. Dims 1, 4 and 5 of `blocks` must be static and match
     the result type; `num_blocks`, `num_layers` and `block_tokens` may be
-    dynamic. All memrefs are in the default memory space.
+    dynamic. All memrefs are in the default memory space. A type with
+    `scales` takes the f32 scales memref as a sixth operand, shaped as for
+    `kvcache.paged_collection` with `block_tokens` (dynamic) for
+    `page_size`.
 
     ```mlir
     %c = kvcache.continuous_collection %blocks, %cache_lengths, %lookup_table, %max_seq_length, %max_cache_length
@@ -77,13 +92,15 @@ def KVCache_ContinuousCollectionOp : KVCache_Op<"continuous_collection",
     AnyMemRef:$cache_lengths,
     AnyMemRef:$lookup_table,
     I32:$max_seq_length,
-    I32:$max_cache_length
+    I32:$max_cache_length,
+    Optional<AnyMemRef>:$scales
   );
   let results = (outs KVCache_ContinuousCollectionType:$result);
   let assemblyFormat = [{
     $blocks `,` $cache_lengths `,` $lookup_table `,` $max_seq_length `,`
-    $max_cache_length attr-dict `:` type($blocks) `,` type($cache_lengths) `,`
-    type($lookup_table) `->` qualified(type($result))
+    $max_cache_length (`,` $scales^)? attr-dict `:` type($blocks) `,`
+    type($cache_lengths) `,` type($lookup_table) (`,` type($scales)^)? `->`
+    qualified(type($result))
   }];
   let hasVerifier = 1;
 }

@@ -9,6 +9,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Types.h"
 #include "mlir/IR/ValueRange.h"
 
@@ -35,6 +36,55 @@ public:
                          StringRef boundName) = 0;
 };
 
+/// The `scales` parameter of a cache type (docs/Contract.md, section 8):
+/// none (a float cache, or a raw storage cache), one scale per layer and
+/// K/V (`tensor`), per token and head (`token_head`), or per `group`
+/// consecutive elements of a head (`block<G>`).
+class KVScales {
+public:
+  enum class Kind { None, Tensor, TokenHead, Block };
+
+  KVScales() = default;
+  static KVScales tensor() { return KVScales(Kind::Tensor, 0); }
+  static KVScales tokenHead() { return KVScales(Kind::TokenHead, 0); }
+  static KVScales block(int64_t group) { return KVScales(Kind::Block, group); }
+
+  Kind getKind() const { return kind; }
+  /// G of `block<G>`; 0 for the other kinds.
+  int64_t getGroup() const { return group; }
+  bool isNone() const { return kind == Kind::None; }
+  explicit operator bool() const { return !isNone(); }
+  /// Whether the scales live in pages, next to the tokens they scale
+  /// (`token_head`, `block<G>`), rather than one per layer (`tensor`).
+  bool isPaged() const {
+    return kind == Kind::TokenHead || kind == Kind::Block;
+  }
+  /// Scales per token and head: 1 for `token_head`, head_size / G for
+  /// `block<G>`.
+  int64_t scalesPerHead(int64_t headSize) const {
+    return kind == Kind::Block ? headSize / group : 1;
+  }
+
+  bool operator==(const KVScales &other) const {
+    return kind == other.kind && group == other.group;
+  }
+  bool operator!=(const KVScales &other) const { return !(*this == other); }
+
+private:
+  KVScales(Kind kind, int64_t group) : kind(kind), group(group) {}
+  Kind kind = Kind::None;
+  int64_t group = 0;
+};
+
+llvm::hash_code hash_value(const KVScales &scales);
+/// Prints `tensor`, `token_head` or `block<G>` (nothing for none).
+llvm::raw_ostream &operator<<(llvm::raw_ostream &os, const KVScales &scales);
+Diagnostic &operator<<(Diagnostic &diag, const KVScales &scales);
+
+/// Whether `type` is one of the storage element types of quantized caches:
+/// f8E4M3FN, f8E5M2, i8.
+bool isStorageElementType(Type type);
+
 } // namespace mlir::kvcache
 
 #include "KVCache/IR/KVCacheTypeInterfaces.h.inc"
@@ -55,6 +105,7 @@ struct KVCacheParams {
   int64_t pageSize;
   bool mla;
   int64_t assertWriteMode;
+  KVScales scales;
 
   /// Returns the parameters of `cacheType`, which implements
   /// KVCollectionTypeInterface or KVCacheTypeInterface.

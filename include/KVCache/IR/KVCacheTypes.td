@@ -25,6 +25,30 @@ class KVCache_BoolParameter<string desc>
   let printer = [{ $_printer << ($_self ? "true" : "false") }];
 }
 
+/// The `scales` parameter: `tensor`, `token_head` or `block<G>`; absent
+/// (not printed) for float and raw storage caches.
+def KVCache_ScalesParameter
+    : DefaultValuedParameter<"::mlir::kvcache::KVScales",
+                             "::mlir::kvcache::KVScales()",
+                             "scales of a quantized cache"> {
+  let parser = [{ [&]() -> ::mlir::FailureOr<::mlir::kvcache::KVScales> {
+    if (::mlir::succeeded($_parser.parseOptionalKeyword("tensor")))
+      return ::mlir::kvcache::KVScales::tensor();
+    if (::mlir::succeeded($_parser.parseOptionalKeyword("token_head")))
+      return ::mlir::kvcache::KVScales::tokenHead();
+    if (::mlir::succeeded($_parser.parseOptionalKeyword("block"))) {
+      int64_t group = 0;
+      if ($_parser.parseLess() || $_parser.parseInteger(group) ||
+          $_parser.parseGreater())
+        return ::mlir::failure();
+      return ::mlir::kvcache::KVScales::block(group);
+    }
+    return $_parser.emitError($_parser.getCurrentLocation(),
+                              "expected 'tensor', 'token_head' or 'block<G>'");
+  }() }];
+  let printer = [{ $_printer.getStream() << $_self }];
+}
+
 /// The paged types carry the same parameters, printed in this order.
 class KVCache_PagedType<string name, string typeMnemonic, Trait kind>
     : TypeDef<KVCache_Dialect, name, [kind]> {
@@ -36,11 +60,13 @@ class KVCache_PagedType<string name, string typeMnemonic, Trait kind>
     "int64_t":$page_size,
     KVCache_BoolParameter<"K-only (MLA) cache: kv_dim is 1">:$mla,
     DefaultValuedParameter<"int64_t", "0",
-      "1: every write is checked at run time">:$assert_write_mode
+      "1: every write is checked at run time">:$assert_write_mode,
+    KVCache_ScalesParameter:$scales
   );
   let assemblyFormat = [{
     `<` $element_type `,`
-        struct($num_heads, $head_size, $page_size, $mla, $assert_write_mode)
+        struct($num_heads, $head_size, $page_size, $mla, $assert_write_mode,
+               $scales)
     `>`
   }];
   let genVerifyDecl = 1;
@@ -57,11 +83,12 @@ class KVCache_ContinuousType<string name, string typeMnemonic, Trait kind>
     "int64_t":$head_size,
     KVCache_BoolParameter<"K-only (MLA) cache: kv_dim is 1">:$mla,
     DefaultValuedParameter<"int64_t", "0",
-      "1: every write is checked at run time">:$assert_write_mode
+      "1: every write is checked at run time">:$assert_write_mode,
+    KVCache_ScalesParameter:$scales
   );
   let assemblyFormat = [{
     `<` $element_type `,`
-        struct($num_heads, $head_size, $mla, $assert_write_mode)
+        struct($num_heads, $head_size, $mla, $assert_write_mode, $scales)
     `>`
   }];
   let genVerifyDecl = 1;
@@ -124,19 +151,27 @@ def KVCache_PagedCollectionType
     head_size]`, `cache_lengths`, `lookup_table`, `max_seq_length` and
     `max_cache_length`. Kind name "paged".
 
-    Parameters: the element type (`f32`, `f16`, `bf16`, `f8E4M3FN`),
-    `num_heads` (KV heads), `head_size`, `page_size` (all > 0), `mla`
-    (default `false`; `true` means kv_dim 1, K only) and `assert_write_mode`
-    (0 or 1, default 0: with 1 every write through the cache is checked at run
-    time). Defaults are not printed; the keys may come in any order.
+    Parameters: the element type (`f32`, `f16`, `bf16`, or a storage type
+    of a quantized cache: `f8E4M3FN`, `f8E5M2`, `i8`), `num_heads` (KV
+    heads), `head_size`, `page_size` (all > 0), `mla` (default `false`;
+    `true` means kv_dim 1, K only), `assert_write_mode` (0 or 1, default 0:
+    with 1 every write through the cache is checked at run time) and
+    `scales` (storage types only: `tensor`, one scale per layer and K/V;
+    `token_head`, one per token and head; `block<G>`, one per G consecutive
+    elements of a head, G dividing head_size; absent: a raw cache whose
+    stored values are moved unchanged). Defaults are not printed; the keys
+    may come in any order.
 
     ```mlir
     !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
     !kvcache.paged_collection<bf16, num_heads = 1, head_size = 576, page_size = 64, mla = true>
+    !kvcache.paged_collection<f8E4M3FN, num_heads = 8, head_size = 128, page_size = 16, scales = token_head>
+    !kvcache.paged_collection<i8, num_heads = 8, head_size = 128, page_size = 16, scales = block<64>>
     ```
 
     Lowered (see `convert-kvcache-to-memref`), a value of this type becomes its
-    five constructor operands.
+    constructor operands: five, and the scales memref as a sixth with
+    `scales`.
   }];
   let extraClassDeclaration = KVCache_CollectionMethods.decls;
 }

@@ -47,30 +47,41 @@ int64_t mlir::kvcache::getRowVectorWidth(const KVCacheParams &params,
   }
 }
 
-/// Whether `type` is a cache type no lowering supports yet.
-static bool isCacheWithoutLowering(Type type) {
-  if (!KVCacheParams::isCacheType(type))
-    return false;
-  return isa<Float8E4M3FNType>(KVCacheParams::get(type).elementType);
+/// The scaled cache among `op`'s operands, if any.
+static std::optional<KVCacheParams> getScaledCache(Operation *op) {
+  for (Type type : op->getOperandTypes())
+    if (KVCacheParams::isCacheType(type))
+      if (KVCacheParams params = KVCacheParams::get(type); params.scales)
+        return params;
+  return std::nullopt;
 }
 
 LogicalResult mlir::kvcache::rejectCachesWithoutLowering(Operation *root) {
   WalkResult result = root->walk([](Operation *op) {
-    auto check = [&](TypeRange types) {
-      for (Type type : types)
-        if (isCacheWithoutLowering(type)) {
-          op->emitOpError("uses an f8E4M3FN cache, which no lowering "
-                          "supports until its scales are modeled; use an "
-                          "f16, bf16 or f32 cache");
-          return false;
-        }
-      return true;
+    std::optional<KVCacheParams> params = getScaledCache(op);
+    if (!params)
+      return WalkResult::advance();
+    auto describe = [&](InFlightDiagnostic diag) {
+      diag << " (" << params->elementType << ", scales = " << params->scales
+           << ") is not supported yet";
     };
-    bool ok = check(op->getOperandTypes()) && check(op->getResultTypes());
-    if (auto function = dyn_cast<FunctionOpInterface>(op))
-      ok = ok && check(function.getArgumentTypes()) &&
-           check(function.getResultTypes());
-    return ok ? WalkResult::advance() : WalkResult::interrupt();
+    if (isa<KernelOpInterface>(op)) {
+      describe(op->emitOpError("on a quantized cache"));
+      return WalkResult::interrupt();
+    }
+    Type read;
+    if (auto load = dyn_cast<LoadOp>(op))
+      read = load.getType();
+    else if (auto load = dyn_cast<PageLoadOp>(op))
+      read = load.getType();
+    if (read && getElementTypeOrSelf(read) != params->elementType) {
+      InFlightDiagnostic diag =
+          op->emitOpError("dequantizing to ")
+          << getElementTypeOrSelf(read) << " from a quantized cache";
+      describe(std::move(diag));
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
   });
   return failure(result.wasInterrupted());
 }

@@ -30,8 +30,10 @@ Location getKernelLoc(Operation *op);
 int64_t getRowVectorWidth(const KVCacheParams &params, MemRefType rows,
                           int64_t maxBytes = 16);
 
-/// Emits an error on the first op under `root` that uses an f8E4M3FN cache
-/// (no lowering supports them until their scales are modeled).
+/// Emits an error on the first op under `root` that uses a quantized cache
+/// (with `scales`) in a way no lowering supports yet: a kernel op, or a
+/// dequantizing load. Raw accesses (stored codes) lower as on any cache;
+/// raw storage caches (no scales) lower like float caches.
 LogicalResult rejectCachesWithoutLowering(Operation *root);
 
 /// Applies the kernel-op lowering `patterns` to `root` in one walk (no

@@ -31,3 +31,14 @@ func.func @attention_large_group(%q: memref<?x64x256xf32>, %k: !big, %v: !big, %
       : memref<?x64x256xf32>, !big, !big, memref<?xi32>, memref<?x64x256xf32>
   return
 }
+
+// -----
+
+// Kernel ops on quantized caches (with scales) are not lowered yet.
+!q = !kvcache.paged_cache<f8E4M3FN, num_heads = 2, head_size = 64, page_size = 16, scales = token_head>
+func.func @quantized_attention(%q: memref<?x8x64xf16>, %k: !q, %v: !q, %offsets: memref<?xi32>, %out: memref<?x8x64xf16>) {
+  // expected-error @below {{'kvcache.attention_ragged' op on a quantized cache ('f8E4M3FN', scales = token_head) is not supported yet}}
+  kvcache.attention_ragged %q, %k, %v, %offsets, %out {scale = 0.125 : f32}
+      : memref<?x8x64xf16>, !q, !q, memref<?xi32>, memref<?x8x64xf16>
+  return
+}

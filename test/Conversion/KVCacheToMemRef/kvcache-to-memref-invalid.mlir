@@ -4,45 +4,27 @@
 // or left behind as unrealized casts.
 
 //===----------------------------------------------------------------------===//
-// f8E4M3FN caches: rejected until their scales are modeled
+// Quantized caches: raw accesses lower, dequantizing loads not yet
 //===----------------------------------------------------------------------===//
 
-!fp8 = !kvcache.paged_cache<f8E4M3FN, num_heads = 4, head_size = 64, page_size = 32>
+!fp8 = !kvcache.paged_cache<f8E4M3FN, num_heads = 4, head_size = 64, page_size = 32, scales = token_head>
 
-func.func @fp8_lookup(%key: !fp8, %batch: index, %token: index) -> (index, index) {
-  // expected-error @below {{'kvcache.lookup' op uses an f8E4M3FN cache, which no lowering supports until its scales are modeled}}
-  %page, %slot = kvcache.lookup %key[%batch, %token] : !fp8
-  return %page, %slot : index, index
+func.func @fp8_dequantizing_load(%key: !fp8, %batch: index, %token: index) -> vector<8xf32> {
+  %c0 = arith.constant 0 : index
+  // expected-error @below {{'kvcache.load' op dequantizing to 'f32' from a quantized cache ('f8E4M3FN', scales = token_head) is not supported yet}}
+  %x = kvcache.load %key[%batch, %c0, %token, %c0] : !fp8 -> vector<8xf32>
+  return %x : vector<8xf32>
 }
 
 // -----
 
-// A signature alone is enough.
+!i8 = !kvcache.paged_cache<i8, num_heads = 4, head_size = 64, page_size = 32, scales = block<32>>
 
-// expected-error @below {{'func.func' op uses an f8E4M3FN cache}}
-func.func private @fp8_declaration(!kvcache.paged_cache<f8E4M3FN, num_heads = 4, head_size = 64, page_size = 32>)
-
-// -----
-
-func.func @fp8_collection(%blocks: memref<?x2x?x32x4x64xf8E4M3FN>, %cache_lengths: memref<?xi32>,
-                          %lookup_table: memref<?x?xi32>, %max_seq_length: i32, %max_cache_length: i32) {
-  // expected-error @below {{'kvcache.paged_collection' op uses an f8E4M3FN cache}}
-  %collection = kvcache.paged_collection %blocks, %cache_lengths, %lookup_table, %max_seq_length, %max_cache_length
-      : memref<?x2x?x32x4x64xf8E4M3FN>, memref<?xi32>, memref<?x?xi32> -> !kvcache.paged_collection<f8E4M3FN, num_heads = 4, head_size = 64, page_size = 32>
-  return
-}
-
-// -----
-
-!fp8 = !kvcache.paged_cache<f8E4M3FN, num_heads = 4, head_size = 64, page_size = 32>
-
-module attributes {gpu.container_module} {
-  gpu.module @kernels {
-    // expected-error @below {{'gpu.func' op uses an f8E4M3FN cache}}
-    gpu.func @fp8_kernel(%key: !fp8) kernel {
-      gpu.return
-    }
-  }
+func.func @i8_dequantizing_page_load(%key: !i8, %page: index, %slot: index) -> vector<4xbf16> {
+  %c0 = arith.constant 0 : index
+  // expected-error @below {{'kvcache.page_load' op dequantizing to 'bf16' from a quantized cache ('i8', scales = block<32>) is not supported yet}}
+  %x = kvcache.page_load %key[%page, %slot, %c0, %c0] : !i8 -> vector<4xbf16>
+  return %x : vector<4xbf16>
 }
 
 // -----

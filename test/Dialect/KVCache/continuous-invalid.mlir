@@ -24,8 +24,8 @@ func.func private @huge_row(!kvcache.continuous_collection<f16, num_heads = 6553
 
 // -----
 
-// expected-error @below {{unsupported element type 'i8'; expected f32, f16, bf16 or f8E4M3FN}}
-func.func private @element(!kvcache.continuous_cache<i8, num_heads = 8, head_size = 128>)
+// expected-error @below {{unsupported element type 'i16'; expected f32, f16, bf16, or a storage type (f8E4M3FN, f8E5M2, i8)}}
+func.func private @element(!kvcache.continuous_cache<i16, num_heads = 8, head_size = 128>)
 
 // -----
 

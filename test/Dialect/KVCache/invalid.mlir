@@ -7,18 +7,18 @@
 // Type parameters
 //===----------------------------------------------------------------------===//
 
-// expected-error @below {{unsupported element type 'i32'; expected f32, f16, bf16 or f8E4M3FN}}
+// expected-error @below {{unsupported element type 'i32'; expected f32, f16, bf16, or a storage type (f8E4M3FN, f8E5M2, i8)}}
 func.func private @element_type_i32(%cache: !kvcache.paged_collection<i32, num_heads = 8, head_size = 128, page_size = 16>)
 
 // -----
 
-// expected-error @below {{unsupported element type 'f64'; expected f32, f16, bf16 or f8E4M3FN}}
+// expected-error @below {{unsupported element type 'f64'; expected f32, f16, bf16, or a storage type (f8E4M3FN, f8E5M2, i8)}}
 func.func private @element_type_f64(%cache: !kvcache.paged_cache<f64, num_heads = 8, head_size = 128, page_size = 16>)
 
 // -----
 
-// expected-error @below {{unsupported element type 'f8E5M2'}}
-func.func private @element_type_f8E5M2(%cache: !kvcache.paged_collection<f8E5M2, num_heads = 8, head_size = 128, page_size = 16>)
+// expected-error @below {{unsupported element type 'f8E4M3FNUZ'}}
+func.func private @element_type_f8E4M3FNUZ(%cache: !kvcache.paged_collection<f8E4M3FNUZ, num_heads = 8, head_size = 128, page_size = 16>)
 
 // -----
 

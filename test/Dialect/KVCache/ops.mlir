@@ -189,8 +189,7 @@ func.func @collection_mla(%blocks: memref<?x1x?x64x1x576xbf16>, %cache_lengths: 
   return %key : !kvcache.paged_cache<bf16, num_heads = 1, head_size = 576, page_size = 64, mla = true, assert_write_mode = 1>
 }
 
-// An f8E4M3FN collection is accepted by the dialect (its lowerings reject it
-// until scales exist).
+// A raw f8E4M3FN collection (no scales): stored codes, moved unchanged.
 
 // CHECK-LABEL: func.func @collection_fp8
 // CHECK: kvcache.paged_collection %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : memref<?x2x?x32x4x64xf8E4M3FN>, memref<?xi32>, memref<?x?xi32> -> !kvcache.paged_collection<f8E4M3FN, num_heads = 4, head_size = 64, page_size = 32>
