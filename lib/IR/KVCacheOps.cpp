@@ -535,6 +535,37 @@ LogicalResult PageStoreOp::verify() {
                              getSlot());
 }
 
+/// The scale ops: a cache with scales; the indices as for a scalar access.
+static LogicalResult verifyScaleAccess(Operation *op,
+                                       KVCacheTypeInterface cache, Value head,
+                                       Value element, Value slot) {
+  if (!cache.getScales())
+    return op->emitOpError("needs a cache with 'scales', got ")
+           << cache << "; a float or raw cache has no scales";
+  return verifyElementAccess(op, cache, cache.getElementType(), head, element,
+                             slot);
+}
+
+LogicalResult LoadScaleOp::verify() {
+  return verifyScaleAccess(*this, getCache().getType(), getHead(),
+                           getElement(), /*slot=*/{});
+}
+
+LogicalResult StoreScaleOp::verify() {
+  return verifyScaleAccess(*this, getCache().getType(), getHead(),
+                           getElement(), /*slot=*/{});
+}
+
+LogicalResult PageLoadScaleOp::verify() {
+  return verifyScaleAccess(*this, getCache().getType(), getHead(),
+                           getElement(), getSlot());
+}
+
+LogicalResult PageStoreScaleOp::verify() {
+  return verifyScaleAccess(*this, getCache().getType(), getHead(),
+                           getElement(), getSlot());
+}
+
 LogicalResult TileOp::verify() {
   KVCacheTypeInterface cache = getCache().getType();
   auto type = cast<MemRefType>(getType());

@@ -61,6 +61,38 @@ struct ExpandStore : OpRewritePattern<StoreOp> {
   }
 };
 
+struct ExpandLoadScale : OpRewritePattern<LoadScaleOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LoadScaleOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = getSplitLoc(op);
+    bool readOnly = op.getCache().getType().getAssertWriteMode() == 1;
+    auto lookup = LookupOp::create(rewriter, loc, op.getCache(),
+                                   op.getBatch(), op.getToken(),
+                                   /*read_only=*/readOnly);
+    Value scale = PageLoadScaleOp::create(rewriter, loc, op.getCache(),
+                                          lookup.getPage(), lookup.getSlot(),
+                                          op.getHead(), op.getElement());
+    rewriter.replaceOp(op, scale);
+    return success();
+  }
+};
+
+struct ExpandStoreScale : OpRewritePattern<StoreScaleOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(StoreScaleOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = getSplitLoc(op);
+    auto lookup = LookupOp::create(rewriter, loc, op.getCache(),
+                                   op.getBatch(), op.getToken());
+    PageStoreScaleOp::create(rewriter, loc, op.getValue(), op.getCache(),
+                             lookup.getPage(), lookup.getSlot(), op.getHead(),
+                             op.getElement());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 struct KVCacheExpandAccessesPass
     : kvcache::impl::KVCacheExpandAccessesBase<KVCacheExpandAccessesPass> {
   void runOnOperation() override {
@@ -75,5 +107,6 @@ struct KVCacheExpandAccessesPass
 
 void mlir::kvcache::populateExpandAccessesPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<ExpandLoad, ExpandStore>(patterns.getContext());
+  patterns.add<ExpandLoad, ExpandStore, ExpandLoadScale, ExpandStoreScale>(
+      patterns.getContext());
 }

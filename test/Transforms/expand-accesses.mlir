@@ -210,3 +210,21 @@ func.func @negative_read_only_on_plain_cache(%key: !kvcache.paged_cache<f16, num
   %x = kvcache.load %key[%batch, %head, %token, %element] : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16> -> vector<8xf16>
   return %x : vector<8xf16>
 }
+
+// -----
+
+// The scale ops of quantized caches split the same way.
+!q = !kvcache.paged_cache<f8E4M3FN, num_heads = 8, head_size = 128, page_size = 16, scales = token_head>
+// CHECK-LABEL: func.func @scale_ops(
+// CHECK-SAME: %[[K:[a-z0-9]+]]: !kvcache.paged_cache<f8E4M3FN, num_heads = 8, head_size = 128, page_size = 16, scales = token_head>, %[[B:[a-z0-9]+]]: index, %[[H:[a-z0-9]+]]: index, %[[T:[a-z0-9]+]]: index, %[[D:[a-z0-9]+]]: index
+// CHECK: %[[PAGE:.*]], %[[SLOT:.*]] = kvcache.lookup %[[K]][%[[B]], %[[T]]]
+// CHECK-NEXT: %[[S:.*]] = kvcache.page_load_scale %[[K]][%[[PAGE]], %[[SLOT]], %[[H]], %[[D]]] : {{.*}} -> f32
+// CHECK-NEXT: %[[PAGE2:.*]], %[[SLOT2:.*]] = kvcache.lookup %[[K]][%[[B]], %[[T]]]
+// CHECK-NEXT: kvcache.page_store_scale %[[S]], %[[K]][%[[PAGE2]], %[[SLOT2]], %[[H]], %[[D]]]
+// CHECK-NOT: kvcache.load_scale
+// CHECK-NOT: kvcache.store_scale
+func.func @scale_ops(%k: !q, %b: index, %h: index, %t: index, %d: index) {
+  %s = kvcache.load_scale %k[%b, %h, %t, %d] : !q -> f32
+  kvcache.store_scale %s, %k[%b, %h, %t, %d] : !q
+  return
+}

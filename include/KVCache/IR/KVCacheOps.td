@@ -363,6 +363,95 @@ def KVCache_PageStoreOp : KVCache_Op<"page_store"> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Scales of quantized caches
+//===----------------------------------------------------------------------===//
+
+def KVCache_LoadScaleOp : KVCache_Op<"load_scale"> {
+  let summary = "Reads the scale of an element of a quantized cache";
+  let description = [{
+    The f32 scale that applies to element `element` of head `head` of token
+    `token` of sequence `batch` of a cache with `scales`: the layer's K or V
+    scale (`tensor`, whatever the indices), the token's and head's
+    (`token_head`), or that of the element's group of G (`block<G>`).
+    Equivalent to `kvcache.lookup` followed by `kvcache.page_load_scale`
+    (`kvcache-expand-accesses` splits it so).
+
+    ```mlir
+    %s = kvcache.load_scale %k[%b, %h, %t, %d] : !kvcache.paged_cache<f8E4M3FN, num_heads = 8, head_size = 128, page_size = 16, scales = token_head> -> f32
+    ```
+  }];
+  let arguments = (ins Arg<KVCache_AnyLayerCache, "cache read", [MemRead]>:$cache,
+                       Index:$batch, Index:$head, Index:$token, Index:$element);
+  let results = (outs F32:$result);
+  let assemblyFormat = [{
+    $cache `[` $batch `,` $head `,` $token `,` $element `]` attr-dict `:`
+    qualified(type($cache)) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def KVCache_StoreScaleOp : KVCache_Op<"store_scale"> {
+  let summary = "Writes the scale of an element of a quantized cache";
+  let description = [{
+    The write counterpart of `kvcache.load_scale`: sets the f32 scale that
+    applies to element `[batch, head, token, element]` (for `tensor`, the
+    layer's K or V scale). The stored codes are not touched. Checked at run
+    time when the cache has `assert_write_mode = 1`.
+
+    ```mlir
+    kvcache.store_scale %s, %k[%b, %h, %t, %d] : !kvcache.paged_cache<i8, num_heads = 8, head_size = 128, page_size = 16, scales = block<32>>
+    ```
+  }];
+  let arguments = (ins F32:$value,
+                       Arg<KVCache_AnyLayerCache, "cache written", [MemWrite]>:$cache,
+                       Index:$batch, Index:$head, Index:$token, Index:$element);
+  let assemblyFormat = [{
+    $value `,` $cache `[` $batch `,` $head `,` $token `,` $element `]`
+    attr-dict `:` qualified(type($cache))
+  }];
+  let hasVerifier = 1;
+}
+
+def KVCache_PageLoadScaleOp : KVCache_Op<"page_load_scale"> {
+  let summary = "Reads a scale at a resolved page and slot";
+  let description = [{
+    `kvcache.load_scale` with the page already resolved: `page` and `slot`
+    as `kvcache.lookup` returns them.
+
+    ```mlir
+    %s = kvcache.page_load_scale %k[%page, %slot, %h, %d] : !kvcache.paged_cache<f8E4M3FN, num_heads = 8, head_size = 128, page_size = 16, scales = token_head> -> f32
+    ```
+  }];
+  let arguments = (ins Arg<KVCache_AnyLayerCache, "cache read", [MemRead]>:$cache,
+                       Index:$page, Index:$slot, Index:$head, Index:$element);
+  let results = (outs F32:$result);
+  let assemblyFormat = [{
+    $cache `[` $page `,` $slot `,` $head `,` $element `]` attr-dict `:`
+    qualified(type($cache)) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def KVCache_PageStoreScaleOp : KVCache_Op<"page_store_scale"> {
+  let summary = "Writes a scale at a resolved page and slot";
+  let description = [{
+    `kvcache.store_scale` with the page already resolved.
+
+    ```mlir
+    kvcache.page_store_scale %s, %k[%page, %slot, %h, %d] : !kvcache.paged_cache<f8E4M3FN, num_heads = 8, head_size = 128, page_size = 16, scales = token_head>
+    ```
+  }];
+  let arguments = (ins F32:$value,
+                       Arg<KVCache_AnyLayerCache, "cache written", [MemWrite]>:$cache,
+                       Index:$page, Index:$slot, Index:$head, Index:$element);
+  let assemblyFormat = [{
+    $value `,` $cache `[` $page `,` $slot `,` $head `,` $element `]`
+    attr-dict `:` qualified(type($cache))
+  }];
+  let hasVerifier = 1;
+}
+
 def KVCache_TileOp : KVCache_Op<"tile", [Pure]> {
   let summary = "A view of consecutive token rows of one head";
   let description = [{

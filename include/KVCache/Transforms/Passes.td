@@ -13,7 +13,10 @@ def KVCacheExpandAccesses : Pass<"kvcache-expand-accesses"> {
   let summary = "Split load/store into lookup + page_load/page_store";
   let description = [{
     Rewrites every `kvcache.load` into `kvcache.lookup` + `kvcache.page_load`
-    and every `kvcache.store` into `kvcache.lookup` + `kvcache.page_store`.
+    and every `kvcache.store` into `kvcache.lookup` + `kvcache.page_store`;
+    likewise `kvcache.load_scale` / `kvcache.store_scale` (quantized caches)
+    into `kvcache.lookup` + `kvcache.page_load_scale` /
+    `kvcache.page_store_scale`.
     Lookups are pure while they are `kvcache` ops, so `cse` and
     loop-invariant code motion then share one lookup-table read per token
     when a loop walks `head_size` or the heads. Once lowered, a lookup-table

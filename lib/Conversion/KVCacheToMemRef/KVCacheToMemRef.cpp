@@ -10,6 +10,7 @@
 #include "KVCache/Conversion/KVCacheToMemRef/KVCacheToMemRef.h"
 #include "KVCache/IR/KVCacheDialect.h"
 #include "KVCache/IR/KVCacheOps.h"
+#include "Quantization.h"
 #include "RuntimeChecks.h"
 #include "StructuralConversion.h"
 
@@ -107,6 +108,13 @@ public:
   void store(Value value, Value page, Value slot, Value head, Value element,
              bool pageChecked);
 
+  /// The scale of element `element` of a cache with scales, at a resolved
+  /// page and slot (docs/Contract.md, section 2.2).
+  Value loadScale(Value page, Value slot, Value head, Value element,
+                  bool pageChecked);
+  void storeScale(Value value, Value page, Value slot, Value head,
+                  Value element, bool pageChecked);
+
   /// Checks a resolved element access: page (unless `lookup` already
   /// checked it), slot, head and element range.
   void checkElementAccess(Type valueType, Value page, Value slot, Value head,
@@ -172,8 +180,72 @@ static uint64_t getVectorAlignment(const KVCacheParams &params,
                             /*rowBytes=*/params.headSize * elementBytes);
 }
 
+/// The indices of the scale of [page, slot, head, element] in a layer's
+/// scales view: none (`tensor`, a 0-D memref), [page, slot, head]
+/// (`token_head`), [page, slot, head, element / G] (`block<G>`).
+static SmallVector<Value> getScaleIndices(OpBuilder &builder, Location loc,
+                                          const KVScales &scales, Value page,
+                                          Value slot, Value head,
+                                          Value element) {
+  switch (scales.getKind()) {
+  case KVScales::Kind::None:
+  case KVScales::Kind::Tensor:
+    return {};
+  case KVScales::Kind::TokenHead:
+    return {page, slot, head};
+  case KVScales::Kind::Block:
+    return {page, slot, head,
+            arith::DivUIOp::create(
+                builder, loc, element,
+                arith::ConstantIndexOp::create(builder, loc,
+                                               scales.getGroup()))};
+  }
+  llvm_unreachable("unknown scales kind");
+}
+
+Value AccessEmitter::loadScale(Value page, Value slot, Value head,
+                               Value element, bool pageChecked) {
+  if (checked)
+    checkElementAccess(builder.getF32Type(), page, slot, head, element,
+                       pageChecked);
+  // The sixth lowered value (docs/Contract.md, section 7.1).
+  return memref::LoadOp::create(
+      builder, loc, lowered[5],
+      getScaleIndices(builder, loc, params.scales, page, slot, head, element));
+}
+
+void AccessEmitter::storeScale(Value value, Value page, Value slot,
+                               Value head, Value element, bool pageChecked) {
+  if (checked)
+    checkElementAccess(value.getType(), page, slot, head, element,
+                       pageChecked);
+  memref::StoreOp::create(
+      builder, loc, value, lowered[5],
+      getScaleIndices(builder, loc, params.scales, page, slot, head, element));
+}
+
 Value AccessEmitter::load(Type resultType, Value page, Value slot, Value head,
                           Value element, bool pageChecked) {
+  Type resultElement = getElementTypeOrSelf(resultType);
+  if (resultElement != params.elementType) {
+    // Dequantizing: the codes, as f32 times the scale of the vector (one:
+    // the verifier keeps a vector within a scale group), rounded to
+    // nearest even to f16/bf16.
+    Type codesType = resultType;
+    if (auto vector = dyn_cast<VectorType>(resultType))
+      codesType = vector.clone(params.elementType);
+    else
+      codesType = params.elementType;
+    Value codes = load(codesType, page, slot, head, element, pageChecked);
+    Value values = decodeStorageToF32(builder, loc, codes);
+    Value scale = loadScale(page, slot, head, element, /*pageChecked=*/true);
+    if (isa<VectorType>(values.getType()))
+      scale = vector::BroadcastOp::create(builder, loc, values.getType(), scale);
+    values = arith::MulFOp::create(builder, loc, values, scale);
+    if (!resultElement.isF32())
+      values = arith::TruncFOp::create(builder, loc, resultType, values);
+    return values;
+  }
   if (checked)
     checkElementAccess(resultType, page, slot, head, element, pageChecked);
   SmallVector<Value> indices = {page, slot, head, element};
@@ -372,6 +444,71 @@ struct LoadLowering : AccessPattern<LoadOp> {
   }
 };
 
+struct LoadScaleLowering : AccessPattern<LoadScaleOp> {
+  using AccessPattern::AccessPattern;
+  LogicalResult
+  matchAndRewrite(LoadScaleOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    AccessEmitter emitter = this->emitter(rewriter, op, op.getCache().getType(),
+                                          adaptor.getCache(), false);
+    auto [page, slot] = emitter.lookup(adaptor.getBatch().front(),
+                                       adaptor.getToken().front());
+    rewriter.replaceOp(op, emitter.loadScale(page, slot,
+                                             adaptor.getHead().front(),
+                                             adaptor.getElement().front(),
+                                             /*pageChecked=*/true));
+    return success();
+  }
+};
+
+struct StoreScaleLowering : AccessPattern<StoreScaleOp> {
+  using AccessPattern::AccessPattern;
+  LogicalResult
+  matchAndRewrite(StoreScaleOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    AccessEmitter emitter = this->emitter(rewriter, op, op.getCache().getType(),
+                                          adaptor.getCache(), true);
+    auto [page, slot] = emitter.lookup(adaptor.getBatch().front(),
+                                       adaptor.getToken().front());
+    emitter.storeScale(adaptor.getValue().front(), page, slot,
+                       adaptor.getHead().front(), adaptor.getElement().front(),
+                       /*pageChecked=*/true);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct PageLoadScaleLowering : AccessPattern<PageLoadScaleOp> {
+  using AccessPattern::AccessPattern;
+  LogicalResult
+  matchAndRewrite(PageLoadScaleOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    AccessEmitter emitter = this->emitter(rewriter, op, op.getCache().getType(),
+                                          adaptor.getCache(), false);
+    rewriter.replaceOp(op, emitter.loadScale(adaptor.getPage().front(),
+                                             adaptor.getSlot().front(),
+                                             adaptor.getHead().front(),
+                                             adaptor.getElement().front(),
+                                             /*pageChecked=*/false));
+    return success();
+  }
+};
+
+struct PageStoreScaleLowering : AccessPattern<PageStoreScaleOp> {
+  using AccessPattern::AccessPattern;
+  LogicalResult
+  matchAndRewrite(PageStoreScaleOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    AccessEmitter emitter = this->emitter(rewriter, op, op.getCache().getType(),
+                                          adaptor.getCache(), true);
+    emitter.storeScale(adaptor.getValue().front(), adaptor.getPage().front(),
+                       adaptor.getSlot().front(), adaptor.getHead().front(),
+                       adaptor.getElement().front(), /*pageChecked=*/false);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 struct StoreLowering : AccessPattern<StoreOp> {
   using AccessPattern::AccessPattern;
   LogicalResult
@@ -472,7 +609,9 @@ void mlir::kvcache::populateKVCacheToMemRefConversionPatterns(
   patterns.add<GetCacheLowering<GetKeyCacheOp, 0>,
                GetCacheLowering<GetValueCacheOp, 1>, CacheLengthLowering,
                LookupLowering, LoadLowering, StoreLowering, PageLoadLowering,
-               PageStoreLowering, TileLowering>(typeConverter, ctx, options);
+               PageStoreLowering, TileLowering, LoadScaleLowering,
+               StoreScaleLowering, PageLoadScaleLowering,
+               PageStoreScaleLowering>(typeConverter, ctx, options);
   patterns.add<CollectionLowering>(typeConverter, ctx);
   patterns.add<MetadataLowering<MaxSeqLengthOp, Metadata::MaxSeqLength>,
                MetadataLowering<MaxCacheLengthOp, Metadata::MaxCacheLength>,

@@ -69,18 +69,6 @@ LogicalResult mlir::kvcache::rejectCachesWithoutLowering(Operation *root) {
       describe(op->emitOpError("on a quantized cache"));
       return WalkResult::interrupt();
     }
-    Type read;
-    if (auto load = dyn_cast<LoadOp>(op))
-      read = load.getType();
-    else if (auto load = dyn_cast<PageLoadOp>(op))
-      read = load.getType();
-    if (read && getElementTypeOrSelf(read) != params->elementType) {
-      InFlightDiagnostic diag =
-          op->emitOpError("dequantizing to ")
-          << getElementTypeOrSelf(read) << " from a quantized cache";
-      describe(std::move(diag));
-      return WalkResult::interrupt();
-    }
     return WalkResult::advance();
   });
   return failure(result.wasInterrupted());

@@ -31,9 +31,9 @@ int64_t getRowVectorWidth(const KVCacheParams &params, MemRefType rows,
                           int64_t maxBytes = 16);
 
 /// Emits an error on the first op under `root` that uses a quantized cache
-/// (with `scales`) in a way no lowering supports yet: a kernel op, or a
-/// dequantizing load. Raw accesses (stored codes) lower as on any cache;
-/// raw storage caches (no scales) lower like float caches.
+/// (with `scales`) in a way no lowering supports yet: a kernel op. Access
+/// ops (raw and dequantizing) and the scale ops lower; raw storage caches
+/// (no scales) lower like float caches.
 LogicalResult rejectCachesWithoutLowering(Operation *root);
 
 /// Applies the kernel-op lowering `patterns` to `root` in one walk (no

@@ -4,32 +4,6 @@
 // or left behind as unrealized casts.
 
 //===----------------------------------------------------------------------===//
-// Quantized caches: raw accesses lower, dequantizing loads not yet
-//===----------------------------------------------------------------------===//
-
-!fp8 = !kvcache.paged_cache<f8E4M3FN, num_heads = 4, head_size = 64, page_size = 32, scales = token_head>
-
-func.func @fp8_dequantizing_load(%key: !fp8, %batch: index, %token: index) -> vector<8xf32> {
-  %c0 = arith.constant 0 : index
-  // expected-error @below {{'kvcache.load' op dequantizing to 'f32' from a quantized cache ('f8E4M3FN', scales = token_head) is not supported yet}}
-  %x = kvcache.load %key[%batch, %c0, %token, %c0] : !fp8 -> vector<8xf32>
-  return %x : vector<8xf32>
-}
-
-// -----
-
-!i8 = !kvcache.paged_cache<i8, num_heads = 4, head_size = 64, page_size = 32, scales = block<32>>
-
-func.func @i8_dequantizing_page_load(%key: !i8, %page: index, %slot: index) -> vector<4xbf16> {
-  %c0 = arith.constant 0 : index
-  // expected-error @below {{'kvcache.page_load' op dequantizing to 'bf16' from a quantized cache ('i8', scales = block<32>) is not supported yet}}
-  %x = kvcache.page_load %key[%page, %slot, %c0, %c0] : !i8 -> vector<4xbf16>
-  return %x : vector<4xbf16>
-}
-
-// -----
-
-//===----------------------------------------------------------------------===//
 // Kernel ops: lowered by convert-kvcache-to-scf / -gpu first
 //===----------------------------------------------------------------------===//
 

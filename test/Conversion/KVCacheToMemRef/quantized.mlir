@@ -67,3 +67,59 @@ func.func @constructor_returned(%blocks: memref<3x2x1x4x2x32xf8E4M3FN>, %cl: mem
   %c = kvcache.paged_collection %blocks, %cl, %lt, %a, %b, %s : memref<3x2x1x4x2x32xf8E4M3FN>, memref<?xi32>, memref<?x?xi32>, memref<3x2x1x4x2x2xf32> -> !c
   return %c : !c
 }
+
+// The scale ops read and write the sixth value: scales[] (tensor),
+// scales[page, slot, head] (token_head), scales[page, slot, head, d / G]
+// (block<G>).
+!b = !kvcache.paged_cache<i8, num_heads = 2, head_size = 64, page_size = 4, scales = block<16>>
+!t = !kvcache.paged_cache<f8E5M2, num_heads = 2, head_size = 64, page_size = 4, scales = tensor>
+!h = !kvcache.continuous_cache<f8E4M3FN, num_heads = 2, head_size = 64, scales = token_head>
+// CHECK-LABEL: func.func @scale_ops(
+// CHECK-SAME: %[[BS:[a-z0-9]+]]: memref<?x4x2x4xf32, strided<[?, 8, 4, 1], offset: ?>>,
+// CHECK-SAME: %[[TS:[a-z0-9]+]]: memref<f32, strided<[], offset: ?>>,
+// CHECK-SAME: %[[HS:[a-z0-9]+]]: memref<?x?x2xf32, strided<[?, 2, 1], offset: ?>>, %[[I:[a-z0-9]+]]: index, %[[J:[a-z0-9]+]]: index, %[[X:[a-z0-9]+]]: f32)
+// CHECK: %[[G:.*]] = arith.divui %[[J]], %c16 : index
+// CHECK: %[[B:.*]] = memref.load %[[BS]][%[[I]], %[[J]], %[[I]], %[[G]]]
+// CHECK: %[[T:.*]] = memref.load %[[TS]][] : memref<f32, strided<[], offset: ?>>
+// CHECK: %[[H:.*]] = memref.load %[[HS]][%[[I]], %[[J]], %[[I]]]
+// CHECK: memref.store %[[X]], %[[BS]][%[[I]], %[[J]], %[[I]], %{{.*}}]
+// CHECK: return %[[B]], %[[T]], %[[H]]
+func.func @scale_ops(%b: !b, %t: !t, %h: !h, %i: index, %j: index, %x: f32) -> (f32, f32, f32) {
+  %0 = kvcache.page_load_scale %b[%i, %j, %i, %j] : !b -> f32
+  %1 = kvcache.page_load_scale %t[%i, %j, %i, %j] : !t -> f32
+  %2 = kvcache.page_load_scale %h[%i, %j, %i, %j] : !h -> f32
+  kvcache.page_store_scale %x, %b[%i, %j, %i, %j] : !b
+  return %0, %1, %2 : f32, f32, f32
+}
+
+// A dequantizing load: the codes, as f32 (i8: sitofp), times the vector's
+// scale, rounded to the result type.
+// CHECK-LABEL: func.func @dequantize_i8(
+// CHECK: %[[CODES:.*]] = vector.load %arg0[%arg6, %arg7, %arg6, %arg7] {alignment = 4 : i64} : {{.*}}, vector<4xi8>
+// CHECK: %[[F:.*]] = arith.sitofp %[[CODES]] : vector<4xi8> to vector<4xf32>
+// CHECK: %[[S:.*]] = memref.load %arg5[
+// CHECK: %[[SV:.*]] = vector.broadcast %[[S]] : f32 to vector<4xf32>
+// CHECK: %[[V:.*]] = arith.mulf %[[F]], %[[SV]] : vector<4xf32>
+// CHECK: arith.truncf %[[V]] : vector<4xf32> to vector<4xbf16>
+func.func @dequantize_i8(%b: !b, %i: index, %j: index) -> vector<4xbf16> {
+  %0 = kvcache.page_load %b[%i, %j, %i, %j] : !b -> vector<4xbf16>
+  return %0 : vector<4xbf16>
+}
+
+// fp8: the 7 magnitude bits shifted into an f32 (by 21 for E5M2), times
+// 2^(127 - 15) = 2^112; E5M2's all-ones exponent gives inf or NaN; the
+// sign OR-ed back.
+// CHECK-LABEL: func.func @dequantize_e5m2(
+// CHECK: %[[CODES:.*]] = memref.load %arg0[
+// CHECK: %[[BYTE:.*]] = arith.bitcast %[[CODES]] : f8E5M2 to i8
+// CHECK: %[[WORD:.*]] = arith.extui %[[BYTE]] : i8 to i32
+// CHECK: %[[MAG:.*]] = arith.andi %[[WORD]], %c127_i32
+// CHECK: arith.shli %[[MAG]], %c21_i32
+// CHECK: arith.mulf %{{.*}}, %cst : f32
+// CHECK: arith.cmpi uge, %[[MAG]], %c124_i32
+// CHECK: %[[S:.*]] = memref.load %arg5[] : memref<f32, strided<[], offset: ?>>
+// CHECK: arith.mulf %{{.*}}, %[[S]] : f32
+func.func @dequantize_e5m2(%t: !t, %i: index, %j: index) -> f32 {
+  %0 = kvcache.page_load %t[%i, %j, %i, %j] : !t -> f32
+  return %0 : f32
+}

@@ -200,3 +200,41 @@ func.func @attention_on_codes_q(%q: memref<?x2x32xi8>, %k: !k, %v: !k, %offsets:
       : memref<?x2x32xi8>, !k, !k, memref<?xi32>, memref<?x2x32xi8>
   return
 }
+
+// -----
+
+!f16 = !kvcache.paged_cache<f16, num_heads = 2, head_size = 32, page_size = 4>
+func.func @scale_of_float_cache(%k: !f16, %i: index) -> f32 {
+  // expected-error @below {{'kvcache.load_scale' op needs a cache with 'scales', got '!kvcache.paged_cache<f16, num_heads = 2, head_size = 32, page_size = 4>'; a float or raw cache has no scales}}
+  %s = kvcache.load_scale %k[%i, %i, %i, %i] : !f16 -> f32
+  return %s : f32
+}
+
+// -----
+
+!raw = !kvcache.paged_cache<i8, num_heads = 2, head_size = 32, page_size = 4>
+func.func @scale_of_raw_cache(%k: !raw, %s: f32, %i: index) {
+  // expected-error @below {{'kvcache.page_store_scale' op needs a cache with 'scales'}}
+  kvcache.page_store_scale %s, %k[%i, %i, %i, %i] : !raw
+  return
+}
+
+// -----
+
+!k = !kvcache.paged_cache<i8, num_heads = 2, head_size = 32, page_size = 4, scales = token_head>
+func.func @scale_head_out_of_range(%k: !k, %s: f32, %i: index) {
+  %c2 = arith.constant 2 : index
+  // expected-error @below {{'kvcache.store_scale' op head index 2 is out of range for num_heads = 2}}
+  kvcache.store_scale %s, %k[%i, %c2, %i, %i] : !k
+  return
+}
+
+// -----
+
+!k = !kvcache.paged_cache<f8E5M2, num_heads = 2, head_size = 32, page_size = 4, scales = block<8>>
+func.func @scale_element_out_of_range(%k: !k, %i: index) -> f32 {
+  %c32 = arith.constant 32 : index
+  // expected-error @below {{'kvcache.page_load_scale' op element range [32, 33) exceeds head_size = 32}}
+  %s = kvcache.page_load_scale %k[%i, %i, %i, %c32] : !k -> f32
+  return %s : f32
+}

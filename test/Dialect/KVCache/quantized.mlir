@@ -102,3 +102,18 @@ func.func @kernel_ops(%k: !q, %v: !q, %f: memref<?x2x64xf32>, %codes: memref<?x2
       : memref<?x8x64xf16>, !q, !q, memref<?xi32>, memref<?x8x64xf16>
   return
 }
+
+// The scale ops: token- or page-addressed, an f32 per element's scale.
+// CHECK-LABEL: func.func @scale_ops
+// CHECK: %[[S:.*]] = kvcache.load_scale %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : !kvcache.paged_cache<f8E4M3FN, num_heads = 8, head_size = 128, page_size = 16, scales = block<32>> -> f32
+// CHECK: kvcache.store_scale %[[S]], %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : !kvcache.paged_cache<f8E4M3FN, num_heads = 8, head_size = 128, page_size = 16, scales = block<32>>
+// CHECK: %[[P:.*]] = kvcache.page_load_scale %{{.*}} -> f32
+// CHECK: kvcache.page_store_scale %[[P]], %{{.*}} : !kvcache.continuous_cache<i8, num_heads = 2, head_size = 64, scales = tensor>
+func.func @scale_ops(%k: !k, %c: !kvcache.continuous_cache<i8, num_heads = 2, head_size = 64, scales = tensor>,
+                     %b: index, %h: index, %t: index, %d: index) {
+  %s = kvcache.load_scale %k[%b, %h, %t, %d] : !k -> f32
+  kvcache.store_scale %s, %k[%b, %h, %t, %d] : !k
+  %p = kvcache.page_load_scale %c[%b, %t, %h, %d] : !kvcache.continuous_cache<i8, num_heads = 2, head_size = 64, scales = tensor> -> f32
+  kvcache.page_store_scale %p, %c[%b, %t, %h, %d] : !kvcache.continuous_cache<i8, num_heads = 2, head_size = 64, scales = tensor>
+  return
+}

@@ -1,0 +1,136 @@
+"""Quantized caches (docs/Contract.md 2.2) on the CPU: dequantizing loads and
+the scale ops against kvcache.reference's fp8/int8 codec, every storage type
+x every scales kind."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("kvcache._kvcache")
+
+import kvcache  # noqa: E402
+from kvcache import reference  # noqa: E402
+from kvcache.config import ELEMENT_TYPES  # noqa: E402
+
+HEADS, HEAD_SIZE, PAGE_SIZE, LAYERS, PAGES, GROUP = 2, 16, 4, 2, 5, 8
+STORAGE = ["f8E4M3FN", "f8E5M2", "i8"]
+SCALES = ["tensor", "token_head", f"block<{GROUP}>"]
+TABLE = np.array([[3, 1], [0, 4]], np.int32)   # sequence 0: pages 3, 1; 1: 0, 4
+
+
+def scales_shape(scales):
+    if scales == "tensor":
+        return (LAYERS, 2)
+    shape = (PAGES, 2, LAYERS, PAGE_SIZE, HEADS)
+    return shape + ((HEAD_SIZE // GROUP,) if scales.startswith("block") else ())
+
+
+def memref(shape, element, dynamic=()):
+    dims = "x".join("?" if i in dynamic else str(n) for i, n in enumerate(shape))
+    return f"memref<{dims}x{element}>"
+
+
+def module(dtype, scales):
+    ctype = (f"!kvcache.paged_collection<{dtype}, num_heads = {HEADS}, head_size = "
+             f"{HEAD_SIZE}, page_size = {PAGE_SIZE}, scales = {scales}>")
+    cache = ctype.replace("paged_collection", "paged_cache")
+    blocks = memref((PAGES, 2, LAYERS, PAGE_SIZE, HEADS, HEAD_SIZE), dtype, (0, 2))
+    smem = memref(scales_shape(scales), "f32", (0,))
+    prologue = (f"%blocks: {blocks}, %lengths: memref<?xi32>, %table: memref<?x?xi32>, "
+                f"%msl: i32, %mcl: i32, %scales: {smem}, %layer: index, %b: index, "
+                f"%h: index, %t: index, %d: index")
+    collection = (f"  %c = kvcache.paged_collection %blocks, %lengths, %table, %msl, %mcl, "
+                  f"%scales : {blocks}, memref<?xi32>, memref<?x?xi32>, {smem} -> {ctype}\n"
+                  f"  %v = kvcache.get_value_cache %c[%layer] : {ctype}\n"
+                  f"  %c0 = arith.constant 0 : index\n")
+    reads = ""
+    for name, element in (("f32", "f32"), ("f16", "f16"), ("bf16", "bf16")):
+        reads += (f"  %{name} = kvcache.load %v[%b, %h, %t, %d] : {cache} -> vector<8x{element}>\n"
+                  f"  vector.store %{name}, %out_{name}[%c0] : memref<8x{element}>, "
+                  f"vector<8x{element}>\n")
+    return (f"func.func @read({prologue}, %out_f32: memref<8xf32>, %out_f16: memref<8xf16>, "
+            f"%out_bf16: memref<8xbf16>) -> f32 {{\n{collection}{reads}"
+            f"  %s = kvcache.load_scale %v[%b, %h, %t, %d] : {cache} -> f32\n"
+            f"  return %s : f32\n}}\n"
+            f"func.func @write_scale({prologue}, %value: f32) {{\n{collection}"
+            f"  kvcache.store_scale %value, %v[%b, %h, %t, %d] : {cache}\n"
+            f"  return\n}}\n")
+
+
+def scale_index(scales, layer, page, slot, head, element):
+    if scales == "tensor":
+        return (layer, 1)
+    index = (page, 1, layer, slot, head)
+    return index + ((element // GROUP,) if scales.startswith("block") else ())
+
+
+def nan_equal(a, b):
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    return bool(np.all((a == b) | (np.isnan(a) & np.isnan(b))))
+
+
+@pytest.mark.parametrize("scales", SCALES)
+@pytest.mark.parametrize("dtype", STORAGE)
+def test_dequantizing_loads_and_scale_ops(dtype, scales):
+    rng = np.random.default_rng(len(dtype) * 7 + len(scales))
+    storage = np.dtype(ELEMENT_TYPES[dtype])
+    blocks = rng.integers(0, 256, (PAGES, 2, LAYERS, PAGE_SIZE, HEADS, HEAD_SIZE),
+                          dtype=np.uint8).view(storage)
+    scale_values = rng.uniform(2.0**-10, 4.0, scales_shape(scales)).astype(np.float32)
+    scale_values.flat[0] = 0.0
+    lengths = np.array([6, 8], np.int32)
+    table = TABLE.copy()
+    cpu = kvcache.CPUModule(module(dtype, scales))
+    outs = {"f32": np.zeros(8, np.float32), "f16": np.zeros(8, np.float16),
+            "bf16": np.zeros(8, np.uint16)}
+    args = (blocks, lengths, table, 2, 8, scale_values)
+    for layer in range(LAYERS):
+        for b in range(2):
+            for t in (0, 3, 5, 7):
+                for h in range(HEADS):
+                    for d in (0, 8):
+                        page, slot = int(TABLE[b, t // PAGE_SIZE]), t % PAGE_SIZE
+                        scale = np.float32(scale_values[scale_index(
+                            scales, layer, page, slot, h, d)])
+                        got = cpu.read(*args, layer, b, h, t, d, outs["f32"],
+                                       outs["f16"], outs["bf16"])
+                        assert np.float32(got) == scale
+                        codes = blocks[page, 1, layer, slot, h, d:d + 8]
+                        # stored * scale in f32, then rounded to f16 / bf16
+                        values = reference.to_float32(codes, dtype) * scale
+                        assert nan_equal(outs["f32"], values), (layer, b, t, h, d)
+                        with np.errstate(over="ignore"):  # f16 saturates to inf
+                            assert nan_equal(outs["f16"], values.astype(np.float16))
+                        assert nan_equal(reference.to_float32(outs["bf16"], "bf16"),
+                                         reference.to_float32(
+                                             reference.from_float32(values, "bf16"), "bf16"))
+    # store_scale writes the scale of the element (the layer's V scale for
+    # tensor), and nothing else.
+    expected = scale_values.copy()
+    cpu.write_scale(*args, 1, 1, 1, 7, 9, 0.5)
+    expected[scale_index(scales, 1, int(TABLE[1, 1]), 3, 1, 9)] = 0.5
+    np.testing.assert_array_equal(scale_values, expected)
+
+
+def test_decoding_covers_every_code():
+    # Every code of each fp8 type through a dequantizing load with scale 1:
+    # the reference's table, NaNs and (E5M2) infinities included. Codes
+    # 0..255 fill V of page 0 in layers 0 and 1 (128 elements each).
+    per_layer = PAGE_SIZE * HEADS * HEAD_SIZE
+    for dtype in ("f8E4M3FN", "f8E5M2"):
+        blocks = np.zeros((PAGES, 2, LAYERS, PAGE_SIZE, HEADS, HEAD_SIZE), np.uint8)
+        for layer in range(LAYERS):
+            blocks[0, 1, layer] = np.arange(layer * per_layer, (layer + 1) * per_layer,
+                                            dtype=np.uint8).reshape(PAGE_SIZE, HEADS, HEAD_SIZE)
+        scale_values = np.ones(scales_shape("tensor"), np.float32)
+        table = np.array([[0, 1], [2, 3]], np.int32)
+        cpu = kvcache.CPUModule(module(dtype, "tensor"))
+        outs = [np.zeros(8, np.float32), np.zeros(8, np.float16), np.zeros(8, np.uint16)]
+        got = []
+        for code in range(0, 256, 8):
+            layer, rest = divmod(code, per_layer)
+            slot, rest = divmod(rest, HEADS * HEAD_SIZE)
+            head, d = divmod(rest, HEAD_SIZE)
+            cpu.read(blocks, np.array([4, 4], np.int32), table, 1, 4, scale_values,
+                     layer, 0, head, slot, d, *outs)
+            got.extend(outs[0].tolist())
+        assert nan_equal(got, reference.fp8_values(dtype))
