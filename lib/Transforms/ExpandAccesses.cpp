@@ -26,9 +26,11 @@ static Location getSplitLoc(Operation *op) {
   return NameLoc::get(op->getName().getIdentifier(), op->getLoc());
 }
 
-struct ExpandLoad : OpRewritePattern<LoadOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(LoadOp op,
+/// load -> lookup + page_load, load_scale -> lookup + page_load_scale.
+template <typename OpTy, typename PageOpTy>
+struct ExpandRead : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
     Location loc = getSplitLoc(op);
     // On an assert_write_mode = 1 cache lookups are checked as writes; this
@@ -37,57 +39,26 @@ struct ExpandLoad : OpRewritePattern<LoadOp> {
     auto lookup = LookupOp::create(rewriter, loc, op.getCache(),
                                    op.getBatch(), op.getToken(),
                                    /*read_only=*/readOnly);
-    Value value = PageLoadOp::create(rewriter, loc, op.getType(),
-                                     op.getCache(), lookup.getPage(),
-                                     lookup.getSlot(), op.getHead(),
-                                     op.getElement());
+    Value value = PageOpTy::create(rewriter, loc, op.getType(), op.getCache(),
+                                   lookup.getPage(), lookup.getSlot(),
+                                   op.getHead(), op.getElement());
     rewriter.replaceOp(op, value);
     return success();
   }
 };
 
-struct ExpandStore : OpRewritePattern<StoreOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(StoreOp op,
+/// store -> lookup + page_store, store_scale -> lookup + page_store_scale.
+template <typename OpTy, typename PageOpTy>
+struct ExpandWrite : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
     Location loc = getSplitLoc(op);
     auto lookup = LookupOp::create(rewriter, loc, op.getCache(),
                                    op.getBatch(), op.getToken());
-    PageStoreOp::create(rewriter, loc, op.getValue(), op.getCache(),
-                        lookup.getPage(), lookup.getSlot(), op.getHead(),
-                        op.getElement());
-    rewriter.eraseOp(op);
-    return success();
-  }
-};
-
-struct ExpandLoadScale : OpRewritePattern<LoadScaleOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(LoadScaleOp op,
-                                PatternRewriter &rewriter) const override {
-    Location loc = getSplitLoc(op);
-    bool readOnly = op.getCache().getType().getAssertWriteMode() == 1;
-    auto lookup = LookupOp::create(rewriter, loc, op.getCache(),
-                                   op.getBatch(), op.getToken(),
-                                   /*read_only=*/readOnly);
-    Value scale = PageLoadScaleOp::create(rewriter, loc, op.getCache(),
-                                          lookup.getPage(), lookup.getSlot(),
-                                          op.getHead(), op.getElement());
-    rewriter.replaceOp(op, scale);
-    return success();
-  }
-};
-
-struct ExpandStoreScale : OpRewritePattern<StoreScaleOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(StoreScaleOp op,
-                                PatternRewriter &rewriter) const override {
-    Location loc = getSplitLoc(op);
-    auto lookup = LookupOp::create(rewriter, loc, op.getCache(),
-                                   op.getBatch(), op.getToken());
-    PageStoreScaleOp::create(rewriter, loc, op.getValue(), op.getCache(),
-                             lookup.getPage(), lookup.getSlot(), op.getHead(),
-                             op.getElement());
+    PageOpTy::create(rewriter, loc, op.getValue(), op.getCache(),
+                     lookup.getPage(), lookup.getSlot(), op.getHead(),
+                     op.getElement());
     rewriter.eraseOp(op);
     return success();
   }
@@ -107,6 +78,9 @@ struct KVCacheExpandAccessesPass
 
 void mlir::kvcache::populateExpandAccessesPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<ExpandLoad, ExpandStore, ExpandLoadScale, ExpandStoreScale>(
+  patterns.add<ExpandRead<LoadOp, PageLoadOp>,
+               ExpandRead<LoadScaleOp, PageLoadScaleOp>,
+               ExpandWrite<StoreOp, PageStoreOp>,
+               ExpandWrite<StoreScaleOp, PageStoreScaleOp>>(
       patterns.getContext());
 }
