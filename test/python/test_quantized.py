@@ -134,3 +134,118 @@ def test_decoding_covers_every_code():
                      layer, 0, head, slot, d, *outs)
             got.extend(outs[0].tolist())
         assert nan_equal(got, reference.fp8_values(dtype))
+
+
+def kernel_module(dtype, scales, rows_element):
+    """@gather (V of a layer into rows of `rows_element`), @store (K, rows of
+    codes), @copy (copy_pages) on a paged cache with `scales`."""
+    ctype = (f"!kvcache.paged_collection<{dtype}, num_heads = {HEADS}, head_size = "
+             f"{HEAD_SIZE}, page_size = {PAGE_SIZE}, scales = {scales}>")
+    cache = ctype.replace("paged_collection", "paged_cache")
+    blocks = memref((PAGES, 2, LAYERS, PAGE_SIZE, HEADS, HEAD_SIZE), dtype, (0, 2))
+    smem = memref(scales_shape(scales), "f32", (0,))
+    rows = f"memref<?x{HEADS}x{HEAD_SIZE}x{rows_element}>"
+    codes = f"memref<?x{HEADS}x{HEAD_SIZE}x{dtype}>"
+    head = (f"%blocks: {blocks}, %lengths: memref<?xi32>, %table: memref<?x?xi32>, "
+            f"%msl: i32, %mcl: i32, %scales: {smem}")
+    collection = (f"  %c = kvcache.paged_collection %blocks, %lengths, %table, %msl, %mcl, "
+                  f"%scales : {blocks}, memref<?xi32>, memref<?x?xi32>, {smem} -> {ctype}\n")
+    return (f"func.func @gather({head}, %layer: index, %out: {rows}, %offsets: memref<?xi32>) {{\n"
+            f"{collection}  %v = kvcache.get_value_cache %c[%layer] : {ctype}\n"
+            f"  kvcache.gather_ragged %v, %out, %offsets : {cache}, {rows}, memref<?xi32>\n"
+            f"  return\n}}\n"
+            f"func.func @store({head}, %layer: index, %new: {codes}, %offsets: memref<?xi32>) {{\n"
+            f"{collection}  %k = kvcache.get_key_cache %c[%layer] : {ctype}\n"
+            f"  kvcache.store_ragged %k, %new, %offsets : {cache}, {codes}, memref<?xi32>\n"
+            f"  return\n}}\n"
+            f"func.func @copy({head}, %pairs: memref<?x2xi32>) {{\n"
+            f"{collection}  kvcache.copy_pages %c, %pairs : {ctype}, memref<?x2xi32>\n"
+            f"  return\n}}\n")
+
+
+def random_quantized_cache(rng, dtype, scales):
+    storage = np.dtype(ELEMENT_TYPES[dtype])
+    blocks = rng.integers(0, 256, (PAGES, 2, LAYERS, PAGE_SIZE, HEADS, HEAD_SIZE),
+                          dtype=np.uint8).view(storage)
+    scale_values = rng.uniform(2.0**-8, 2.0, scales_shape(scales)).astype(np.float32)
+    return blocks, scale_values
+
+
+@pytest.mark.parametrize("rows", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("scales", SCALES)
+@pytest.mark.parametrize("dtype", STORAGE)
+def test_gather_ragged_dequantizes_on_the_cpu(dtype, scales, rows):
+    rng = np.random.default_rng(sum(map(ord, dtype + scales + rows)))
+    blocks, scale_values = random_quantized_cache(rng, dtype, scales)
+    lengths = np.array([6, 7], np.int32)
+    offsets = np.array([1, 7, 14], np.int32)          # row 0 and 14 untouched
+    storage = {"f32": np.float32, "f16": np.float16, "bf16": np.uint16}[rows]
+    out = np.full((15, HEADS, HEAD_SIZE), 7, storage)
+    cpu = kvcache.CPUModule(kernel_module(dtype, scales, rows))
+    layer = 1
+    cpu.gather(blocks, lengths, TABLE, 2, 8, scale_values, layer, out, offsets)
+    expected = np.full((15, HEADS, HEAD_SIZE), np.nan, np.float32)
+    for b in range(2):
+        for t in range(offsets[b + 1] - offsets[b]):
+            page, slot = int(TABLE[b, t // PAGE_SIZE]), t % PAGE_SIZE
+            for h in range(HEADS):
+                for d in range(HEAD_SIZE):
+                    scale = scale_values[scale_index(scales, layer, page, slot, h, d)]
+                    value = reference.to_float32(blocks[page, 1, layer, slot, h, d], dtype)
+                    expected[offsets[b] + t, h, d] = np.float32(value) * np.float32(scale)
+    with np.errstate(over="ignore"):
+        if rows == "f16":
+            expected = expected.astype(np.float16).astype(np.float32)
+        elif rows == "bf16":
+            expected = reference.to_float32(reference.from_float32(expected, "bf16"), "bf16")
+    got = reference.to_float32(out, rows) if rows == "bf16" else out.astype(np.float32)
+    assert nan_equal(got[1:14], expected[1:14])
+    assert np.all(out[0] == 7) and np.all(out[14] == 7)  # untouched (raw)
+
+
+@pytest.mark.parametrize("target", ["cpu", "emulated-gpu"])
+@pytest.mark.parametrize("scales", SCALES)
+def test_raw_copies_and_copy_pages_on_quantized_caches(target, scales):
+    # store_ragged and gather_ragged of codes (scales untouched) on the CPU
+    # and the GPU; copy_pages moves per-page scales with the pages (CPU; on
+    # the GPU only tensor scales, which no page holds).
+    dtype = "f8E5M2"
+    rng = np.random.default_rng(len(scales))
+    blocks, scale_values = random_quantized_cache(rng, dtype, scales)
+    module_type = kvcache.CPUModule if target == "cpu" else kvcache.EmulatedGPUModule
+    ir = kernel_module(dtype, scales, dtype)
+    if target == "emulated-gpu" and scales != "tensor":
+        with pytest.raises(kvcache.CompileError,
+                           match="'kvcache.copy_pages' op on a quantized cache .* not "
+                                 "supported yet on the GPU"):
+            module_type(ir)
+        ir = ir[:ir.index("func.func @copy")]
+    module = module_type(ir)
+    lengths = np.array([2, 5], np.int32)
+    new = rng.integers(0, 256, (4, HEADS, HEAD_SIZE), dtype=np.uint8)
+    offsets = np.array([0, 1, 4], np.int32)           # 1 token after 2, 3 after 5
+    expected_blocks, expected_scales = blocks.copy(), scale_values.copy()
+    for b, (start, count) in enumerate(((2, 1), (5, 3))):
+        for i in range(count):
+            t = start + i
+            page, slot = int(TABLE[b, t // PAGE_SIZE]), t % PAGE_SIZE
+            expected_blocks[page, 0, 1, slot] = new[offsets[b] + i]
+    module.store(blocks, lengths, TABLE, 2, 8, scale_values, 1, new, offsets)
+    np.testing.assert_array_equal(blocks, expected_blocks)
+    np.testing.assert_array_equal(scale_values, expected_scales)
+    out = np.zeros((8, HEADS, HEAD_SIZE), np.uint8)
+    module.gather(blocks, lengths, TABLE, 2, 8, scale_values, 0,
+                  out, np.array([0, 3, 8], np.int32))
+    np.testing.assert_array_equal(out[:3], blocks[3, 1, 0, :3])
+    np.testing.assert_array_equal(out[3:7], blocks[0, 1, 0, :4])
+    np.testing.assert_array_equal(out[7], blocks[4, 1, 0, 0])
+    if target == "emulated-gpu" and scales != "tensor":
+        return
+    pairs = np.array([[2, 3], [4, 0]], np.int32)
+    module.copy(blocks, lengths, TABLE, 2, 8, scale_values, pairs)
+    for src, dst in pairs:
+        expected_blocks[dst] = expected_blocks[src]
+        if scales != "tensor":
+            expected_scales[dst] = expected_scales[src]
+    np.testing.assert_array_equal(blocks, expected_blocks)
+    np.testing.assert_array_equal(scale_values, expected_scales)

@@ -151,7 +151,7 @@ struct ConvertKVCacheToGPUPass
           << ", sm-count=" << target.smCount << ")";
       return signalPassFailure();
     }
-    if (failed(rejectCachesWithoutLowering(getOperation())))
+    if (failed(rejectCachesWithoutLowering(getOperation(), /*gpu=*/true)))
       return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     populateKVCacheToGPUConversionPatterns(patterns, target);

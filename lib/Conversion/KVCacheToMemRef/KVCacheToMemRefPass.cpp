@@ -44,7 +44,7 @@ struct ConvertKVCacheToMemRefPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (failed(rejectCachesWithoutLowering(module)) ||
+    if (failed(rejectCachesWithoutLowering(module, /*gpu=*/false)) ||
         failed(rejectKernelOps(module)))
       return signalPassFailure();
 

@@ -20,6 +20,8 @@
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <numeric>
+
 namespace mlir {
 #define GEN_PASS_DEF_CONVERTKVCACHETOSCF
 #include "KVCache/Conversion/Passes.h.inc"
@@ -65,8 +67,16 @@ struct RaggedCopyToSCF : DataMovementPattern<OpTy> {
     RaggedCopy copy = RaggedCopy::get(op);
     KernelBuilder k{rewriter, getKernelLoc(op)};
     auto params = KVCacheParams::get(copy.cache.getType());
-    int64_t width = getRowVectorWidth(
-        params, cast<MemRefType>(copy.rows.getType()), this->vectorBytes);
+    auto rowsType = cast<MemRefType>(copy.rows.getType());
+    // Chunks of the rows' element type: float rows of a gather from a
+    // quantized cache dequantize (page_load with a float result), each
+    // chunk within one scale group.
+    KVCacheParams rowParams = params;
+    rowParams.elementType = rowsType.getElementType();
+    int64_t width = getRowVectorWidth(rowParams, rowsType, this->vectorBytes);
+    if (rowParams.elementType != params.elementType &&
+        params.scales.getKind() == KVScales::Kind::Block)
+      width = std::gcd(width, params.scales.getGroup());
     Value zero = k.index(0), one = k.index(1);
     k.forLoop(zero, k.numSequences(copy.offsets), one, [&](Value batch) {
       Value first = k.loadOffset(copy.offsets, batch);
@@ -90,6 +100,24 @@ struct RaggedCopyToSCF : DataMovementPattern<OpTy> {
     return success();
   }
 };
+
+/// The scales of (`slot`, every head) of page `src` of `cache` to page
+/// `dst`: one per head (`token_head`) or per group of G (`block<G>`).
+static void copyPageScales(KernelBuilder &k, const KVCacheParams &params,
+                           Value cache, Value src, Value dst, Value slot) {
+  int64_t group = params.scales.getKind() == KVScales::Kind::Block
+                      ? params.scales.getGroup()
+                      : params.headSize;
+  k.forLoop(k.index(0), k.index(params.numHeads), k.index(1), [&](Value head) {
+    k.forLoop(k.index(0), k.index(params.headSize), k.index(group),
+              [&](Value element) {
+                Value scale = PageLoadScaleOp::create(k.b, k.loc, cache, src,
+                                                      slot, head, element);
+                PageStoreScaleOp::create(k.b, k.loc, scale, cache, dst, slot,
+                                         head, element);
+              });
+  });
+}
 
 /// copy_pages: for each pair, each layer, K (and V): the page's
 /// [page_size, num_heads, head_size] block, chunk by chunk.
@@ -119,6 +147,10 @@ struct CopyPagesToSCF : DataMovementPattern<CopyPagesOp> {
             emitRowLoops(k, params, width, [&](Value head, Value element) {
               k.copyPageChunk(cache, src, dst, slot, head, element, width);
             });
+            // Per-page scales (token_head, block<G>) move with the page:
+            // one per head, or per group of G elements.
+            if (params.scales.isPaged())
+              copyPageScales(k, params, cache, src, dst, slot);
           });
       });
     });
@@ -137,7 +169,7 @@ struct ConvertKVCacheToSCFPass
           << static_cast<int64_t>(vectorBytes);
       return signalPassFailure();
     }
-    if (failed(rejectCachesWithoutLowering(getOperation())))
+    if (failed(rejectCachesWithoutLowering(getOperation(), /*gpu=*/false)))
       return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     populateKVCacheToSCFConversionPatterns(patterns, vectorBytes);

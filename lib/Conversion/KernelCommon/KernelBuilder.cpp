@@ -212,7 +212,11 @@ static void storeRowChunk(OpBuilder &builder, Location loc, Value value,
 Value KernelBuilder::readRowChunk(Value cache, Value rows,
                                   const RowChunkPosition &at, int64_t width,
                                   RowCopyDirection direction) {
-  Type chunkType = getChunkType(KVCacheParams::get(cache.getType()), width);
+  // Of the rows' element type: a gather into float rows from a quantized
+  // cache dequantizes (page_load with a float result).
+  KVCacheParams params = KVCacheParams::get(cache.getType());
+  params.elementType = cast<MemRefType>(rows.getType()).getElementType();
+  Type chunkType = getChunkType(params, width);
   if (direction == RowCopyDirection::ToCache)
     return loadRowChunk(b, loc, rows, {at.row, at.head, at.element},
                         chunkType);

@@ -30,11 +30,13 @@ Location getKernelLoc(Operation *op);
 int64_t getRowVectorWidth(const KVCacheParams &params, MemRefType rows,
                           int64_t maxBytes = 16);
 
-/// Emits an error on the first op under `root` that uses a quantized cache
-/// (with `scales`) in a way no lowering supports yet: a kernel op. Access
-/// ops (raw and dequantizing) and the scale ops lower; raw storage caches
-/// (no scales) lower like float caches.
-LogicalResult rejectCachesWithoutLowering(Operation *root);
+/// Emits an error on the first kernel op under `root` on a quantized cache
+/// (with `scales`) that the kernel-op lowerings cannot do yet: attention,
+/// a quantizing store_ragged (float rows), and on the GPU (`gpu`) a
+/// dequantizing gather_ragged or a copy_pages of per-page scales. Raw copies
+/// of codes lower everywhere; access ops (raw and dequantizing) and the
+/// scale ops are convert-kvcache-to-memref's.
+LogicalResult rejectCachesWithoutLowering(Operation *root, bool gpu);
 
 /// Applies the kernel-op lowering `patterns` to `root` in one walk (no
 /// folding: the code around the kernels stays as the patterns wrote it),

@@ -20,3 +20,14 @@ func.func @f8_store(%k: !f8, %new: memref<?x1x16xf32>, %rows: memref<?xi32>) {
   kvcache.store_ragged %k, %new, %rows : !f8, memref<?x1x16xf32>, memref<?xi32>
   return
 }
+
+// -----
+
+// Attention over a quantized cache is not lowered yet.
+!q = !kvcache.paged_cache<f8E5M2, num_heads = 1, head_size = 16, page_size = 2, scales = token_head>
+func.func @quantized_attention(%q: memref<?x2x16xf32>, %k: !q, %v: !q, %rows: memref<?xi32>, %out: memref<?x2x16xf32>) {
+  // expected-error @below {{'kvcache.attention_ragged' op on a quantized cache ('f8E5M2', scales = token_head) is not supported yet}}
+  kvcache.attention_ragged %q, %k, %v, %rows, %out {scale = 0.25 : f32}
+      : memref<?x2x16xf32>, !q, !q, memref<?xi32>, memref<?x2x16xf32>
+  return
+}
