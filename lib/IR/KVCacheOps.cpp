@@ -344,7 +344,10 @@ static LogicalResult verifyScalesOperand(Operation *op, Value scales,
   for (size_t dim = dims.size(); contiguous && dim-- > firstInner;) {
     expectedStrides[dim - firstInner] = expected;
     contiguous = strides[dim] == expected;
-    expected *= dims[dim].second;
+    // The dims after firstInner are static; firstInner's own size (the
+    // continuous kind's block_tokens) may be dynamic and is not needed.
+    if (dim > firstInner)
+      expected *= dims[dim].second;
   }
   if (!contiguous) {
     std::string list;
