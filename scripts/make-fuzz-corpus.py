@@ -5,6 +5,8 @@ expected-error) removed. The generated executed kernel tests
 (test/Integration/CPU/kernel-*.mlir) are left out: their kernel ops are in
 test/Conversion already, wrapped here in kilobytes of data set-up, and each
 takes seconds through the pipelines, which a 60 s fuzzing run cannot afford.
+The inputs under tools/kvcache-fuzz/regressions/ (each once found a crash,
+see its first line) are seeds too, so that every run replays them.
 
     make-fuzz-corpus.py OUTPUT_DIR [SOURCE_ROOT]
 """
@@ -19,7 +21,7 @@ SKIPPED = re.compile(r"^test/Integration/CPU/kernel-")
 
 
 def seeds(root):
-    for top in ("test", "examples"):
+    for top in ("test", "examples", "tools/kvcache-fuzz/regressions"):
         for directory, _, files in os.walk(os.path.join(root, top)):
             for name in sorted(files):
                 if not name.endswith(".mlir"):
@@ -30,7 +32,7 @@ def seeds(root):
                 with open(path, encoding="utf-8") as f:
                     chunks = SPLIT.split(f.read())
                 stem = os.path.relpath(path, root)[: -len(".mlir")]
-                stem = stem.replace(os.sep, "_")
+                stem = stem.replace(os.sep, "_").replace("/", "_")
                 for index, chunk in enumerate(chunks):
                     text = COMMENT_LINE.sub("", chunk).strip()
                     if text:
