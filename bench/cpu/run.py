@@ -29,25 +29,42 @@ CACHE = (f"!kvcache.paged_cache<{ELT}, num_heads = {HEADS}, "
          f"head_size = {DIM}, page_size = {PAGE}>")
 
 
-def program(op, tokens, batch, pairs, layers, reps):
-    """An MLIR program timing `op` and a memcpy of the same bytes."""
+def program(op, tokens, batch, pairs, layers, reps, storage=None):
+    """An MLIR program timing `op` and a memcpy of the same bytes. With
+    `storage` (f8E4M3FN, f8E5M2, i8) the cache holds codes with token_head
+    scales and the f16 rows are quantized (store_ragged) or dequantized
+    (gather_ragged); the memcpy still moves the f16 rows' bytes."""
     pages_per_seq = -(-tokens // batch // PAGE) + 1
     num_pages = batch * pages_per_seq + 2 * pairs + 1
     rows_type = f"memref<{tokens}x{HEADS}x{DIM}x{ELT}>"
-    blocks_type = f"memref<{num_pages}x2x{layers}x{PAGE}x{HEADS}x{DIM}x{ELT}>"
+    cache_elt = storage or ELT
+    scales = ", scales = token_head" if storage else ""
+    collection = (f"!kvcache.paged_collection<{cache_elt}, num_heads = {HEADS}, "
+                  f"head_size = {DIM}, page_size = {PAGE}{scales}>")
+    cache = collection.replace("paged_collection", "paged_cache")
+    blocks_type = f"memref<{num_pages}x2x{layers}x{PAGE}x{HEADS}x{DIM}x{cache_elt}>"
+    scales_type = f"memref<{num_pages}x2x{layers}x{PAGE}x{HEADS}xf32>"
+    if storage:
+        scales_setup = (f"%scales = memref.alloc() {{alignment = 64 : i64}} : {scales_type}\n"
+                        f"      %fone = arith.constant 1.0 : f32\n"
+                        f"      linalg.fill ins(%fone : f32) outs(%scales : {scales_type})\n"
+                        f"      %code = arith.constant 1.0 : {cache_elt}")
+        scales_operand, scales_operand_type = ", %scales", f", {scales_type}"
+    else:
+        scales_setup, scales_operand, scales_operand_type = "%code = arith.constant 1.0 : f16", "", ""
     if op == "copy_pages":
         copy_elems = pairs * 2 * layers * PAGE * ROW
     else:
         copy_elems = tokens * ROW
     per_seq = tokens // batch
     body = {
-        "store_ragged": f"kvcache.store_ragged %k, %rows, %offsets : {CACHE}, {rows_type}, memref<?xi32>",
-        "gather_ragged": f"kvcache.gather_ragged %k, %rows, %offsets : {CACHE}, {rows_type}, memref<?xi32>",
-        "copy_pages": f"kvcache.copy_pages %c, %pairs : {COLLECTION}, memref<?x2xi32>",
+        "store_ragged": f"kvcache.store_ragged %k, %rows, %offsets : {cache}, {rows_type}, memref<?xi32>",
+        "gather_ragged": f"kvcache.gather_ragged %k, %rows, %offsets : {cache}, {rows_type}, memref<?xi32>",
+        "copy_pages": f"kvcache.copy_pages %c, %pairs : {collection}, memref<?x2xi32>",
     }[op]
     return textwrap.dedent(f"""
     func.func private @rtclock() -> f64
-    func.func @time_op(%c: {COLLECTION}, %k: {CACHE}, %rows: {rows_type},
+    func.func @time_op(%c: {collection}, %k: {cache}, %rows: {rows_type},
                        %offsets: memref<?xi32>, %pairs: memref<?x2xi32>) -> f64 {{
       %t0 = func.call @rtclock() : () -> f64
       {body}
@@ -69,7 +86,8 @@ def program(op, tokens, batch, pairs, layers, reps):
       %reps = arith.constant {reps} : index
       %one = arith.constant 1.0 : {ELT}
       %blocks = memref.alloc() {{alignment = 64 : i64}} : {blocks_type}
-      linalg.fill ins(%one : {ELT}) outs(%blocks : {blocks_type})
+      {scales_setup}
+      linalg.fill ins(%code : {cache_elt}) outs(%blocks : {blocks_type})
       %rows = memref.alloc() {{alignment = 64 : i64}} : {rows_type}
       linalg.fill ins(%one : {ELT}) outs(%rows : {rows_type})
       %src = memref.alloc() {{alignment = 64 : i64}} : memref<{copy_elems}x{ELT}>
@@ -111,12 +129,12 @@ def program(op, tokens, batch, pairs, layers, reps):
       }}
       %ms = arith.constant {per_seq} : i32
       %mc = arith.constant {per_seq} : i32
-      %c = kvcache.paged_collection %blocks, %lengths, %table, %ms, %mc
-          : {blocks_type}, memref<?xi32>, memref<?x?xi32> -> {COLLECTION}
-      %k = kvcache.get_key_cache %c[%c0] : {COLLECTION}
+      %c = kvcache.paged_collection %blocks, %lengths, %table, %ms, %mc{scales_operand}
+          : {blocks_type}, memref<?xi32>, memref<?x?xi32>{scales_operand_type} -> {collection}
+      %k = kvcache.get_key_cache %c[%c0] : {collection}
       scf.for %r = %c0 to %reps step %c1 {{
         %a = func.call @time_op(%c, %k, %rows, %offsets, %pairs)
-            : ({COLLECTION}, {CACHE}, {rows_type}, memref<?xi32>, memref<?x2xi32>) -> f64
+            : ({collection}, {cache}, {rows_type}, memref<?xi32>, memref<?x2xi32>) -> f64
         %m = func.call @time_memcpy(%src, %dst) : (memref<{copy_elems}x{ELT}>, memref<{copy_elems}x{ELT}>) -> f64
         vector.print str "TIME "
         vector.print %a : f64
@@ -128,8 +146,8 @@ def program(op, tokens, batch, pairs, layers, reps):
     """), copy_elems * ELT_BYTES * 2  # bytes read + written
 
 
-def run_case(build, op, tokens, batch, pairs, layers, reps):
-    source, moved = program(op, tokens, batch, pairs, layers, reps)
+def run_case(build, op, tokens, batch, pairs, layers, reps, storage=None):
+    source, moved = program(op, tokens, batch, pairs, layers, reps, storage)
     lowered = subprocess.run(
         [os.path.join(build, "bin", "kvcache-opt"), "-kvcache-to-cpu", "-"],
         input=source, capture_output=True, text=True, check=True).stdout
@@ -164,6 +182,10 @@ def main():
         ("gather_ragged", "131072 rows (256 MiB context)", dict(tokens=131072, batch=64, pairs=1, layers=1)),
         ("copy_pages", "64 pairs x 4 layers", dict(tokens=64, batch=64, pairs=64, layers=4)),
         ("copy_pages", "512 pairs x 4 layers (64 MiB)", dict(tokens=64, batch=64, pairs=512, layers=4)),
+        ("store_ragged", "4096 f16 rows -> fp8 token_head",
+         dict(tokens=4096, batch=64, pairs=1, layers=1, storage="f8E4M3FN")),
+        ("gather_ragged", "4096 fp8 token_head -> f16 rows",
+         dict(tokens=4096, batch=64, pairs=1, layers=1, storage="f8E4M3FN")),
     ]
     if args.quick:
         cases = [c for c in cases if "256 MiB" not in c[1] and "512 pairs" not in c[1]]

@@ -23,8 +23,9 @@ import numpy as np
 from .config import ELEMENT_TYPES
 
 __all__ = ["CacheCollection", "CacheView", "ContinuousCache", "PagedCache",
-           "attention_ragged", "copy_pages", "decode_step", "fp8_encode",
-           "fp8_values", "from_float32",
+           "attention_ragged", "copy_pages", "decode_step", "dequantize",
+           "dynamic_scale", "fp8_encode", "fp8_values", "from_float32",
+           "quantize",
            "gather_ragged", "random_cache", "random_rows", "row_offsets",
            "storage_dtype", "store_ragged", "to_float32"]
 
@@ -36,7 +37,7 @@ def storage_dtype(dtype):
     return np.dtype(ELEMENT_TYPES[dtype])
 
 
-# The 8-bit float formats (docs/Contract.md 8): exponent and mantissa bits,
+# The 8-bit float formats (docs/Contract.md 2.2): exponent and mantissa bits,
 # exponent bias, and whether the all-ones exponent holds numbers (E4M3FN:
 # only S.1111.111 is NaN, no infinities) or infinities and NaNs (E5M2, as
 # IEEE 754).
@@ -97,7 +98,7 @@ def fp8_encode(values, dtype):
 
 def i8_encode(values):
     """float values to int8: round half to even, saturate to +-127; NaN to
-    0 (docs/Contract.md 8)."""
+    0 (docs/Contract.md 2.2)."""
     values = np.asarray(values, dtype=np.float64)
     rounded = np.clip(np.round(np.nan_to_num(values, nan=0.0)), -127, 127)
     return rounded.astype(np.int8)
@@ -134,6 +135,36 @@ def from_float32(values, dtype):
     if dtype == "i8":
         return i8_encode(values)
     raise ValueError(f"no conversion for {dtype!r}")
+
+
+def quantize(values, dtype, scale):
+    """Codes of storage type `dtype` for float32 `values` at `scale`
+    (docs/Contract.md 2.2): saturate(rne(value / scale)), the quotient the
+    correctly rounded float32 division; fp8 codes as uint8, i8 as int8."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        quotient = np.asarray(values, np.float32) / np.float32(scale)
+    if dtype == "i8":
+        return i8_encode(quotient)
+    return fp8_encode(quotient, dtype)
+
+
+def dynamic_scale(values, dtype):
+    """The scale store_ragged computes for one group of float32 `values`
+    (token_head: a head's row; block<G>: G elements): amax / max_finite in
+    float32, amax over the non-NaN magnitudes, 1 when amax is 0."""
+    magnitudes = np.abs(np.asarray(values, np.float32))
+    magnitudes = magnitudes[~np.isnan(magnitudes)]
+    amax = np.float32(magnitudes.max()) if magnitudes.size else np.float32(0)
+    if amax == 0:
+        return np.float32(1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.float32(amax / np.float32(MAX_FINITE[dtype]))
+
+
+def dequantize(codes, dtype, scale):
+    """float32 values of `codes` at `scale`: stored * scale in float32."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return to_float32(codes, dtype) * np.float32(scale)
 
 
 class CacheCollection:

@@ -137,13 +137,14 @@ def test_invalid_pipeline_is_an_error():
 
 
 def test_failing_pass_reports_the_op_location():
-    # A quantized cache (scales): no lowering takes it yet.
+    # Attention over a quantized cache (scales): no lowering takes it yet.
     cache = ("!kvcache.paged_cache<f8E4M3FN, num_heads = 2, head_size = 16, "
              "page_size = 8, scales = tensor>")
-    ir = (f"func.func @f(%k: {cache}, %rows: memref<?x2x16xf32>, "
-          f"%offsets: memref<?xi32>) {{\n"
-          f"  kvcache.store_ragged %k, %rows, %offsets : {cache}, "
-          f"memref<?x2x16xf32>, memref<?xi32>\n  return\n}}\n")
+    rows = "memref<?x2x16xf32>"
+    ir = (f"func.func @f(%q: {rows}, %k: {cache}, %v: {cache}, "
+          f"%offsets: memref<?xi32>, %out: {rows}) {{\n"
+          f"  kvcache.attention_ragged %q, %k, %v, %offsets, %out {{scale = 0.25 : f32}} "
+          f": {rows}, {cache}, {cache}, memref<?xi32>, {rows}\n  return\n}}\n")
     with pytest.raises(kvcache.CompileError) as info:
         kvcache.run_pipeline(ir, "kvcache-to-cpu", filename="f8.mlir")
     assert any(d.location.startswith("f8.mlir:") for d in info.value.diagnostics)

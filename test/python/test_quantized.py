@@ -138,7 +138,8 @@ def test_decoding_covers_every_code():
 
 def kernel_module(dtype, scales, rows_element):
     """@gather (V of a layer into rows of `rows_element`), @store (K, rows of
-    codes), @copy (copy_pages) on a paged cache with `scales`."""
+    codes), @store_rows (K, rows of `rows_element`), @copy (copy_pages) on
+    a paged cache with `scales`."""
     ctype = (f"!kvcache.paged_collection<{dtype}, num_heads = {HEADS}, head_size = "
              f"{HEAD_SIZE}, page_size = {PAGE_SIZE}, scales = {scales}>")
     cache = ctype.replace("paged_collection", "paged_cache")
@@ -157,6 +158,11 @@ def kernel_module(dtype, scales, rows_element):
             f"func.func @store({head}, %layer: index, %new: {codes}, %offsets: memref<?xi32>) {{\n"
             f"{collection}  %k = kvcache.get_key_cache %c[%layer] : {ctype}\n"
             f"  kvcache.store_ragged %k, %new, %offsets : {cache}, {codes}, memref<?xi32>\n"
+            f"  return\n}}\n"
+            f"func.func @store_rows({head}, %layer: index, %new: {rows}, "
+            f"%offsets: memref<?xi32>) {{\n"
+            f"{collection}  %k = kvcache.get_key_cache %c[%layer] : {ctype}\n"
+            f"  kvcache.store_ragged %k, %new, %offsets : {cache}, {rows}, memref<?xi32>\n"
             f"  return\n}}\n"
             f"func.func @copy({head}, %pairs: memref<?x2xi32>) {{\n"
             f"{collection}  kvcache.copy_pages %c, %pairs : {ctype}, memref<?x2xi32>\n"
@@ -249,3 +255,223 @@ def test_raw_copies_and_copy_pages_on_quantized_caches(target, scales):
             expected_scales[dst] = expected_scales[src]
     np.testing.assert_array_equal(blocks, expected_blocks)
     np.testing.assert_array_equal(scale_values, expected_scales)
+
+
+ROW_DTYPES = {"f32": np.float32, "f16": np.float16, "bf16": np.uint16}
+
+
+def float_rows(rng, count, rows):
+    """`count` rows of `rows` element type (bf16 as uint16 bits) and their
+    float32 values: random magnitudes from 2^-30 to 2^20 per head and group,
+    with NaN, +-inf, -0, an all-zero head and an all-NaN group of 8."""
+    values = rng.standard_normal((count, HEADS, HEAD_SIZE)).astype(np.float32)
+    values *= np.exp2(rng.integers(-30, 21, (count, HEADS, 2, 1))).repeat(
+        HEAD_SIZE // 2, axis=3).reshape(count, HEADS, HEAD_SIZE).astype(np.float32)
+    values[0, 0, 3] = np.nan
+    values[0, 1, 5] = np.inf
+    values[1, 0, 0] = -np.inf
+    values[1, 1, 7] = -0.0
+    values[2, 0] = 0.0
+    values[2, 1, 8:] = np.nan
+    with np.errstate(over="ignore"):                 # f16 overflows to inf
+        stored = reference.from_float32(values, rows)
+    return stored, reference.to_float32(stored, rows)
+
+
+@pytest.mark.parametrize("rows", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("scales", SCALES)
+@pytest.mark.parametrize("dtype", STORAGE)
+def test_store_ragged_quantizes_on_the_cpu(dtype, scales, rows):
+    # Float rows into a quantized K cache: token_head and block<G> write
+    # amax / max_finite per group, tensor uses the layer's scale; codes are
+    # saturate(rne(value / scale)). Compared bit for bit with the reference.
+    rng = np.random.default_rng(sum(map(ord, "store" + dtype + scales + rows)))
+    blocks, scale_values = random_quantized_cache(rng, dtype, scales)
+    lengths = np.array([2, 5], np.int32)
+    offsets = np.array([0, 3, 6], np.int32)           # 3 tokens after 2, 3 after 5
+    new, values = float_rows(rng, 6, rows)
+    cpu = kvcache.CPUModule(kernel_module(dtype, scales, rows))
+    layer = 1
+    expected_blocks, expected_scales = blocks.copy(), scale_values.copy()
+    group = GROUP if scales.startswith("block") else HEAD_SIZE
+    for b, start in enumerate(lengths):
+        for i in range(offsets[b + 1] - offsets[b]):
+            t, r = int(start) + i, int(offsets[b]) + i
+            page, slot = int(TABLE[b, t // PAGE_SIZE]), t % PAGE_SIZE
+            for h in range(HEADS):
+                for d in range(0, HEAD_SIZE, group):
+                    chunk = values[r, h, d:d + group]
+                    index = scale_index(scales, layer, page, slot, h, d)
+                    index = (index[0], 0) if scales == "tensor" else \
+                        index[:1] + (0,) + index[2:]
+                    if scales == "tensor":
+                        scale = scale_values[index]
+                    else:
+                        scale = reference.dynamic_scale(chunk, dtype)
+                        expected_scales[index] = scale
+                    codes = reference.quantize(chunk, dtype, scale)
+                    expected_blocks[page, 0, layer, slot, h, d:d + group] = \
+                        codes.view(blocks.dtype)
+    cpu.store_rows(blocks, lengths, TABLE, 2, 8, scale_values, layer, new, offsets)
+    np.testing.assert_array_equal(scale_values.view(np.uint32),
+                                  expected_scales.view(np.uint32))
+    np.testing.assert_array_equal(blocks.view(np.uint8), expected_blocks.view(np.uint8))
+
+
+def edge_values(dtype):
+    """float32 values around every rounding decision of `dtype`: each finite
+    code's value, the midpoints between neighbours (ties) and the float32
+    values next to them, the saturation bound and beyond, both signs, and
+    NaN, +-inf, +-0."""
+    if dtype == "i8":
+        points = np.arange(-130, 131, dtype=np.float64)
+        ties = points + 0.5
+    else:
+        table = reference.fp8_values(dtype)[:128]
+        points = np.sort(table[np.isfinite(table)])
+        ties = (points[:-1] + points[1:]) / 2
+        top = points[-1]
+        step = top - points[-2]
+        points = np.concatenate([points, [top + step / 2, top + step, 2 * top]])
+    ties = ties.astype(np.float32)
+    values = np.concatenate([points.astype(np.float32), ties,
+                             np.nextafter(ties, np.float32(np.inf)),
+                             np.nextafter(ties, np.float32(-np.inf)),
+                             [np.float32(1e30), np.float32(2.0**-140)]])
+    values = np.concatenate([values, -values, [np.nan, -np.nan, np.inf, -np.inf,
+                                               0.0, -0.0]]).astype(np.float32)
+    return values
+
+
+def store_with_tensor_scale(dtype, values, scale):
+    """The codes store_ragged writes for float32 `values` on a tensor-scaled
+    cache of `dtype` whose scales are all `scale`, checked against
+    reference.quantize."""
+    per_call = 16 * HEADS * HEAD_SIZE                 # 2 sequences x 8 tokens
+    padded = np.zeros(-(-values.size // per_call) * per_call, np.float32)
+    padded[:values.size] = values
+    cpu = kvcache.CPUModule(kernel_module(dtype, "tensor", "f32"))
+    storage = np.dtype(ELEMENT_TYPES[dtype])
+    scale_values = np.full(scales_shape("tensor"), scale, np.float32)
+    codes = []
+    for start in range(0, padded.size, per_call):
+        blocks = np.zeros((PAGES, 2, LAYERS, PAGE_SIZE, HEADS, HEAD_SIZE), storage)
+        rows = padded[start:start + per_call].reshape(16, HEADS, HEAD_SIZE)
+        cpu.store_rows(blocks, np.zeros(2, np.int32), TABLE, 8, 8, scale_values, 0,
+                       rows.copy(), np.array([0, 8, 16], np.int32))
+        for b in range(2):
+            for t in range(8):
+                page, slot = int(TABLE[b, t // PAGE_SIZE]), t % PAGE_SIZE
+                codes.append(blocks[page, 0, 0, slot].reshape(-1).view(np.uint8))
+    got = np.concatenate(codes)[:values.size]
+    expected = reference.quantize(values, dtype, scale).view(np.uint8)
+    mismatches = np.flatnonzero(got != expected)
+    assert mismatches.size == 0, [(values[i], got[i], expected[i]) for i in mismatches[:8]]
+    return got
+
+
+@pytest.mark.parametrize("dtype", STORAGE)
+def test_quantizing_rounds_saturates_and_keeps_signs(dtype):
+    # Scale 1 (tensor): the stored codes of edge_values(dtype), against the
+    # reference's table-based encoder and a few values worked out by hand.
+    values = edge_values(dtype)
+    got = store_with_tensor_scale(dtype, values, 1.0)
+    by_hand = {
+        "f8E4M3FN": {448.0: 0x7E, 464.0: 0x7E, 1e30: 0x7E, np.inf: 0x7E, -np.inf: 0xFE,
+                     -0.0: 0x80, 2.0**-10: 0x00, 3 * 2.0**-10: 0x02, 1.0625: 0x38,
+                     1.1875: 0x3A},
+        "f8E5M2": {57344.0: 0x7B, 61440.0: 0x7B, np.inf: 0x7B, -0.0: 0x80,
+                   2.0**-17: 0x00, 1.125: 0x3C, 1.375: 0x3E},
+        "i8": {2.5: 2, 3.5: 4, -2.5: 0xFE, 127.5: 127, -np.inf: 0x81, -0.0: 0},
+    }[dtype]
+    for value, code in by_hand.items():
+        index = np.flatnonzero((values == np.float32(value)) &
+                               (np.signbit(values) == np.signbit(value)))[0]
+        assert got[index] == code, (value, got[index], code)
+    nan_code = {"f8E4M3FN": 0x7F, "f8E5M2": 0x7E, "i8": 0}[dtype]
+    nans = np.flatnonzero(np.isnan(values))
+    assert sorted(got[nans] & 0x7F) == [nan_code, nan_code]
+
+
+@pytest.mark.parametrize("scale", [0.1, 3.0, 2.0**-20])
+@pytest.mark.parametrize("dtype", STORAGE)
+def test_quantizing_divides(dtype, scale):
+    # value / scale is the correctly rounded division: the values put the
+    # quotient next to the rounding ties (a multiply by the reciprocal
+    # lands on the other side of some of them).
+    edges = edge_values(dtype)
+    edges = edges[np.isfinite(edges) & (np.abs(edges) < 1e29)].astype(np.float64)
+    products = (edges * np.float64(np.float32(scale))).astype(np.float32)
+    values = np.concatenate([products, np.nextafter(products, np.float32(np.inf)),
+                             np.nextafter(products, np.float32(-np.inf))])
+    store_with_tensor_scale(dtype, values, scale)
+
+
+@pytest.mark.parametrize("dtype", STORAGE)
+def test_dynamic_scales_divide_amax(dtype):
+    # token_head: each head's amax is one where amax / max_finite and
+    # amax * (1 / max_finite) differ in float32; the stored scale must be
+    # the quotient.
+    rng = np.random.default_rng(len(dtype))
+    limit = np.float32(reference.MAX_FINITE[dtype])
+    candidates = rng.uniform(1e-3, 1e3, 4096).astype(np.float32)
+    divided = candidates / limit
+    multiplied = candidates * (np.float32(1) / limit)
+    amax = candidates[divided != multiplied][:16 * HEADS]
+    assert amax.size == 16 * HEADS
+    rows = rng.uniform(-1, 1, (16, HEADS, HEAD_SIZE)).astype(np.float32)
+    rows *= amax.reshape(16, HEADS, 1)
+    rows[:, :, 0] = -amax.reshape(16, HEADS)
+    cpu = kvcache.CPUModule(kernel_module(dtype, "token_head", "f32"))
+    blocks = np.zeros((PAGES, 2, LAYERS, PAGE_SIZE, HEADS, HEAD_SIZE),
+                      np.dtype(ELEMENT_TYPES[dtype]))
+    scale_values = np.zeros(scales_shape("token_head"), np.float32)
+    cpu.store_rows(blocks, np.zeros(2, np.int32), TABLE, 8, 8, scale_values, 0,
+                   rows, np.array([0, 8, 16], np.int32))
+    for r in range(16):
+        b, t = divmod(r, 8)
+        page, slot = int(TABLE[b, t // PAGE_SIZE]), t % PAGE_SIZE
+        got = scale_values[page, 0, 0, slot]
+        expected = amax[r * HEADS:(r + 1) * HEADS] / limit
+        np.testing.assert_array_equal(got.view(np.uint32), expected.view(np.uint32))
+        np.testing.assert_array_equal(
+            blocks[page, 0, 0, slot].view(np.uint8),
+            np.stack([reference.quantize(rows[r, h], dtype, expected[h])
+                      for h in range(HEADS)]).view(np.uint8))
+
+
+@pytest.mark.parametrize("dtype", STORAGE)
+def test_quantizing_a_long_group(dtype):
+    # A head of 512 f32 values is 32 chunks: the store reads it twice
+    # (amax loop, then codes) instead of keeping it in registers.
+    head_size, pages = 512, 3
+    ctype = (f"!kvcache.paged_collection<{dtype}, num_heads = 1, head_size = {head_size}, "
+             f"page_size = 2, scales = token_head>")
+    cache = ctype.replace("paged_collection", "paged_cache")
+    blocks_t = f"memref<{pages}x2x1x2x1x{head_size}x{dtype}>"
+    scales_t = f"memref<{pages}x2x1x2x1xf32>"
+    rows_t = f"memref<?x1x{head_size}xf32>"
+    ir = (f"func.func @store(%blocks: {blocks_t}, %lengths: memref<?xi32>, "
+          f"%table: memref<?x?xi32>, %scales: {scales_t}, %new: {rows_t}, "
+          f"%offsets: memref<?xi32>) {{\n"
+          f"  %msl = arith.constant 4 : i32\n"
+          f"  %c = kvcache.paged_collection %blocks, %lengths, %table, %msl, %msl, %scales"
+          f" : {blocks_t}, memref<?xi32>, memref<?x?xi32>, {scales_t} -> {ctype}\n"
+          f"  %c0 = arith.constant 0 : index\n"
+          f"  %k = kvcache.get_key_cache %c[%c0] : {ctype}\n"
+          f"  kvcache.store_ragged %k, %new, %offsets : {cache}, {rows_t}, memref<?xi32>\n"
+          f"  return\n}}\n")
+    rng = np.random.default_rng(3)
+    rows = (rng.standard_normal((3, 1, head_size)) * 40).astype(np.float32)
+    rows[1, 0, 100] = np.nan
+    blocks = np.zeros((pages, 2, 1, 2, 1, head_size), np.dtype(ELEMENT_TYPES[dtype]))
+    scales = np.zeros((pages, 2, 1, 2, 1), np.float32)
+    table = np.array([[2, 0]], np.int32)
+    kvcache.CPUModule(ir).store(blocks, np.array([1], np.int32), table, scales, rows,
+                                np.array([0, 3], np.int32))
+    for r, t in enumerate((1, 2, 3)):
+        page, slot = int(table[0, t // 2]), t % 2
+        scale = reference.dynamic_scale(rows[r, 0], dtype)
+        assert scales[page, 0, 0, slot, 0].view(np.uint32) == np.float32(scale).view(np.uint32)
+        np.testing.assert_array_equal(blocks[page, 0, 0, slot, 0].view(np.uint8),
+                                      reference.quantize(rows[r, 0], dtype, scale).view(np.uint8))

@@ -521,6 +521,13 @@ def KVCache_StoreRaggedOp
     `cache_length(b) + r - row_offsets[b]` of sequence `b`. `cache_lengths`
     is not changed.
 
+    On a quantized cache (with `scales`), rows of the storage type are
+    copied as codes (scales untouched) and f32, f16 or bf16 rows are
+    quantized, `saturate(rne(value / scale))`: with the layer's scale for
+    `scales = tensor`, and for `token_head` and `block<G>` with each
+    group's scale `amax / max_finite` (1 when amax is 0), which the op
+    writes too (docs/Contract.md section 2.2).
+
     ```mlir
     kvcache.store_ragged %k, %new, %row_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x8x128xf16>, memref<?xi32>
     ```
@@ -542,7 +549,9 @@ def KVCache_GatherRaggedOp
   let description = [{
     The inverse of `store_ragged` for reading a context: `out` row `r` in
     `[ctx_offsets[b], ctx_offsets[b+1])` receives token position
-    `r - ctx_offsets[b]` of sequence `b`.
+    `r - ctx_offsets[b]` of sequence `b`. On a quantized cache, `out` of
+    the storage type receives the codes and f32, f16 or bf16 `out` the
+    dequantized values.
 
     ```mlir
     kvcache.gather_ragged %k, %out, %ctx_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x8x128xf16>, memref<?xi32>

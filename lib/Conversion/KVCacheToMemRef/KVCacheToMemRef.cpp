@@ -10,7 +10,7 @@
 #include "KVCache/Conversion/KVCacheToMemRef/KVCacheToMemRef.h"
 #include "KVCache/IR/KVCacheDialect.h"
 #include "KVCache/IR/KVCacheOps.h"
-#include "Quantization.h"
+#include "../KernelCommon/Quantization.h"
 #include "RuntimeChecks.h"
 #include "StructuralConversion.h"
 

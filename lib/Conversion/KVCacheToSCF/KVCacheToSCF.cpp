@@ -11,6 +11,7 @@
 #include "KVCache/Conversion/Passes.h"
 #include "KVCache/IR/KVCacheOps.h"
 #include "../KernelCommon/KernelBuilder.h"
+#include "../KernelCommon/Quantization.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -45,6 +46,132 @@ static void emitRowLoops(KernelBuilder &k, const KVCacheParams &params,
   });
 }
 
+/// The row chunk at `at` of `rows` (f32, f16 or bf16) as f32.
+static Value readRowChunkAsF32(KernelBuilder &k, Value cache, Value rows,
+                               const RowChunkPosition &at, int64_t width) {
+  Value chunk = k.readRowChunk(cache, rows, at, width,
+                               RowCopyDirection::ToCache);
+  Type f32 = k.b.getF32Type();
+  if (auto vector = dyn_cast<VectorType>(chunk.getType()))
+    f32 = vector.clone(f32);
+  if (chunk.getType() == f32)
+    return chunk;
+  return arith::ExtFOp::create(k.b, k.loc, f32, chunk);
+}
+
+/// `scalar` (f32) in the shape of `like` (f32 or a vector of f32).
+static Value splatLike(KernelBuilder &k, Value scalar, Value like) {
+  if (auto vector = dyn_cast<VectorType>(like.getType()))
+    return k.splat(scalar, vector);
+  return scalar;
+}
+
+/// store_ragged of float rows into a cache with scales, one token row
+/// (`at.row` -> `at.page`, `at.slot`): each scale group of each head is
+/// quantized `saturate(rne(value / scale))` (encodeF32ToStorage). For
+/// `tensor` the scale is the layer's; for `token_head` (a group is the
+/// head) and `block<G>` it is computed from the group's values first,
+/// `amax / max_finite` (1 when amax = 0; amax over the non-NaN magnitudes),
+/// and written with page_store_scale. A group of at most
+/// kMaxResidentChunks chunks is read once and kept in registers (straight
+/// line code); a larger one is read twice (amax, then the codes).
+static void emitQuantizingRowStore(KernelBuilder &k,
+                                   const KVCacheParams &params, Value cache,
+                                   Value rows, RowChunkPosition at,
+                                   int64_t width) {
+  constexpr int64_t kMaxResidentChunks = 16;
+  KVScales scales = params.scales;
+  int64_t group = scales.getKind() == KVScales::Kind::Block
+                      ? scales.getGroup()
+                      : params.headSize;
+  int64_t chunks = group / width;
+  bool dynamic = scales.getKind() != KVScales::Kind::Tensor;
+  Type f32 = k.b.getF32Type();
+  Type chunkF32 = width == 1 ? f32 : VectorType::get({width}, f32);
+  auto f32Constant = [&](float value) -> Value {
+    return arith::ConstantOp::create(k.b, k.loc, k.b.getF32FloatAttr(value));
+  };
+  auto read = [&](Value element) {
+    at.element = element;
+    return readRowChunkAsF32(k, cache, rows, at, width);
+  };
+  // maxnumf: NaN magnitudes drop out.
+  auto maxMagnitude = [&](Value acc, Value values) -> Value {
+    return arith::MaxNumFOp::create(
+        k.b, k.loc, acc, math::AbsFOp::create(k.b, k.loc, values));
+  };
+  // The group's scale from the lane-wise amax of its chunks, written.
+  auto storeDynamicScale = [&](Value amax, Value groupStart) {
+    // No lane holds NaN (maxnumf from 0): the reduction may say so, which
+    // lets LLVM use a shuffle tree instead of a NaN-aware scalar chain.
+    if (width > 1)
+      amax = vector::ReductionOp::create(k.b, k.loc,
+                                         vector::CombiningKind::MAXNUMF, amax,
+                                         arith::FastMathFlags::nnan);
+    Value quotient =
+        k.fdiv(amax, f32Constant(getMaxFinite(params.elementType)));
+    Value isZero = arith::CmpFOp::create(
+        k.b, k.loc, arith::CmpFPredicate::OEQ, amax, f32Constant(0.0f));
+    Value scale = k.select(isZero, f32Constant(1.0f), quotient);
+    PageStoreScaleOp::create(k.b, k.loc, scale, cache, at.page, at.slot,
+                             at.head, groupStart);
+    return scale;
+  };
+  auto quantizeAndStore = [&](Value values, Value scale, Value element) {
+    // The correctly rounded f32 quotient: a division, not a multiply by
+    // the reciprocal.
+    Value quotient = k.fdiv(values, splatLike(k, scale, values));
+    Value codes = encodeF32ToStorage(k.b, k.loc, quotient, params.elementType);
+    PageStoreOp::create(k.b, k.loc, codes, cache, at.page, at.slot, at.head,
+                        element);
+  };
+  auto zeros = [&]() -> Value {
+    return arith::ConstantOp::create(
+        k.b, k.loc, chunkF32,
+        width == 1 ? TypedAttr(k.b.getF32FloatAttr(0.0f))
+                   : DenseElementsAttr::get(cast<VectorType>(chunkF32), 0.0f));
+  };
+  Value zero = k.index(0), step = k.index(width);
+  k.forLoop(zero, k.index(params.numHeads), k.index(1), [&](Value head) {
+    at.head = head;
+    k.forLoop(zero, k.index(params.headSize), k.index(group),
+              [&](Value groupStart) {
+      if (chunks <= kMaxResidentChunks) {
+        SmallVector<Value> elements, values;
+        Value amax = zeros();
+        for (int64_t i = 0; i < chunks; ++i) {
+          elements.push_back(k.add(groupStart, k.index(i * width)));
+          values.push_back(read(elements.back()));
+          amax = maxMagnitude(amax, values.back());
+        }
+        Value scale = dynamic ? storeDynamicScale(amax, groupStart)
+                              : PageLoadScaleOp::create(k.b, k.loc, cache,
+                                                        at.page, at.slot,
+                                                        head, groupStart)
+                                    .getResult();
+        for (int64_t i = 0; i < chunks; ++i)
+          quantizeAndStore(values[i], scale, elements[i]);
+        return;
+      }
+      Value groupEnd = k.add(groupStart, k.index(group));
+      Value scale;
+      if (dynamic) {
+        Value amax = k.forLoop(groupStart, groupEnd, step, {zeros()},
+                               [&](Value element, ValueRange carried) {
+          return SmallVector<Value>{maxMagnitude(carried[0], read(element))};
+        })[0];
+        scale = storeDynamicScale(amax, groupStart);
+      } else {
+        scale = PageLoadScaleOp::create(k.b, k.loc, cache, at.page, at.slot,
+                                        head, groupStart);
+      }
+      k.forLoop(groupStart, groupEnd, step, [&](Value element) {
+        quantizeAndStore(read(element), scale, element);
+      });
+    });
+  });
+}
+
 namespace {
 
 /// Base of the data-movement patterns: knows the vector size.
@@ -74,8 +201,8 @@ struct RaggedCopyToSCF : DataMovementPattern<OpTy> {
     KVCacheParams rowParams = params;
     rowParams.elementType = rowsType.getElementType();
     int64_t width = getRowVectorWidth(rowParams, rowsType, this->vectorBytes);
-    if (rowParams.elementType != params.elementType &&
-        params.scales.getKind() == KVScales::Kind::Block)
+    bool converts = rowParams.elementType != params.elementType;
+    if (converts && params.scales.getKind() == KVScales::Kind::Block)
       width = std::gcd(width, params.scales.getGroup());
     Value zero = k.index(0), one = k.index(1);
     k.forLoop(zero, k.numSequences(copy.offsets), one, [&](Value batch) {
@@ -89,6 +216,12 @@ struct RaggedCopyToSCF : DataMovementPattern<OpTy> {
         Value page, slot;
         std::tie(page, slot) =
             k.lookup(copy.cache, batch, token, copy.isStore());
+        // Float rows into a cache with scales quantize.
+        if (converts && copy.isStore()) {
+          emitQuantizingRowStore(k, params, copy.cache, copy.rows,
+                                 {row, page, slot, Value(), Value()}, width);
+          return;
+        }
         emitRowLoops(k, params, width, [&](Value head, Value element) {
           k.copyRowChunk(copy.cache, copy.rows,
                          {row, page, slot, head, element}, width,

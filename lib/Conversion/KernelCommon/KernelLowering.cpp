@@ -63,14 +63,14 @@ LogicalResult mlir::kvcache::rejectCachesWithoutLowering(Operation *root,
     if (!params || !isa<KernelOpInterface>(op))
       return WalkResult::advance();
     // What the kernel-op lowerings do on a cache with scales: raw copies of
-    // codes everywhere; on the CPU also dequantizing gathers and copies of
-    // per-page scales.
+    // codes everywhere; on the CPU also quantizing stores, dequantizing
+    // gathers and copies of per-page scales.
     auto rowsElement = [&](Value rows) {
       return cast<MemRefType>(rows.getType()).getElementType();
     };
     bool supported = false;
     if (auto store = dyn_cast<StoreRaggedOp>(op))
-      supported = rowsElement(store.getValues()) == params->elementType;
+      supported = !gpu || rowsElement(store.getValues()) == params->elementType;
     else if (auto gather = dyn_cast<GatherRaggedOp>(op))
       supported = !gpu || rowsElement(gather.getOut()) == params->elementType;
     else if (isa<CopyPagesOp>(op))

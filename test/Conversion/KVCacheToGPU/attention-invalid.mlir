@@ -62,3 +62,13 @@ func.func @copy_page_scales(%c: !c, %pairs: memref<?x2xi32>) {
   kvcache.copy_pages %c, %pairs : !c, memref<?x2xi32>
   return
 }
+
+// -----
+
+// Quantizing stores (float rows) are CPU-only for now.
+!q = !kvcache.paged_cache<f8E5M2, num_heads = 2, head_size = 64, page_size = 16, scales = tensor>
+func.func @quantizing_store(%k: !q, %new: memref<?x2x64xbf16>, %offsets: memref<?xi32>) {
+  // expected-error @below {{'kvcache.store_ragged' op on a quantized cache ('f8E5M2', scales = tensor) is not supported yet on the GPU}}
+  kvcache.store_ragged %k, %new, %offsets : !q, memref<?x2x64xbf16>, memref<?xi32>
+  return
+}

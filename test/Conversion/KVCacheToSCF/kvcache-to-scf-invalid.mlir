@@ -12,17 +12,6 @@ func.func @attention_strided_q(%q: memref<?x1x4xf32, strided<[8, 8, 2]>>, %k: !c
 
 // -----
 
-// Kernel ops on quantized caches (with scales) are rejected before any
-// kernel op is lowered, naming the kernel op.
-!f8 = !kvcache.paged_cache<f8E4M3FN, num_heads = 1, head_size = 16, page_size = 2, scales = tensor>
-func.func @f8_store(%k: !f8, %new: memref<?x1x16xf32>, %rows: memref<?xi32>) {
-  // expected-error @below {{'kvcache.store_ragged' op on a quantized cache ('f8E4M3FN', scales = tensor) is not supported yet}}
-  kvcache.store_ragged %k, %new, %rows : !f8, memref<?x1x16xf32>, memref<?xi32>
-  return
-}
-
-// -----
-
 // Attention over a quantized cache is not lowered yet.
 !q = !kvcache.paged_cache<f8E5M2, num_heads = 1, head_size = 16, page_size = 2, scales = token_head>
 func.func @quantized_attention(%q: memref<?x2x16xf32>, %k: !q, %v: !q, %rows: memref<?xi32>, %out: memref<?x2x16xf32>) {

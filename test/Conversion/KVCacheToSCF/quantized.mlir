@@ -54,3 +54,69 @@ func.func @copy_tensor_scales(%c: !c, %pairs: memref<?x2xi32>) {
   kvcache.copy_pages %c, %pairs : !c, memref<?x2xi32>
   return
 }
+
+// -----
+
+// store_ragged of float rows quantizes (docs/Contract.md 2.2). token_head:
+// per head, the group (4 chunks of 16) is read once into registers; amax
+// over it (maxnumf: NaN drops out; the reduction is NaN-free), the scale
+// amax / 448 (1 when amax = 0) written first, then each chunk divided by
+// it (a division, not a reciprocal) and encoded in integer arithmetic.
+!t = !kvcache.paged_cache<f8E4M3FN, num_heads = 2, head_size = 64, page_size = 4, scales = token_head>
+// CHECK-LABEL: func.func @store_token_head(
+// CHECK: %[[PAGE:.*]], %[[SLOT:.*]] = kvcache.lookup
+// CHECK: scf.for %[[H:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: scf.for %[[G:.*]] = %{{.*}} to %{{.*}} step %c64
+// CHECK-NOT: scf.for
+// CHECK-COUNT-4: vector.load %{{.*}} : memref<?x2x64xf32>, vector<16xf32>
+// CHECK-NOT: vector.load
+// CHECK: %[[MAX:.*]] = vector.reduction <maxnumf>, %{{.*}} fastmath<nnan> : vector<16xf32> into f32
+// CHECK: %[[Q:.*]] = arith.divf %[[MAX]], %{{.*}} : f32
+// CHECK: %[[ZERO:.*]] = arith.cmpf oeq, %[[MAX]]
+// CHECK: %[[SCALE:.*]] = arith.select %[[ZERO]], %{{.*}}, %[[Q]] : f32
+// CHECK: kvcache.page_store_scale %[[SCALE]], %{{.*}}[%[[PAGE]], %[[SLOT]], %[[H]], %[[G]]]
+// CHECK-NOT: vector.load
+// CHECK: %[[SPLAT:.*]] = vector.broadcast %[[SCALE]] : f32 to vector<16xf32>
+// CHECK: arith.divf %{{.*}}, %[[SPLAT]] : vector<16xf32>
+// CHECK: arith.minui
+// CHECK: kvcache.page_store %{{.*}}, %{{.*}}[%[[PAGE]], %[[SLOT]], %[[H]], %{{.*}}] : !kvcache.paged_cache<{{.*}}>, vector<16xf8E4M3FN>
+// CHECK-COUNT-3: kvcache.page_store %{{.*}} : !kvcache.paged_cache<{{.*}}>, vector<16xf8E4M3FN>
+// CHECK-NOT: kvcache.page_store
+// CHECK: return
+func.func @store_token_head(%k: !t, %new: memref<?x2x64xf32>, %offsets: memref<?xi32>) {
+  kvcache.store_ragged %k, %new, %offsets : !t, memref<?x2x64xf32>, memref<?xi32>
+  return
+}
+
+// -----
+
+// tensor: the layer's scale is read, never written; f16 rows widen to f32.
+!s = !kvcache.paged_cache<i8, num_heads = 2, head_size = 64, page_size = 4, scales = tensor>
+// CHECK-LABEL: func.func @store_tensor(
+// CHECK-NOT: page_store_scale
+// CHECK: %[[ROW:.*]] = vector.load %{{.*}} : memref<?x2x64xf16>, vector<32xf16>
+// CHECK: %[[WIDE:.*]] = arith.extf %[[ROW]] : vector<32xf16> to vector<32xf32>
+// CHECK: %[[SCALE:.*]] = kvcache.page_load_scale
+// CHECK: %[[SPLAT:.*]] = vector.broadcast %[[SCALE]]
+// CHECK: arith.divf %[[WIDE]], %[[SPLAT]]
+// CHECK: kvcache.page_store %{{.*}} : !kvcache.paged_cache<{{.*}}>, vector<32xi8>
+// CHECK-NOT: page_store_scale
+// CHECK: return
+func.func @store_tensor(%k: !s, %new: memref<?x2x64xf16>, %offsets: memref<?xi32>) {
+  kvcache.store_ragged %k, %new, %offsets : !s, memref<?x2x64xf16>, memref<?xi32>
+  return
+}
+
+// -----
+
+// block<8>: a scale per 8 elements, chunks of 8 within each group.
+!b = !kvcache.paged_cache<f8E5M2, num_heads = 2, head_size = 64, page_size = 4, scales = block<8>>
+// CHECK-LABEL: func.func @store_block(
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c8
+// CHECK: vector.load %{{.*}} : memref<?x2x64xbf16>, vector<8xbf16>
+// CHECK: kvcache.page_store_scale
+// CHECK: kvcache.page_store %{{.*}} : !kvcache.paged_cache<{{.*}}>, vector<8xf8E5M2>
+func.func @store_block(%k: !b, %new: memref<?x2x64xbf16>, %offsets: memref<?xi32>) {
+  kvcache.store_ragged %k, %new, %offsets : !b, memref<?x2x64xbf16>, memref<?xi32>
+  return
+}

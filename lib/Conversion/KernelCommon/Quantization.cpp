@@ -1,0 +1,191 @@
+//===- Quantization.cpp - codes of quantized caches to values ------------===//
+//
+// Part of the kvcache-mlir project.
+//
+// Decoding fp8 codes without fp8 arithmetic: the 7 magnitude bits of an
+// E4M3 (E5M2) code, shifted left by 20 (21), are an f32 bit pattern whose
+// exponent field is the code's exponent field and whose mantissa starts
+// with the code's mantissa. Read as an f32 it is the code's value times
+// 2^(bias - 127), subnormals included (they become f32 subnormals), so one
+// exact multiply by 2^(127 - bias) gives the value. The sign bit is OR-ed
+// back in; NaN codes (E4M3FN: S.1111.111; E5M2: exponent 11111) get the
+// f32 NaN or infinity pattern instead.
+//
+// Encoding runs the other way on the f32 bits. The magnitude is first
+// clamped to max_finite as an integer (non-negative f32 bit patterns order
+// like their values; +inf and anything above max_finite become max_finite,
+// which rounding can then no longer exceed). At or above the smallest
+// normal code, dropping the low 20 (21) mantissa bits with ties-to-even
+// integer rounding and subtracting the exponent rebias gives the code (a
+// mantissa carry rolls into the exponent, as it should). Below it the code
+// is the number of subnormal steps 2^(1 - bias - mantissa bits), which
+// the f32 add of 2^23 rounds to an integer with ties to even, exactly.
+// i8 rounds the same way after clamping to +-127.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Quantization.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/bit.h"
+
+using namespace mlir;
+using namespace mlir::kvcache;
+
+namespace {
+
+/// Builds arithmetic on scalars or vectors of one shape.
+struct ShapedArith {
+  OpBuilder &b;
+  Location loc;
+  Type shape; // the codes' type: scalar or vector
+
+  Type like(Type element) const {
+    if (auto vector = dyn_cast<VectorType>(shape))
+      return vector.clone(element);
+    return element;
+  }
+  Value constantInt(int64_t value, unsigned width) const {
+    return constant(b.getIntegerAttr(b.getIntegerType(width), value));
+  }
+  Value constantF32(float value) const {
+    return constant(b.getF32FloatAttr(value));
+  }
+  /// `scalar` splatted to the shape.
+  Value constant(TypedAttr scalar) const {
+    Type type = like(scalar.getType());
+    TypedAttr value = scalar;
+    if (auto vector = dyn_cast<VectorType>(type))
+      value = DenseElementsAttr::get(vector, Attribute(scalar));
+    return arith::ConstantOp::create(b, loc, type, value);
+  }
+};
+
+} // namespace
+
+Value mlir::kvcache::decodeStorageToF32(OpBuilder &b, Location loc,
+                                        Value codes) {
+  Type storage = getElementTypeOrSelf(codes.getType());
+  ShapedArith a{b, loc, codes.getType()};
+  Type f32 = a.like(b.getF32Type());
+  if (storage.isSignlessInteger(8))
+    return arith::SIToFPOp::create(b, loc, f32, codes);
+  bool e4m3 = isa<Float8E4M3FNType>(storage);
+  assert((e4m3 || isa<Float8E5M2Type>(storage)) && "not a storage type");
+  int64_t shift = e4m3 ? 20 : 21;
+  float rescale = e4m3 ? 0x1p120f : 0x1p112f;
+  Type i8 = a.like(b.getI8Type()), i32 = a.like(b.getI32Type());
+  Value byte = arith::BitcastOp::create(b, loc, i8, codes);
+  Value word = arith::ExtUIOp::create(b, loc, i32, byte);
+  Value magnitude = arith::AndIOp::create(b, loc, word, a.constantInt(0x7F, 32));
+  Value bits = arith::ShLIOp::create(b, loc, magnitude, a.constantInt(shift, 32));
+  Value scaled = arith::MulFOp::create(
+      b, loc, arith::BitcastOp::create(b, loc, f32, bits),
+      a.constantF32(rescale));
+  Value valueBits = arith::BitcastOp::create(b, loc, i32, scaled);
+  // E4M3FN: only magnitude 0x7F is NaN. E5M2: magnitudes >= 0x7C are
+  // infinities (mantissa 0) and NaNs: the f32 all-ones exponent with the
+  // code's mantissa.
+  Value special, specialBits;
+  if (e4m3) {
+    special = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                    magnitude, a.constantInt(0x7F, 32));
+    specialBits = a.constantInt(0x7FC00000, 32);
+  } else {
+    special = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                    magnitude, a.constantInt(0x7C, 32));
+    Value mantissa = arith::ShLIOp::create(
+        b, loc, arith::AndIOp::create(b, loc, word, a.constantInt(3, 32)),
+        a.constantInt(21, 32));
+    specialBits = arith::OrIOp::create(b, loc, mantissa,
+                                       a.constantInt(0x7F800000, 32));
+  }
+  valueBits = arith::SelectOp::create(b, loc, special, specialBits, valueBits);
+  Value sign = arith::ShLIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, word, a.constantInt(0x80, 32)),
+      a.constantInt(24, 32));
+  return arith::BitcastOp::create(
+      b, loc, f32, arith::OrIOp::create(b, loc, valueBits, sign));
+}
+
+float mlir::kvcache::getMaxFinite(Type storage) {
+  if (isa<Float8E4M3FNType>(storage))
+    return 448.0f;
+  if (isa<Float8E5M2Type>(storage))
+    return 57344.0f;
+  assert(storage.isSignlessInteger(8) && "not a storage type");
+  return 127.0f;
+}
+
+Value mlir::kvcache::encodeF32ToStorage(OpBuilder &b, Location loc,
+                                        Value values, Type storage) {
+  ShapedArith a{b, loc, values.getType()};
+  Type f32 = a.like(b.getF32Type()), i32 = a.like(b.getI32Type());
+  Type i8 = a.like(b.getI8Type()), codesType = a.like(storage);
+  auto bitcast = [&](Type type, Value value) -> Value {
+    return arith::BitcastOp::create(b, loc, type, value);
+  };
+  // 1.5 * 2^23: adding it to |x| < 2^22 rounds x to an integer (ties to
+  // even) held in the low mantissa bits.
+  constexpr float kRoundingBias = 0x1.8p23f;
+  constexpr int64_t kRoundingBiasBits = 0x4B400000;
+  Value isNaN = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO,
+                                      values, values);
+  if (storage.isSignlessInteger(8)) {
+    Value limit = a.constantF32(127.0f);
+    Value clamped = arith::MinNumFOp::create(
+        b, loc, arith::MaxNumFOp::create(b, loc, values, a.constantF32(-127.0f)),
+        limit);
+    Value shifted =
+        arith::AddFOp::create(b, loc, clamped, a.constantF32(kRoundingBias));
+    Value integer = arith::SubIOp::create(b, loc, bitcast(i32, shifted),
+                                          a.constantInt(kRoundingBiasBits, 32));
+    integer = arith::SelectOp::create(b, loc, isNaN, a.constantInt(0, 32),
+                                      integer);
+    return arith::TruncIOp::create(b, loc, i8, integer);
+  }
+  bool e4m3 = isa<Float8E4M3FNType>(storage);
+  assert((e4m3 || isa<Float8E5M2Type>(storage)) && "not a storage type");
+  int64_t shift = e4m3 ? 20 : 21;
+  int64_t rebias = e4m3 ? (127 - 7) << 3 : (127 - 15) << 2;
+  int64_t minNormalBits = e4m3 ? 0x3C800000 : 0x38800000; // 2^-6, 2^-14
+  float subnormalSteps = e4m3 ? 0x1p9f : 0x1p16f;         // 1 / step
+  int64_t nanCode = e4m3 ? 0x7F : 0x7E;
+  auto constant = [&](int64_t value) { return a.constantInt(value, 32); };
+
+  Value bits = bitcast(i32, values);
+  Value sign = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, bits, constant(24)),
+      constant(0x80));
+  Value magnitude = arith::AndIOp::create(b, loc, bits, constant(0x7FFFFFFF));
+  Value maxBits = constant(
+      static_cast<int64_t>(llvm::bit_cast<uint32_t>(getMaxFinite(storage))));
+  magnitude = arith::MinUIOp::create(b, loc, magnitude, maxBits);
+
+  // Normal codes: round away the low `shift` bits, ties to even.
+  Value odd = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, magnitude, constant(shift)),
+      constant(1));
+  Value rounded = arith::AddIOp::create(
+      b, loc, magnitude,
+      arith::AddIOp::create(b, loc, odd, constant((1 << (shift - 1)) - 1)));
+  Value normal = arith::SubIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, rounded, constant(shift)),
+      constant(rebias));
+  // Subnormal codes: |x| / step (an exact power-of-two multiply) rounded to
+  // an integer; below 2^mantissa_bits where it is picked.
+  Value steps = arith::MulFOp::create(b, loc, bitcast(f32, magnitude),
+                                      a.constantF32(subnormalSteps));
+  Value shifted =
+      arith::AddFOp::create(b, loc, steps, a.constantF32(kRoundingBias));
+  Value subnormal = arith::SubIOp::create(b, loc, bitcast(i32, shifted),
+                                          constant(kRoundingBiasBits));
+  Value isSubnormal = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                            magnitude, constant(minNormalBits));
+  Value code = arith::SelectOp::create(b, loc, isSubnormal, subnormal, normal);
+  code = arith::SelectOp::create(b, loc, isNaN, constant(nanCode), code);
+  code = arith::OrIOp::create(b, loc, code, sign);
+  return bitcast(codesType, arith::TruncIOp::create(b, loc, i8, code));
+}

@@ -1,0 +1,35 @@
+//===- Quantization.h - codes of quantized caches to values -----*- C++ -*-===//
+//
+// Part of the kvcache-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KVCACHE_LIB_CONVERSION_KERNELCOMMON_QUANTIZATION_H
+#define KVCACHE_LIB_CONVERSION_KERNELCOMMON_QUANTIZATION_H
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::kvcache {
+
+/// `codes` (a scalar or vector of f8E4M3FN, f8E5M2 or i8) as f32 values of
+/// the same shape, exactly: integer bit manipulation and one f32 multiply
+/// for the fp8 types (MLIR 22 has no CPU lowering of their `arith.extf`),
+/// `arith.sitofp` for i8. NaN codes give NaN (E5M2 infinities +-inf).
+Value decodeStorageToF32(OpBuilder &builder, Location loc, Value codes);
+
+/// The largest finite magnitude of a storage type, the saturation bound of
+/// encodeF32ToStorage: f8E4M3FN 448, f8E5M2 57344, i8 127.
+float getMaxFinite(Type storage);
+
+/// `values` (a scalar or vector of f32) as codes of `storage` (f8E4M3FN,
+/// f8E5M2 or i8) of the same shape, with no fp8 arithmetic: rounded to the
+/// nearest code, ties to the even one, then saturated to +-max_finite
+/// (+-inf included). fp8 keeps the sign of zero and turns NaN into the
+/// type's NaN code with its sign (E4M3FN 0x7F, E5M2 0x7E); i8 stores 0 for
+/// NaN.
+Value encodeF32ToStorage(OpBuilder &builder, Location loc, Value values,
+                         Type storage);
+
+} // namespace mlir::kvcache
+
+#endif // KVCACHE_LIB_CONVERSION_KERNELCOMMON_QUANTIZATION_H
