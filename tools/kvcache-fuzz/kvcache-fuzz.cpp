@@ -375,14 +375,26 @@ bool hasKnownUpstreamParserBug(StringRef text) {
 ///     in the generic form; the custom parser infers it or fails):
 ///     MmaOp::verify dereferences the empty optional (std::bad_optional_access,
 ///     found by kvcache-fuzz);
+///   - nvvm.mma.sync whose accumulator or result type names no MMA type
+///     (bf16 C operands): accumPtxType() / resultPtxType() dereference the
+///     empty optional the same way;
 ///   - nvvm.mma.sync with a huge shape (n = 2147483647): MmaOp::verify
 ///     allocates in proportion to it (4.3 GB) before rejecting the shape.
 /// Not ours to fix, and each would end every fuzzing run.
 bool hasKnownUpstreamVerifierBug(ModuleOp module) {
   constexpr int kMaxMmaDim = 1024; // real shapes are 256 at most
+  // What accumPtxType() and resultPtxType() infer from.
+  auto hasMmaType = [](Type type) {
+    if (auto structType = dyn_cast<LLVM::LLVMStructType>(type))
+      type = structType.getBody().empty() ? Type() : structType.getBody()[0];
+    return type && NVVM::MmaOp::inferOperandMMAType(type, /*isAccumulator=*/true)
+                       .has_value();
+  };
   WalkResult result = module.walk([&](NVVM::MmaOp mma) {
     NVVM::MMAShapeAttr shape = mma.getShapeAttr();
-    if (!mma.getMultiplicandAPtxTypeAttr() || !shape ||
+    if (!mma.getMultiplicandAPtxTypeAttr() || mma.getOperandC().empty() ||
+        !hasMmaType(mma.getOperandC()[0].getType()) ||
+        !hasMmaType(mma.getType()) || !shape ||
         shape.getM() > kMaxMmaDim || shape.getN() > kMaxMmaDim ||
         shape.getK() > kMaxMmaDim)
       return WalkResult::interrupt();
