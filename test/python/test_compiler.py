@@ -137,7 +137,7 @@ def test_invalid_pipeline_is_an_error():
 
 
 def test_failing_pass_reports_the_op_location():
-    # Attention over a quantized cache (scales): no lowering takes it yet.
+    # Attention over a quantized cache (scales): no GPU lowering takes it yet.
     cache = ("!kvcache.paged_cache<f8E4M3FN, num_heads = 2, head_size = 16, "
              "page_size = 8, scales = tensor>")
     rows = "memref<?x2x16xf32>"
@@ -146,7 +146,7 @@ def test_failing_pass_reports_the_op_location():
           f"  kvcache.attention_ragged %q, %k, %v, %offsets, %out {{scale = 0.25 : f32}} "
           f": {rows}, {cache}, {cache}, memref<?xi32>, {rows}\n  return\n}}\n")
     with pytest.raises(kvcache.CompileError) as info:
-        kvcache.run_pipeline(ir, "kvcache-to-cpu", filename="f8.mlir")
+        kvcache.run_pipeline(ir, "convert-kvcache-to-gpu", filename="f8.mlir")
     assert any(d.location.startswith("f8.mlir:") for d in info.value.diagnostics)
     assert "quantized cache ('f8E4M3FN', scales = tensor)" in str(info.value)
 

@@ -29,12 +29,18 @@ def memref(shape, element, dynamic=()):
     return f"memref<{dims}x{element}>"
 
 
-def module(dtype, scales):
+def collection_types(dtype, scales):
+    """(collection type, cache type, blocks memref, scales memref) of the
+    paged test cache of `dtype` with `scales`."""
     ctype = (f"!kvcache.paged_collection<{dtype}, num_heads = {HEADS}, head_size = "
              f"{HEAD_SIZE}, page_size = {PAGE_SIZE}, scales = {scales}>")
     cache = ctype.replace("paged_collection", "paged_cache")
     blocks = memref((PAGES, 2, LAYERS, PAGE_SIZE, HEADS, HEAD_SIZE), dtype, (0, 2))
-    smem = memref(scales_shape(scales), "f32", (0,))
+    return ctype, cache, blocks, memref(scales_shape(scales), "f32", (0,))
+
+
+def module(dtype, scales):
+    ctype, cache, blocks, smem = collection_types(dtype, scales)
     prologue = (f"%blocks: {blocks}, %lengths: memref<?xi32>, %table: memref<?x?xi32>, "
                 f"%msl: i32, %mcl: i32, %scales: {smem}, %layer: index, %b: index, "
                 f"%h: index, %t: index, %d: index")
@@ -140,11 +146,7 @@ def kernel_module(dtype, scales, rows_element):
     """@gather (V of a layer into rows of `rows_element`), @store (K, rows of
     codes), @store_rows (K, rows of `rows_element`), @copy (copy_pages) on
     a paged cache with `scales`."""
-    ctype = (f"!kvcache.paged_collection<{dtype}, num_heads = {HEADS}, head_size = "
-             f"{HEAD_SIZE}, page_size = {PAGE_SIZE}, scales = {scales}>")
-    cache = ctype.replace("paged_collection", "paged_cache")
-    blocks = memref((PAGES, 2, LAYERS, PAGE_SIZE, HEADS, HEAD_SIZE), dtype, (0, 2))
-    smem = memref(scales_shape(scales), "f32", (0,))
+    ctype, cache, blocks, smem = collection_types(dtype, scales)
     rows = f"memref<?x{HEADS}x{HEAD_SIZE}x{rows_element}>"
     codes = f"memref<?x{HEADS}x{HEAD_SIZE}x{dtype}>"
     head = (f"%blocks: {blocks}, %lengths: memref<?xi32>, %table: memref<?x?xi32>, "
@@ -169,6 +171,12 @@ def kernel_module(dtype, scales, rows_element):
             f"  return\n}}\n")
 
 
+def gather_module(dtype, scales, rows_element):
+    """kernel_module's @gather alone (the GPU lowers no quantizing store)."""
+    text = kernel_module(dtype, scales, rows_element)
+    return text[:text.index("func.func @store(")]
+
+
 def random_quantized_cache(rng, dtype, scales):
     storage = np.dtype(ELEMENT_TYPES[dtype])
     blocks = rng.integers(0, 256, (PAGES, 2, LAYERS, PAGE_SIZE, HEADS, HEAD_SIZE),
@@ -177,19 +185,23 @@ def random_quantized_cache(rng, dtype, scales):
     return blocks, scale_values
 
 
+@pytest.mark.parametrize("target", ["cpu", "emulated-gpu"])
 @pytest.mark.parametrize("rows", ["f32", "f16", "bf16"])
 @pytest.mark.parametrize("scales", SCALES)
 @pytest.mark.parametrize("dtype", STORAGE)
-def test_gather_ragged_dequantizes_on_the_cpu(dtype, scales, rows):
+def test_gather_ragged_dequantizes(dtype, scales, rows, target):
     rng = np.random.default_rng(sum(map(ord, dtype + scales + rows)))
     blocks, scale_values = random_quantized_cache(rng, dtype, scales)
     lengths = np.array([6, 7], np.int32)
     offsets = np.array([1, 7, 14], np.int32)          # row 0 and 14 untouched
     storage = {"f32": np.float32, "f16": np.float16, "bf16": np.uint16}[rows]
     out = np.full((15, HEADS, HEAD_SIZE), 7, storage)
-    cpu = kvcache.CPUModule(kernel_module(dtype, scales, rows))
+    if target == "cpu":
+        module = kvcache.CPUModule(kernel_module(dtype, scales, rows))
+    else:
+        module = kvcache.EmulatedGPUModule(gather_module(dtype, scales, rows))
     layer = 1
-    cpu.gather(blocks, lengths, TABLE, 2, 8, scale_values, layer, out, offsets)
+    module.gather(blocks, lengths, TABLE, 2, 8, scale_values, layer, out, offsets)
     expected = np.full((15, HEADS, HEAD_SIZE), np.nan, np.float32)
     for b in range(2):
         for t in range(offsets[b + 1] - offsets[b]):
@@ -213,20 +225,12 @@ def test_gather_ragged_dequantizes_on_the_cpu(dtype, scales, rows):
 @pytest.mark.parametrize("scales", SCALES)
 def test_raw_copies_and_copy_pages_on_quantized_caches(target, scales):
     # store_ragged and gather_ragged of codes (scales untouched) on the CPU
-    # and the GPU; copy_pages moves per-page scales with the pages (CPU; on
-    # the GPU only tensor scales, which no page holds).
+    # and the GPU; copy_pages moves per-page scales with the pages.
     dtype = "f8E5M2"
     rng = np.random.default_rng(len(scales))
     blocks, scale_values = random_quantized_cache(rng, dtype, scales)
     module_type = kvcache.CPUModule if target == "cpu" else kvcache.EmulatedGPUModule
-    ir = kernel_module(dtype, scales, dtype)
-    if target == "emulated-gpu" and scales != "tensor":
-        with pytest.raises(kvcache.CompileError,
-                           match="'kvcache.copy_pages' op on a quantized cache .* not "
-                                 "supported yet on the GPU"):
-            module_type(ir)
-        ir = ir[:ir.index("func.func @copy")]
-    module = module_type(ir)
+    module = module_type(kernel_module(dtype, scales, dtype))
     lengths = np.array([2, 5], np.int32)
     new = rng.integers(0, 256, (4, HEADS, HEAD_SIZE), dtype=np.uint8)
     offsets = np.array([0, 1, 4], np.int32)           # 1 token after 2, 3 after 5
@@ -245,8 +249,6 @@ def test_raw_copies_and_copy_pages_on_quantized_caches(target, scales):
     np.testing.assert_array_equal(out[:3], blocks[3, 1, 0, :3])
     np.testing.assert_array_equal(out[3:7], blocks[0, 1, 0, :4])
     np.testing.assert_array_equal(out[7], blocks[4, 1, 0, 0])
-    if target == "emulated-gpu" and scales != "tensor":
-        return
     pairs = np.array([[2, 3], [4, 0]], np.int32)
     module.copy(blocks, lengths, TABLE, 2, 8, scale_values, pairs)
     for src, dst in pairs:
@@ -475,3 +477,67 @@ def test_quantizing_a_long_group(dtype):
         assert scales[page, 0, 0, slot, 0].view(np.uint32) == np.float32(scale).view(np.uint32)
         np.testing.assert_array_equal(blocks[page, 0, 0, slot, 0].view(np.uint8),
                                       reference.quantize(rows[r, 0], dtype, scale).view(np.uint8))
+
+
+def element_scales(scales, scale_values):
+    """The scale of every element of the blocks (broadcastable to them)."""
+    if scales == "tensor":
+        return scale_values.T[None, :, :, None, None, None]
+    if scales == "token_head":
+        return scale_values[..., None]
+    return np.repeat(scale_values, GROUP, axis=-1)
+
+
+Q_HEADS = 4
+
+
+def attention_module(dtype, scales, q_dtype):
+    ctype, cache, blocks, smem = collection_types(dtype, scales)
+    rows = f"memref<?x{Q_HEADS}x{HEAD_SIZE}x{q_dtype}>"
+    return (f"func.func @attention(%blocks: {blocks}, %lengths: memref<?xi32>, "
+            f"%table: memref<?x?xi32>, %msl: i32, %mcl: i32, %scales: {smem}, "
+            f"%layer: index, %q: {rows}, %offsets: memref<?xi32>, %out: {rows}) {{\n"
+            f"  %c = kvcache.paged_collection %blocks, %lengths, %table, %msl, %mcl, "
+            f"%scales : {blocks}, memref<?xi32>, memref<?x?xi32>, {smem} -> {ctype}\n"
+            f"  %k = kvcache.get_key_cache %c[%layer] : {ctype}\n"
+            f"  %v = kvcache.get_value_cache %c[%layer] : {ctype}\n"
+            f"  kvcache.attention_ragged %q, %k, %v, %offsets, %out {{scale = 0.25 : f32}} "
+            f": {rows}, {cache}, {cache}, memref<?xi32>, {rows}\n"
+            f"  return\n}}\n")
+
+
+ATTENTION_TOLERANCE = {"f32": 2e-5, "f16": 2e-3, "bf16": 1.6e-2}
+
+
+@pytest.mark.parametrize("scales", SCALES)
+@pytest.mark.parametrize("dtype", STORAGE)
+def test_attention_over_quantized_caches_on_the_cpu(dtype, scales):
+    # K and V dequantized (stored * scale, f32) in the kernel; q and out of
+    # any float type. Against the float64 reference on the dequantized
+    # values: the error of f32 attention plus one rounding to q's type.
+    q_dtype = ["f32", "f16", "bf16"][(len(dtype) + len(scales)) % 3]
+    rng = np.random.default_rng(sum(map(ord, "attention" + dtype + scales)))
+    shape = (PAGES, 2, LAYERS, PAGE_SIZE, HEADS, HEAD_SIZE)
+    # Scales that map [-1, 1] onto most of the codes.
+    scale_values = (rng.uniform(1, 2, scales_shape(scales)) /
+                    reference.MAX_FINITE[dtype]).astype(np.float32)
+    per_element = element_scales(scales, scale_values)
+    codes = reference.quantize(rng.uniform(-1, 1, shape), dtype, per_element)
+    blocks = codes.view(np.dtype(ELEMENT_TYPES[dtype]))
+    values = reference.dequantize(blocks, dtype, per_element)
+    lengths = np.array([3, 6], np.int32)
+    offsets = np.array([0, 2, 3], np.int32)           # 2 rows after 3, 1 after 6
+    q32 = rng.uniform(-1, 1, (3, Q_HEADS, HEAD_SIZE)).astype(np.float32)
+    q = reference.from_float32(q32, q_dtype)
+    q32 = reference.to_float32(q, q_dtype)
+    out = np.zeros_like(q)
+    layer = 1
+    kvcache.CPUModule(attention_module(dtype, scales, q_dtype)).attention(
+        blocks, lengths, TABLE, 2, 8, scale_values, layer, q, offsets, out)
+    float_cache = reference.PagedCache(values, lengths, TABLE, 2, 8, "f32")
+    expected = reference.attention_ragged(
+        q32, float_cache.key_cache(layer), float_cache.value_cache(layer), offsets,
+        np.zeros(q32.shape, np.float32), 0.25)
+    expected = reference.to_float32(reference.from_float32(expected, q_dtype), q_dtype)
+    got = reference.to_float32(out, q_dtype)
+    assert np.abs(got - expected).max() <= ATTENTION_TOLERANCE[q_dtype]

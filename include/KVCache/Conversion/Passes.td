@@ -91,6 +91,12 @@ def ConvertKVCacheToSCF : Pass<"convert-kvcache-to-scf"> {
       `scale` folded into q), one lookup per key shared by K and V, whole
       rows read as vectors. The `workspace` is not needed on the CPU.
 
+    On a quantized cache (docs/Contract.md section 2.2) `store_ragged` of
+    float rows quantizes each scale group (computing and writing the
+    `token_head` / `block<G>` scales first), `gather_ragged` into float rows
+    dequantizes, `copy_pages` copies per-page scales, and `attention_ragged`
+    reads K and V rows dequantized to f32 (one load per scale group).
+
     The vector width is the largest power of two of at most `vector-bytes`
     (default 64: a cache line; LLVM splits it into the target's widest
     registers) that divides head_size and the strides of the row memref;
@@ -114,6 +120,7 @@ def ConvertKVCacheToSCF : Pass<"convert-kvcache-to-scf"> {
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
+    "::mlir::LLVM::LLVMDialect",
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",

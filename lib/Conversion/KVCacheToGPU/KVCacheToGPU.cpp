@@ -107,6 +107,32 @@ struct CopyPagesToGPU : OpRewritePattern<CopyPagesOp> {
           Value element = k.remu(inRow, k.index(params.headSize));
           k.copyPageChunk(cache, src, dst, slot, head, element, width);
         });
+      // Per-page scales (token_head, block<G>) move with the page, one f32
+      // per thread: page_size * num_heads * (head_size / G) of them.
+      if (params.scales.isPaged())
+        for (Value cache : caches)
+          emitCopyPageScales(kernel, params, cache, src, dst);
+    });
+  }
+
+  static void emitCopyPageScales(GPUKernel &kernel,
+                                 const KVCacheParams &params, Value cache,
+                                 Value src, Value dst) {
+    KernelBuilder &k = kernel.builder();
+    int64_t perHead = params.scales.scalesPerHead(params.headSize);
+    int64_t group = params.headSize / perHead;
+    int64_t perSlot = params.numHeads * perHead;
+    k.forLoop(kernel.threadId(gpu::Dimension::x),
+              k.index(params.pageSize * perSlot),
+              kernel.blockDim(gpu::Dimension::x), [&](Value index) {
+      Value slot = k.divu(index, k.index(perSlot));
+      Value inSlot = k.remu(index, k.index(perSlot));
+      Value head = k.divu(inSlot, k.index(perHead));
+      Value element = k.mul(k.remu(inSlot, k.index(perHead)), k.index(group));
+      Value scale =
+          PageLoadScaleOp::create(k.b, k.loc, cache, src, slot, head, element);
+      PageStoreScaleOp::create(k.b, k.loc, scale, cache, dst, slot, head,
+                               element);
     });
   }
   GPUKernelTarget target;

@@ -54,6 +54,8 @@
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace mlir::kvcache;
 
@@ -85,10 +87,24 @@ struct RaggedCopyPlan {
   int64_t warps;
 };
 
-RaggedCopyPlan::RaggedCopyPlan(const KVCacheParams &params,
+/// The chunks of a ragged copy are of the rows' element type: a gather into
+/// float rows from a quantized cache dequantizes (page_load with a float
+/// result), each chunk within one scale group.
+static KVCacheParams getRowParams(const KVCacheParams &cacheParams,
+                                  MemRefType rowsType) {
+  KVCacheParams params = cacheParams;
+  params.elementType = rowsType.getElementType();
+  return params;
+}
+
+RaggedCopyPlan::RaggedCopyPlan(const KVCacheParams &cacheParams,
                                MemRefType rowsType,
                                const GPUKernelTarget &target) {
+  KVCacheParams params = getRowParams(cacheParams, rowsType);
   width = getRowVectorWidth(params, rowsType, target.vectorBytes);
+  if (params.elementType != cacheParams.elementType &&
+      params.scales.getKind() == KVScales::Kind::Block)
+    width = std::gcd(width, params.scales.getGroup());
   headSize = params.headSize;
   chunksPerRow = params.rowElements() / width;
   rowsPerTile = std::clamp<int64_t>(
@@ -149,8 +165,10 @@ RaggedCopyKernel::RaggedCopyKernel(GPUKernel &kernel, const RaggedCopy &copy,
       copy{kernel.param(copy.cache), kernel.param(copy.rows),
            kernel.param(copy.offsets), copy.direction},
       plan(plan) {
-  chunkType =
-      getChunkType(KVCacheParams::get(copy.cache.getType()), plan.width);
+  chunkType = getChunkType(
+      getRowParams(KVCacheParams::get(copy.cache.getType()),
+                   cast<MemRefType>(copy.rows.getType())),
+      plan.width);
 }
 
 void RaggedCopyKernel::emit() {

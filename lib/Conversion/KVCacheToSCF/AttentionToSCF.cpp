@@ -33,6 +33,38 @@ bool hasUnitInnerStride(Value memref) {
          strides.back() == 1;
 }
 
+/// The head row (page, slot, head) of `cache` as `accType` (f32 x
+/// head_size): widened from a float cache, or dequantized from a cache with
+/// scales (page_load with an f32 result: `stored * scale`), one scale group
+/// per load (a dequantizing vector lies within one group).
+Value loadHeadRowAsF32(KernelBuilder &k, Value cache, Value page, Value slot,
+                       Value head, VectorType accType) {
+  auto params = KVCacheParams::get(cache.getType());
+  if (!params.scales) {
+    auto rowType = VectorType::get({params.headSize}, params.elementType);
+    return k.widen(PageLoadOp::create(k.b, k.loc, rowType, cache, page, slot,
+                                      head, k.index(0)),
+                   accType);
+  }
+  int64_t group = params.scales.getKind() == KVScales::Kind::Block
+                      ? params.scales.getGroup()
+                      : params.headSize;
+  if (group == params.headSize)
+    return PageLoadOp::create(k.b, k.loc, accType, cache, page, slot, head,
+                              k.index(0));
+  auto groupType = VectorType::get({group}, k.b.getF32Type());
+  Value row = arith::ConstantOp::create(
+      k.b, k.loc, accType, DenseElementsAttr::get(accType, 0.0f));
+  for (int64_t start = 0; start < params.headSize; start += group) {
+    Value part = PageLoadOp::create(k.b, k.loc, groupType, cache, page, slot,
+                                    head, k.index(start));
+    row = vector::InsertStridedSliceOp::create(k.b, k.loc, part, row,
+                                               ArrayRef<int64_t>{start},
+                                               ArrayRef<int64_t>{1});
+  }
+  return row;
+}
+
 struct AttentionToSCF : OpRewritePattern<AttentionRaggedOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(AttentionRaggedOp op,
@@ -64,7 +96,12 @@ struct AttentionToSCF : OpRewritePattern<AttentionRaggedOp> {
     auto params = KVCacheParams::get(keys.getType());
     int64_t qHeads = cast<MemRefType>(q.getType()).getDimSize(1);
     int64_t group = qHeads / params.numHeads;
-    auto rowType = VectorType::get({params.headSize}, params.elementType);
+    // q and out have their own element types (on a quantized cache any of
+    // f32, f16, bf16).
+    auto rowTypeOf = [&](Value rows) {
+      return VectorType::get({params.headSize},
+                             cast<MemRefType>(rows.getType()).getElementType());
+    };
     auto accType = VectorType::get({params.headSize}, k.b.getF32Type());
     OnlineSoftmax softmax(k, OnlineSoftmax::Exp2::Math);
     Value zero = k.index(0);
@@ -75,7 +112,7 @@ struct AttentionToSCF : OpRewritePattern<AttentionRaggedOp> {
           k.f32(OnlineSoftmax::getLog2Scale(op.getScale().convertToFloat())),
           accType);
       Value query = k.fmul(
-          k.widen(vector::LoadOp::create(k.b, k.loc, rowType, q,
+          k.widen(vector::LoadOp::create(k.b, k.loc, rowTypeOf(q), q,
                                          ValueRange{row, head, zero}),
                   accType),
           scale);
@@ -88,16 +125,15 @@ struct AttentionToSCF : OpRewritePattern<AttentionRaggedOp> {
             auto loadRow = [&](Value cache) {
               auto [page, slot] =
                   k.lookup(cache, batch, token, /*servesWrite=*/false);
-              return k.widen(PageLoadOp::create(k.b, k.loc, rowType, cache,
-                                                page, slot, kvHead, zero),
-                             accType);
+              return loadHeadRowAsF32(k, cache, page, slot, kvHead, accType);
             };
             Value score = k.sum(k.fmul(query, loadRow(keys)));
             return flattenStates(softmax.update(unflattenStates(carried)[0],
                                                 score, loadRow(values)));
           }))[0];
       vector::StoreOp::create(k.b, k.loc,
-                              k.narrow(softmax.normalize(state), rowType),
+                              k.narrow(softmax.normalize(state),
+                                       rowTypeOf(op.getOut())),
                               op.getOut(), ValueRange{row, head, zero});
     });
   }

@@ -63,18 +63,20 @@ LogicalResult mlir::kvcache::rejectCachesWithoutLowering(Operation *root,
     if (!params || !isa<KernelOpInterface>(op))
       return WalkResult::advance();
     // What the kernel-op lowerings do on a cache with scales: raw copies of
-    // codes everywhere; on the CPU also quantizing stores, dequantizing
-    // gathers and copies of per-page scales.
+    // codes, dequantizing gathers and copy_pages (scales included)
+    // everywhere; on the CPU also quantizing stores and attention.
     auto rowsElement = [&](Value rows) {
       return cast<MemRefType>(rows.getType()).getElementType();
     };
     bool supported = false;
     if (auto store = dyn_cast<StoreRaggedOp>(op))
       supported = !gpu || rowsElement(store.getValues()) == params->elementType;
-    else if (auto gather = dyn_cast<GatherRaggedOp>(op))
-      supported = !gpu || rowsElement(gather.getOut()) == params->elementType;
+    else if (isa<GatherRaggedOp>(op))
+      supported = true;
     else if (isa<CopyPagesOp>(op))
-      supported = !gpu || !params->scales.isPaged();
+      supported = true;
+    else if (isa<AttentionRaggedOp>(op))
+      supported = !gpu;
     if (supported)
       return WalkResult::advance();
     op->emitOpError("on a quantized cache (")

@@ -45,26 +45,6 @@ func.func @quantized_attention(%q: memref<?x8x64xf16>, %k: !q, %v: !q, %offsets:
 
 // -----
 
-// On the GPU, gathers into float rows and copies of per-page scales are not
-// lowered yet (the CPU has both).
-!q = !kvcache.paged_cache<i8, num_heads = 2, head_size = 64, page_size = 16, scales = block<32>>
-func.func @dequantizing_gather(%k: !q, %out: memref<?x2x64xf16>, %offsets: memref<?xi32>) {
-  // expected-error @below {{'kvcache.gather_ragged' op on a quantized cache ('i8', scales = block<32>) is not supported yet on the GPU}}
-  kvcache.gather_ragged %k, %out, %offsets : !q, memref<?x2x64xf16>, memref<?xi32>
-  return
-}
-
-// -----
-
-!c = !kvcache.paged_collection<f8E4M3FN, num_heads = 2, head_size = 64, page_size = 16, scales = token_head>
-func.func @copy_page_scales(%c: !c, %pairs: memref<?x2xi32>) {
-  // expected-error @below {{'kvcache.copy_pages' op on a quantized cache ('f8E4M3FN', scales = token_head) is not supported yet on the GPU}}
-  kvcache.copy_pages %c, %pairs : !c, memref<?x2xi32>
-  return
-}
-
-// -----
-
 // Quantizing stores (float rows) are CPU-only for now.
 !q = !kvcache.paged_cache<f8E5M2, num_heads = 2, head_size = 64, page_size = 16, scales = tensor>
 func.func @quantizing_store(%k: !q, %new: memref<?x2x64xbf16>, %offsets: memref<?xi32>) {

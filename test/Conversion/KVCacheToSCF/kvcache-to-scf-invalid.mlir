@@ -9,14 +9,3 @@ func.func @attention_strided_q(%q: memref<?x1x4xf32, strided<[8, 8, 2]>>, %k: !c
       : memref<?x1x4xf32, strided<[8, 8, 2]>>, !cache, !cache, memref<?xi32>, memref<?x1x4xf32, strided<[8, 8, 2]>>
   return
 }
-
-// -----
-
-// Attention over a quantized cache is not lowered yet.
-!q = !kvcache.paged_cache<f8E5M2, num_heads = 1, head_size = 16, page_size = 2, scales = token_head>
-func.func @quantized_attention(%q: memref<?x2x16xf32>, %k: !q, %v: !q, %rows: memref<?xi32>, %out: memref<?x2x16xf32>) {
-  // expected-error @below {{'kvcache.attention_ragged' op on a quantized cache ('f8E5M2', scales = token_head) is not supported yet}}
-  kvcache.attention_ragged %q, %k, %v, %rows, %out {scale = 0.25 : f32}
-      : memref<?x2x16xf32>, !q, !q, memref<?xi32>, memref<?x2x16xf32>
-  return
-}

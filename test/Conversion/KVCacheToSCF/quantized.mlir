@@ -120,3 +120,36 @@ func.func @store_block(%k: !b, %new: memref<?x2x64xbf16>, %offsets: memref<?xi32
   kvcache.store_ragged %k, %new, %offsets : !b, memref<?x2x64xbf16>, memref<?xi32>
   return
 }
+
+// -----
+
+// attention_ragged over a quantized cache dequantizes K and V rows to f32
+// in the kernel (page_load with an f32 result); q and out are bf16 here.
+// token_head: a head row is one scale group, one load.
+!t = !kvcache.paged_cache<f8E4M3FN, num_heads = 2, head_size = 64, page_size = 4, scales = token_head>
+// CHECK-LABEL: func.func @attention_token_head(
+// CHECK: vector.load %{{.*}} : memref<?x4x64xbf16>, vector<64xbf16>
+// CHECK: kvcache.page_load %{{.*}} : !kvcache.paged_cache<f8E4M3FN, {{.*}}> -> vector<64xf32>
+// CHECK: kvcache.page_load %{{.*}} : !kvcache.paged_cache<f8E4M3FN, {{.*}}> -> vector<64xf32>
+// CHECK: arith.truncf %{{.*}} : vector<64xf32> to vector<64xbf16>
+// CHECK: vector.store %{{.*}} : memref<?x4x64xbf16>, vector<64xbf16>
+func.func @attention_token_head(%q: memref<?x4x64xbf16>, %k: !t, %v: !t, %offsets: memref<?xi32>, %out: memref<?x4x64xbf16>) {
+  kvcache.attention_ragged %q, %k, %v, %offsets, %out {scale = 0.125 : f32}
+      : memref<?x4x64xbf16>, !t, !t, memref<?xi32>, memref<?x4x64xbf16>
+  return
+}
+
+// -----
+
+// block<32>: two loads of one group each, put together.
+!b = !kvcache.paged_cache<i8, num_heads = 2, head_size = 64, page_size = 4, scales = block<32>>
+// CHECK-LABEL: func.func @attention_block(
+// CHECK: %[[LO:.*]] = kvcache.page_load %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %c0{{.*}}] : {{.*}} -> vector<32xf32>
+// CHECK: %[[ROW:.*]] = vector.insert_strided_slice %[[LO]], %{{.*}} {offsets = [0], strides = [1]} : vector<32xf32> into vector<64xf32>
+// CHECK: %[[HI:.*]] = kvcache.page_load %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %c32{{.*}}] : {{.*}} -> vector<32xf32>
+// CHECK: vector.insert_strided_slice %[[HI]], %[[ROW]] {offsets = [32], strides = [1]} : vector<32xf32> into vector<64xf32>
+func.func @attention_block(%q: memref<?x2x64xf32>, %k: !b, %v: !b, %offsets: memref<?xi32>, %out: memref<?x2x64xf32>) {
+  kvcache.attention_ragged %q, %k, %v, %offsets, %out {scale = 0.125 : f32}
+      : memref<?x2x64xf32>, !b, !b, memref<?xi32>, memref<?x2x64xf32>
+  return
+}

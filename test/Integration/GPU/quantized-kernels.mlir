@@ -1,0 +1,48 @@
+// RUN: kvcache-compile %s -o %t.ptx
+// RUN: FileCheck %s --input-file=%t.ptx
+
+// Kernel ops on quantized caches on the GPU (quantized-kernels-ptxas.test
+// assembles them). gather_ragged into float rows: each lane reads the codes
+// of a 16-byte chunk of rows, its scale, and writes the dequantized chunk.
+// The fp8 codes are decoded with integer operations and one multiply (no
+// fp8 instruction: any chip).
+
+// f16 rows, 8 per chunk: 8 codes (one 64-bit load), one scale per token
+// and head.
+// CHECK-LABEL: .entry gather_fp8_token_head_gather_ragged(
+// CHECK: ld.global.v2.b32
+// CHECK: ld.global.b32
+// CHECK: cvt.rn.f16x2.f32
+// CHECK: st.global.v4.b32
+// f32 rows, 4 per chunk, block<32> scales: 4 codes (one 32-bit load), the
+// i8 codes converted exactly.
+// CHECK-LABEL: .entry gather_i8_block_gather_ragged(
+// CHECK: ld.global.b32
+// CHECK: cvt.rn.f32.s16
+// CHECK: st.global.v4.b32
+// copy_pages of a block<32> collection: the codes in 16-byte chunks, then
+// the page's scales one f32 per thread.
+// CHECK-LABEL: .entry copy_with_scales_copy_pages(
+// CHECK: ld.global.v4.b32
+// CHECK: st.global.v4.b32
+// CHECK: ld.global.b32
+// CHECK: st.global.b32
+// CHECK-NOT: .entry
+
+!t = !kvcache.paged_cache<f8E4M3FN, num_heads = 8, head_size = 128, page_size = 16, scales = token_head>
+func.func @gather_fp8_token_head(%k: !t, %rows: memref<?x8x128xf16>, %offsets: memref<?xi32>) {
+  kvcache.gather_ragged %k, %rows, %offsets : !t, memref<?x8x128xf16>, memref<?xi32>
+  return
+}
+
+!b = !kvcache.paged_cache<i8, num_heads = 2, head_size = 64, page_size = 16, scales = block<32>>
+func.func @gather_i8_block(%k: !b, %rows: memref<?x2x64xf32>, %offsets: memref<?xi32>) {
+  kvcache.gather_ragged %k, %rows, %offsets : !b, memref<?x2x64xf32>, memref<?xi32>
+  return
+}
+
+!c = !kvcache.paged_collection<f8E5M2, num_heads = 2, head_size = 64, page_size = 16, scales = block<32>>
+func.func @copy_with_scales(%c: !c, %pairs: memref<?x2xi32>) {
+  kvcache.copy_pages %c, %pairs : !c, memref<?x2xi32>
+  return
+}
