@@ -171,10 +171,14 @@ def kernel_module(dtype, scales, rows_element):
             f"  return\n}}\n")
 
 
-def gather_module(dtype, scales, rows_element):
-    """kernel_module's @gather alone (the GPU lowers no quantizing store)."""
-    text = kernel_module(dtype, scales, rows_element)
-    return text[:text.index("func.func @store(")]
+def compiled(target, ir):
+    """`ir` compiled for the CPU or the emulated GPU."""
+    if target == "cpu":
+        return kvcache.CPUModule(ir)
+    return kvcache.EmulatedGPUModule(ir)
+
+
+TARGETS = ["cpu", "emulated-gpu"]
 
 
 def random_quantized_cache(rng, dtype, scales):
@@ -196,10 +200,7 @@ def test_gather_ragged_dequantizes(dtype, scales, rows, target):
     offsets = np.array([1, 7, 14], np.int32)          # row 0 and 14 untouched
     storage = {"f32": np.float32, "f16": np.float16, "bf16": np.uint16}[rows]
     out = np.full((15, HEADS, HEAD_SIZE), 7, storage)
-    if target == "cpu":
-        module = kvcache.CPUModule(kernel_module(dtype, scales, rows))
-    else:
-        module = kvcache.EmulatedGPUModule(gather_module(dtype, scales, rows))
+    module = compiled(target, kernel_module(dtype, scales, rows))
     layer = 1
     module.gather(blocks, lengths, TABLE, 2, 8, scale_values, layer, out, offsets)
     expected = np.full((15, HEADS, HEAD_SIZE), np.nan, np.float32)
@@ -280,10 +281,11 @@ def float_rows(rng, count, rows):
     return stored, reference.to_float32(stored, rows)
 
 
+@pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("rows", ["f32", "f16", "bf16"])
 @pytest.mark.parametrize("scales", SCALES)
 @pytest.mark.parametrize("dtype", STORAGE)
-def test_store_ragged_quantizes_on_the_cpu(dtype, scales, rows):
+def test_store_ragged_quantizes(dtype, scales, rows, target):
     # Float rows into a quantized K cache: token_head and block<G> write
     # amax / max_finite per group, tensor uses the layer's scale; codes are
     # saturate(rne(value / scale)). Compared bit for bit with the reference.
@@ -292,7 +294,7 @@ def test_store_ragged_quantizes_on_the_cpu(dtype, scales, rows):
     lengths = np.array([2, 5], np.int32)
     offsets = np.array([0, 3, 6], np.int32)           # 3 tokens after 2, 3 after 5
     new, values = float_rows(rng, 6, rows)
-    cpu = kvcache.CPUModule(kernel_module(dtype, scales, rows))
+    module = compiled(target, kernel_module(dtype, scales, rows))
     layer = 1
     expected_blocks, expected_scales = blocks.copy(), scale_values.copy()
     group = GROUP if scales.startswith("block") else HEAD_SIZE
@@ -314,7 +316,7 @@ def test_store_ragged_quantizes_on_the_cpu(dtype, scales, rows):
                     codes = reference.quantize(chunk, dtype, scale)
                     expected_blocks[page, 0, layer, slot, h, d:d + group] = \
                         codes.view(blocks.dtype)
-    cpu.store_rows(blocks, lengths, TABLE, 2, 8, scale_values, layer, new, offsets)
+    module.store_rows(blocks, lengths, TABLE, 2, 8, scale_values, layer, new, offsets)
     np.testing.assert_array_equal(scale_values.view(np.uint32),
                                   expected_scales.view(np.uint32))
     np.testing.assert_array_equal(blocks.view(np.uint8), expected_blocks.view(np.uint8))
@@ -345,22 +347,22 @@ def edge_values(dtype):
     return values
 
 
-def store_with_tensor_scale(dtype, values, scale):
+def store_with_tensor_scale(dtype, values, scale, target="cpu"):
     """The codes store_ragged writes for float32 `values` on a tensor-scaled
     cache of `dtype` whose scales are all `scale`, checked against
     reference.quantize."""
     per_call = 16 * HEADS * HEAD_SIZE                 # 2 sequences x 8 tokens
     padded = np.zeros(-(-values.size // per_call) * per_call, np.float32)
     padded[:values.size] = values
-    cpu = kvcache.CPUModule(kernel_module(dtype, "tensor", "f32"))
+    module = compiled(target, kernel_module(dtype, "tensor", "f32"))
     storage = np.dtype(ELEMENT_TYPES[dtype])
     scale_values = np.full(scales_shape("tensor"), scale, np.float32)
     codes = []
     for start in range(0, padded.size, per_call):
         blocks = np.zeros((PAGES, 2, LAYERS, PAGE_SIZE, HEADS, HEAD_SIZE), storage)
         rows = padded[start:start + per_call].reshape(16, HEADS, HEAD_SIZE)
-        cpu.store_rows(blocks, np.zeros(2, np.int32), TABLE, 8, 8, scale_values, 0,
-                       rows.copy(), np.array([0, 8, 16], np.int32))
+        module.store_rows(blocks, np.zeros(2, np.int32), TABLE, 8, 8, scale_values, 0,
+                          rows.copy(), np.array([0, 8, 16], np.int32))
         for b in range(2):
             for t in range(8):
                 page, slot = int(TABLE[b, t // PAGE_SIZE]), t % PAGE_SIZE
@@ -372,12 +374,13 @@ def store_with_tensor_scale(dtype, values, scale):
     return got
 
 
+@pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("dtype", STORAGE)
-def test_quantizing_rounds_saturates_and_keeps_signs(dtype):
+def test_quantizing_rounds_saturates_and_keeps_signs(dtype, target):
     # Scale 1 (tensor): the stored codes of edge_values(dtype), against the
     # reference's table-based encoder and a few values worked out by hand.
     values = edge_values(dtype)
-    got = store_with_tensor_scale(dtype, values, 1.0)
+    got = store_with_tensor_scale(dtype, values, 1.0, target)
     by_hand = {
         "f8E4M3FN": {448.0: 0x7E, 464.0: 0x7E, 1e30: 0x7E, np.inf: 0x7E, -np.inf: 0xFE,
                      -0.0: 0x80, 2.0**-10: 0x00, 3 * 2.0**-10: 0x02, 1.0625: 0x38,
@@ -395,9 +398,10 @@ def test_quantizing_rounds_saturates_and_keeps_signs(dtype):
     assert sorted(got[nans] & 0x7F) == [nan_code, nan_code]
 
 
+@pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("scale", [0.1, 3.0, 2.0**-20])
 @pytest.mark.parametrize("dtype", STORAGE)
-def test_quantizing_divides(dtype, scale):
+def test_quantizing_divides(dtype, scale, target):
     # value / scale is the correctly rounded division: the values put the
     # quotient next to the rounding ties (a multiply by the reciprocal
     # lands on the other side of some of them).
@@ -406,11 +410,12 @@ def test_quantizing_divides(dtype, scale):
     products = (edges * np.float64(np.float32(scale))).astype(np.float32)
     values = np.concatenate([products, np.nextafter(products, np.float32(np.inf)),
                              np.nextafter(products, np.float32(-np.inf))])
-    store_with_tensor_scale(dtype, values, scale)
+    store_with_tensor_scale(dtype, values, scale, target)
 
 
+@pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("dtype", STORAGE)
-def test_dynamic_scales_divide_amax(dtype):
+def test_dynamic_scales_divide_amax(dtype, target):
     # token_head: each head's amax is one where amax / max_finite and
     # amax * (1 / max_finite) differ in float32; the stored scale must be
     # the quotient.
@@ -424,11 +429,11 @@ def test_dynamic_scales_divide_amax(dtype):
     rows = rng.uniform(-1, 1, (16, HEADS, HEAD_SIZE)).astype(np.float32)
     rows *= amax.reshape(16, HEADS, 1)
     rows[:, :, 0] = -amax.reshape(16, HEADS)
-    cpu = kvcache.CPUModule(kernel_module(dtype, "token_head", "f32"))
+    module = compiled(target, kernel_module(dtype, "token_head", "f32"))
     blocks = np.zeros((PAGES, 2, LAYERS, PAGE_SIZE, HEADS, HEAD_SIZE),
                       np.dtype(ELEMENT_TYPES[dtype]))
     scale_values = np.zeros(scales_shape("token_head"), np.float32)
-    cpu.store_rows(blocks, np.zeros(2, np.int32), TABLE, 8, 8, scale_values, 0,
+    module.store_rows(blocks, np.zeros(2, np.int32), TABLE, 8, 8, scale_values, 0,
                    rows, np.array([0, 8, 16], np.int32))
     for r in range(16):
         b, t = divmod(r, 8)

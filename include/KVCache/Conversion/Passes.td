@@ -173,6 +173,14 @@ def ConvertKVCacheToGPU : Pass<"convert-kvcache-to-gpu", "ModuleOp"> {
       large for one key's partial state in 48 KiB of shared memory, or q with
       2^31 heads or more, is rejected with an error.
 
+    On a quantized cache (docs/Contract.md section 2.2) the ragged ops move
+    chunks of the rows' element type: a gather into float rows dequantizes,
+    a store of float rows quantizes (the lanes holding one scale group's
+    chunks take its amax with xor shuffles: at most 32 of them, a power of
+    two, else an error), and `copy_pages` also copies per-page scales, one
+    f32 per thread. `attention_ragged` over a quantized cache is rejected
+    (not implemented on the GPU yet).
+
     A launch with no work (no rows, no sequences, no pairs) is skipped. Vector
     widths follow `convert-kvcache-to-scf` (16 bytes when head_size allows).
   }];

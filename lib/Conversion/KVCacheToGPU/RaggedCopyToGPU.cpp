@@ -47,6 +47,7 @@
 #include "RaggedCopyToGPU.h"
 #include "GPUKernel.h"
 #include "../KernelCommon/KernelBuilder.h"
+#include "../KernelCommon/Quantization.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
@@ -67,7 +68,7 @@ constexpr int64_t kWarpSize = 32;
 /// The shape of a ragged-copy kernel.
 struct RaggedCopyPlan {
   RaggedCopyPlan(const KVCacheParams &params, MemRefType rowsType,
-                 const GPUKernelTarget &target);
+                 RowCopyDirection direction, const GPUKernelTarget &target);
 
   /// Chunks (vector accesses) of a warp's tile.
   int64_t tileChunks() const { return rowsPerTile * chunksPerRow; }
@@ -85,6 +86,11 @@ struct RaggedCopyPlan {
   /// chunks in flight (then rowsPerTile is 1).
   int64_t passes;
   int64_t warps;
+  /// A store of float rows into a cache with scales: the chunks are
+  /// quantized; a scale group is `chunksPerGroup` consecutive chunks, held
+  /// by as many consecutive lanes.
+  bool quantizes = false;
+  int64_t chunksPerGroup = 0;
 };
 
 /// The chunks of a ragged copy are of the rows' element type: a gather into
@@ -99,12 +105,18 @@ static KVCacheParams getRowParams(const KVCacheParams &cacheParams,
 
 RaggedCopyPlan::RaggedCopyPlan(const KVCacheParams &cacheParams,
                                MemRefType rowsType,
+                               RowCopyDirection direction,
                                const GPUKernelTarget &target) {
   KVCacheParams params = getRowParams(cacheParams, rowsType);
   width = getRowVectorWidth(params, rowsType, target.vectorBytes);
-  if (params.elementType != cacheParams.elementType &&
-      params.scales.getKind() == KVScales::Kind::Block)
-    width = std::gcd(width, params.scales.getGroup());
+  bool converts = params.elementType != cacheParams.elementType;
+  int64_t group = params.scales.getKind() == KVScales::Kind::Block
+                      ? params.scales.getGroup()
+                      : params.headSize;
+  if (converts && params.scales.getKind() == KVScales::Kind::Block)
+    width = std::gcd(width, group);
+  quantizes = converts && direction == RowCopyDirection::ToCache;
+  chunksPerGroup = group / width;
   headSize = params.headSize;
   chunksPerRow = params.rowElements() / width;
   rowsPerTile = std::clamp<int64_t>(
@@ -150,6 +162,14 @@ private:
   Value isBatchRow(Value row) { return k.ult(row, endRow); }
   /// Whether chunk `index` of some lane's pass may lie past the tile.
   bool mayPassTileEnd(int64_t index) const;
+
+  /// The quantizing store of a pass's chunks (plan.quantizes): each
+  /// group's scale from the amax over its lanes (or the layer's scale),
+  /// then the codes.
+  void emitQuantizingWrites(ArrayRef<RowChunks> rows,
+                            ArrayRef<Value> valid,
+                            ArrayRef<RowChunkPosition> positions,
+                            ArrayRef<SmallVector<Value>> chunks);
 
   GPUKernel &kernel;
   KernelBuilder &k;
@@ -335,6 +355,17 @@ void RaggedCopyKernel::emitPass(Value tileStart, Value page, Value slot,
         });
     readRows.push_back(std::move(read));
   }
+  if (plan.quantizes) {
+    SmallVector<Value> valid;
+    SmallVector<RowChunkPosition> positions;
+    SmallVector<SmallVector<Value>> chunks;
+    for (const ReadRow &read : readRows) {
+      valid.push_back(read.valid);
+      positions.push_back(read.row);
+      chunks.push_back(read.chunks);
+    }
+    return emitQuantizingWrites(rows, valid, positions, chunks);
+  }
   for (auto [rowChunks, read] : llvm::zip_equal(rows, readRows)) {
     ArrayRef<std::pair<Value, Value>> headElements = rowChunks.chunks;
     const ReadRow &written = read;
@@ -344,6 +375,72 @@ void RaggedCopyKernel::emitPass(Value tileStart, Value page, Value slot,
         k.writeRowChunk(chunk, copy.cache, copy.rows,
                         chunkAt(written.row, headElement), copy.direction);
     });
+  }
+}
+
+void RaggedCopyKernel::emitQuantizingWrites(
+    ArrayRef<RowChunks> rows, ArrayRef<Value> valid,
+    ArrayRef<RowChunkPosition> positions,
+    ArrayRef<SmallVector<Value>> chunks) {
+  auto params = KVCacheParams::get(copy.cache.getType());
+  bool dynamic = params.scales.getKind() != KVScales::Kind::Tensor;
+  int64_t group = plan.chunksPerGroup * plan.width;
+  Type f32 = k.b.getF32Type();
+  Type chunkF32 = plan.width == 1 ? f32 : VectorType::get({plan.width}, f32);
+  for (auto [rowIndex, rowChunks] : llvm::enumerate(rows)) {
+    for (auto [chunkIndex, headElement] : llvm::enumerate(rowChunks.chunks)) {
+      RowChunkPosition at = positions[rowIndex];
+      std::tie(at.head, at.element) = headElement;
+      Value values = k.widen(chunks[rowIndex][chunkIndex], chunkF32);
+      Value scale;
+      if (dynamic) {
+        // The group's amax: each lane's (0 off the batch, NaN ignored),
+        // then the maximum over the group's lanes; every lane shuffles.
+        // On the bits of the magnitudes, which order as unsigned integers
+        // (no maxnumf, which the GPU pipeline would make a libdevice call).
+        Value local = getNonNaNMagnitudeBits(k.b, k.loc, values);
+        if (plan.width > 1)
+          local = vector::ReductionOp::create(
+              k.b, k.loc, vector::CombiningKind::MAXUI, local);
+        local = k.select(valid[rowIndex], local, k.i32(0));
+        for (int64_t offset = plan.chunksPerGroup / 2; offset >= 1;
+             offset /= 2)
+          local = arith::MaxUIOp::create(
+              k.b, k.loc, local,
+              gpu::ShuffleOp::create(k.b, k.loc, local, offset, kWarpSize,
+                                     gpu::ShuffleMode::XOR)
+                  .getShuffleResult());
+        Value amax = arith::BitcastOp::create(k.b, k.loc, f32, local);
+        Value isZero = arith::CmpFOp::create(
+            k.b, k.loc, arith::CmpFPredicate::OEQ, amax, k.f32(0.0f));
+        scale = k.select(
+            isZero, k.f32(1.0f),
+            k.fdiv(amax, k.f32(getMaxFinite(params.elementType))));
+      }
+      k.ifThen(valid[rowIndex], [&] {
+        Value groupScale = scale;
+        if (!dynamic)
+          groupScale = PageLoadScaleOp::create(k.b, k.loc, copy.cache,
+                                               at.page, at.slot, at.head,
+                                               at.element);
+        Value divisor = groupScale;
+        if (auto vector = dyn_cast<VectorType>(chunkF32))
+          divisor = k.splat(groupScale, vector);
+        // The correctly rounded division (div.rn.f32 in PTX).
+        Value codes = encodeF32ToStorage(k.b, k.loc, k.fdiv(values, divisor),
+                                         params.elementType);
+        PageStoreOp::create(k.b, k.loc, codes, copy.cache, at.page, at.slot,
+                            at.head, at.element);
+        if (!dynamic)
+          return;
+        // The group's first chunk writes its scale.
+        Value first = k.eq(k.remu(at.element, k.index(group)), k.index(0));
+        k.ifThen(first, [&] {
+          PageStoreScaleOp::create(k.b, k.loc, scale, copy.cache, at.page,
+                                   at.slot, at.head, at.element);
+        });
+      });
+    }
   }
 }
 
@@ -360,7 +457,17 @@ struct RaggedCopyToGPU : OpRewritePattern<OpTy> {
     RaggedCopy copy = RaggedCopy::get(op);
     KernelBuilder host{rewriter, getKernelLoc(op)};
     RaggedCopyPlan plan(KVCacheParams::get(copy.cache.getType()),
-                        cast<MemRefType>(copy.rows.getType()), target);
+                        cast<MemRefType>(copy.rows.getType()), copy.direction,
+                        target);
+    if (plan.quantizes &&
+        (plan.chunksPerGroup > kWarpSize ||
+         !llvm::isPowerOf2_64(plan.chunksPerGroup)))
+      return op.emitOpError("cannot be lowered to a GPU kernel: a scale group "
+                            "of ")
+             << plan.chunksPerGroup << " chunks of " << plan.width
+             << " elements is not a power of two of at most 32 (one warp "
+                "computes its amax); use a block<G> scale with a smaller G "
+                "or quantize on the CPU";
     Value numRows = memref::DimOp::create(rewriter, host.loc, copy.rows, 0);
     Value run = host.andi(host.ult(host.index(0), numRows),
                           host.ult(host.index(0),

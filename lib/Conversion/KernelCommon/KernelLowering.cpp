@@ -62,22 +62,10 @@ LogicalResult mlir::kvcache::rejectCachesWithoutLowering(Operation *root,
     std::optional<KVCacheParams> params = getScaledCache(op);
     if (!params || !isa<KernelOpInterface>(op))
       return WalkResult::advance();
-    // What the kernel-op lowerings do on a cache with scales: raw copies of
-    // codes, dequantizing gathers and copy_pages (scales included)
-    // everywhere; on the CPU also quantizing stores and attention.
-    auto rowsElement = [&](Value rows) {
-      return cast<MemRefType>(rows.getType()).getElementType();
-    };
-    bool supported = false;
-    if (auto store = dyn_cast<StoreRaggedOp>(op))
-      supported = !gpu || rowsElement(store.getValues()) == params->elementType;
-    else if (isa<GatherRaggedOp>(op))
-      supported = true;
-    else if (isa<CopyPagesOp>(op))
-      supported = true;
-    else if (isa<AttentionRaggedOp>(op))
-      supported = !gpu;
-    if (supported)
+    // What the kernel-op lowerings do on a cache with scales: raw and
+    // quantizing stores, raw and dequantizing gathers and copy_pages
+    // (scales included) everywhere; attention on the CPU only.
+    if (!gpu || !isa<AttentionRaggedOp>(op))
       return WalkResult::advance();
     op->emitOpError("on a quantized cache (")
         << params->elementType << ", scales = " << params->scales

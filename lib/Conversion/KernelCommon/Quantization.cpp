@@ -110,6 +110,18 @@ Value mlir::kvcache::decodeStorageToF32(OpBuilder &b, Location loc,
       b, loc, f32, arith::OrIOp::create(b, loc, valueBits, sign));
 }
 
+Value mlir::kvcache::getNonNaNMagnitudeBits(OpBuilder &b, Location loc,
+                                            Value values) {
+  ShapedArith a{b, loc, values.getType()};
+  Type i32 = a.like(b.getI32Type());
+  Value bits = arith::AndIOp::create(
+      b, loc, arith::BitcastOp::create(b, loc, i32, values),
+      a.constantInt(0x7FFFFFFF, 32));
+  Value isNaN = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, bits,
+                                      a.constantInt(0x7F800000, 32));
+  return arith::SelectOp::create(b, loc, isNaN, a.constantInt(0, 32), bits);
+}
+
 float mlir::kvcache::getMaxFinite(Type storage) {
   if (isa<Float8E4M3FNType>(storage))
     return 448.0f;

@@ -17,6 +17,11 @@ namespace mlir::kvcache {
 /// `arith.sitofp` for i8. NaN codes give NaN (E5M2 infinities +-inf).
 Value decodeStorageToF32(OpBuilder &builder, Location loc, Value codes);
 
+/// The f32 bits of |values| with NaNs as 0 (i32, same shape): non-negative
+/// floats order like these unsigned integers, so their maximum is the
+/// largest non-NaN magnitude.
+Value getNonNaNMagnitudeBits(OpBuilder &builder, Location loc, Value values);
+
 /// The largest finite magnitude of a storage type, the saturation bound of
 /// encodeF32ToStorage: f8E4M3FN 448, f8E5M2 57344, i8 127.
 float getMaxFinite(Type storage);

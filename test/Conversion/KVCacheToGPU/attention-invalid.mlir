@@ -45,10 +45,20 @@ func.func @quantized_attention(%q: memref<?x8x64xf16>, %k: !q, %v: !q, %offsets:
 
 // -----
 
-// Quantizing stores (float rows) are CPU-only for now.
-!q = !kvcache.paged_cache<f8E5M2, num_heads = 2, head_size = 64, page_size = 16, scales = tensor>
-func.func @quantizing_store(%k: !q, %new: memref<?x2x64xbf16>, %offsets: memref<?xi32>) {
-  // expected-error @below {{'kvcache.store_ragged' op on a quantized cache ('f8E5M2', scales = tensor) is not supported yet on the GPU}}
-  kvcache.store_ragged %k, %new, %offsets : !q, memref<?x2x64xbf16>, memref<?xi32>
+// A quantizing store computes each scale group's amax over the lanes that
+// hold its chunks: at most a warp's 32, a power of two.
+!q = !kvcache.paged_cache<f8E5M2, num_heads = 2, head_size = 256, page_size = 16, scales = token_head>
+func.func @quantizing_store_long_group(%k: !q, %new: memref<?x2x256xf32>, %offsets: memref<?xi32>) {
+  // expected-error @below {{'kvcache.store_ragged' op cannot be lowered to a GPU kernel: a scale group of 64 chunks of 4 elements is not a power of two of at most 32 (one warp computes its amax); use a block<G> scale with a smaller G or quantize on the CPU}}
+  kvcache.store_ragged %k, %new, %offsets : !q, memref<?x2x256xf32>, memref<?xi32>
+  return
+}
+
+// -----
+
+!q = !kvcache.paged_cache<i8, num_heads = 1, head_size = 96, page_size = 16, scales = block<24>>
+func.func @quantizing_store_odd_group(%k: !q, %new: memref<?x1x96xf32>, %offsets: memref<?xi32>) {
+  // expected-error @below {{a scale group of 6 chunks of 4 elements is not a power of two of at most 32}}
+  kvcache.store_ragged %k, %new, %offsets : !q, memref<?x1x96xf32>, memref<?xi32>
   return
 }

@@ -20,6 +20,16 @@
 // CHECK: ld.global.b32
 // CHECK: cvt.rn.f32.s16
 // CHECK: st.global.v4.b32
+// store_ragged of bf16 rows into a token_head cache (head 64: 8 chunks
+// of 8): each lane widens its chunk, the 8 lanes of a head take the amax
+// with 3 butterfly shuffles, divide (div.rn.f32: correctly rounded) and
+// encode in integer arithmetic; the head's first lane writes the scale.
+// CHECK-LABEL: .entry store_bf16_token_head_store_ragged(
+// CHECK: ld.global.v4.b32
+// CHECK-COUNT-3: shfl.sync.bfly.b32
+// CHECK: div.rn.f32
+// CHECK: st.global.v2.b32
+// CHECK: st.global.b32
 // copy_pages of a block<32> collection: the codes in 16-byte chunks, then
 // the page's scales one f32 per thread.
 // CHECK-LABEL: .entry copy_with_scales_copy_pages(
@@ -38,6 +48,12 @@ func.func @gather_fp8_token_head(%k: !t, %rows: memref<?x8x128xf16>, %offsets: m
 !b = !kvcache.paged_cache<i8, num_heads = 2, head_size = 64, page_size = 16, scales = block<32>>
 func.func @gather_i8_block(%k: !b, %rows: memref<?x2x64xf32>, %offsets: memref<?xi32>) {
   kvcache.gather_ragged %k, %rows, %offsets : !b, memref<?x2x64xf32>, memref<?xi32>
+  return
+}
+
+!s = !kvcache.paged_cache<f8E4M3FN, num_heads = 4, head_size = 64, page_size = 16, scales = token_head>
+func.func @store_bf16_token_head(%k: !s, %rows: memref<?x4x64xbf16>, %offsets: memref<?xi32>) {
+  kvcache.store_ragged %k, %rows, %offsets : !s, memref<?x4x64xbf16>, memref<?xi32>
   return
 }
 
