@@ -137,10 +137,11 @@ def test_invalid_pipeline_is_an_error():
 
 
 def test_failing_pass_reports_the_op_location():
-    # Attention over a quantized cache (scales): no GPU lowering takes it yet.
-    cache = ("!kvcache.paged_cache<f8E4M3FN, num_heads = 2, head_size = 16, "
-             "page_size = 8, scales = tensor>")
-    rows = "memref<?x2x16xf32>"
+    # Attention over scale groups narrower than a lane's slice: no GPU
+    # lowering takes it.
+    cache = ("!kvcache.paged_cache<f8E4M3FN, num_heads = 2, head_size = 128, "
+             "page_size = 8, scales = block<2>>")
+    rows = "memref<?x2x128xf32>"
     ir = (f"func.func @f(%q: {rows}, %k: {cache}, %v: {cache}, "
           f"%offsets: memref<?xi32>, %out: {rows}) {{\n"
           f"  kvcache.attention_ragged %q, %k, %v, %offsets, %out {{scale = 0.25 : f32}} "
@@ -148,7 +149,7 @@ def test_failing_pass_reports_the_op_location():
     with pytest.raises(kvcache.CompileError) as info:
         kvcache.run_pipeline(ir, "convert-kvcache-to-gpu", filename="f8.mlir")
     assert any(d.location.startswith("f8.mlir:") for d in info.value.diagnostics)
-    assert "quantized cache ('f8E4M3FN', scales = tensor)" in str(info.value)
+    assert "scale groups of 2 elements" in str(info.value)
 
 
 def test_raw_storage_caches_compile_and_refuse_attention():

@@ -95,6 +95,8 @@ SCALED_TWINS = {
         "test_quantized.py::test_gather_ragged_dequantizes (emulated-gpu)",
     ("quantized-kernels.mlir", "store_bf16_token_head"):
         "test_quantized.py::test_store_ragged_quantizes (emulated-gpu)",
+    ("quantized-kernels.mlir", "attention_i8_block"):
+        "test_quantized.py::test_attention_over_quantized_caches (emulated-gpu)",
     ("quantized-kernels.mlir", "copy_with_scales"):
         "test_quantized.py::test_raw_copies_and_copy_pages_on_quantized_caches "
         "(emulated-gpu)",

@@ -514,9 +514,10 @@ def attention_module(dtype, scales, q_dtype):
 ATTENTION_TOLERANCE = {"f32": 2e-5, "f16": 2e-3, "bf16": 1.6e-2}
 
 
+@pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("scales", SCALES)
 @pytest.mark.parametrize("dtype", STORAGE)
-def test_attention_over_quantized_caches_on_the_cpu(dtype, scales):
+def test_attention_over_quantized_caches(dtype, scales, target):
     # K and V dequantized (stored * scale, f32) in the kernel; q and out of
     # any float type. Against the float64 reference on the dequantized
     # values: the error of f32 attention plus one rounding to q's type.
@@ -537,12 +538,61 @@ def test_attention_over_quantized_caches_on_the_cpu(dtype, scales):
     q32 = reference.to_float32(q, q_dtype)
     out = np.zeros_like(q)
     layer = 1
-    kvcache.CPUModule(attention_module(dtype, scales, q_dtype)).attention(
+    compiled(target, attention_module(dtype, scales, q_dtype)).attention(
         blocks, lengths, TABLE, 2, 8, scale_values, layer, q, offsets, out)
     float_cache = reference.PagedCache(values, lengths, TABLE, 2, 8, "f32")
     expected = reference.attention_ragged(
         q32, float_cache.key_cache(layer), float_cache.value_cache(layer), offsets,
         np.zeros(q32.shape, np.float32), 0.25)
+    expected = reference.to_float32(reference.from_float32(expected, q_dtype), q_dtype)
+    got = reference.to_float32(out, q_dtype)
+    assert np.abs(got - expected).max() <= ATTENTION_TOLERANCE[q_dtype]
+
+
+def test_split_attention_over_a_quantized_cache_on_the_emulated_gpu():
+    # A decode row over 700 keys: with a workspace the GPU kernel splits the
+    # context (keys-per-split 512) and a second kernel merges the splits
+    # into bf16 out.
+    dtype, scales, q_dtype, page, pages = "f8E5M2", f"block<{GROUP}>", "bf16", 64, 12
+    ctype = (f"!kvcache.paged_collection<{dtype}, num_heads = {HEADS}, head_size = "
+             f"{HEAD_SIZE}, page_size = {page}, scales = {scales}>")
+    cache = ctype.replace("paged_collection", "paged_cache")
+    blocks_t = memref((pages, 2, 1, page, HEADS, HEAD_SIZE), dtype, (0,))
+    scales_shape_ = (pages, 2, 1, page, HEADS, HEAD_SIZE // GROUP)
+    smem = memref(scales_shape_, "f32", (0,))
+    rows = f"memref<?x{Q_HEADS}x{HEAD_SIZE}x{q_dtype}>"
+    ir = (f"func.func @attention(%blocks: {blocks_t}, %lengths: memref<?xi32>, "
+          f"%table: memref<?x?xi32>, %msl: i32, %mcl: i32, %scales: {smem}, "
+          f"%q: {rows}, %offsets: memref<?xi32>, %out: {rows}, %ws: memref<?xf32>) {{\n"
+          f"  %c = kvcache.paged_collection %blocks, %lengths, %table, %msl, %mcl, "
+          f"%scales : {blocks_t}, memref<?xi32>, memref<?x?xi32>, {smem} -> {ctype}\n"
+          f"  %c0 = arith.constant 0 : index\n"
+          f"  %k = kvcache.get_key_cache %c[%c0] : {ctype}\n"
+          f"  %v = kvcache.get_value_cache %c[%c0] : {ctype}\n"
+          f"  kvcache.attention_ragged %q, %k, %v, %offsets, %out, %ws {{scale = 0.25 : f32}} "
+          f": {rows}, {cache}, {cache}, memref<?xi32>, {rows}, memref<?xf32>\n"
+          f"  return\n}}\n")
+    rng = np.random.default_rng(11)
+    shape = (pages, 2, 1, page, HEADS, HEAD_SIZE)
+    scale_values = (rng.uniform(1, 2, scales_shape_) /
+                    reference.MAX_FINITE[dtype]).astype(np.float32)
+    per_element = np.repeat(scale_values, GROUP, axis=-1)
+    blocks = reference.quantize(rng.uniform(-1, 1, shape), dtype, per_element).view(
+        np.dtype(ELEMENT_TYPES[dtype]))
+    values = reference.dequantize(blocks, dtype, per_element)
+    lengths = np.array([700], np.int32)
+    table = rng.permutation(pages)[:11].astype(np.int32).reshape(1, 11)
+    offsets = np.array([0, 1], np.int32)
+    q = reference.from_float32(rng.uniform(-1, 1, (1, Q_HEADS, HEAD_SIZE)), q_dtype)
+    out = np.zeros_like(q)
+    workspace = np.zeros(Q_HEADS * (HEAD_SIZE + 2) * 16, np.float32)
+    kvcache.EmulatedGPUModule(ir).attention(blocks, lengths, table, 1, 701, scale_values,
+                                            q, offsets, out, workspace)
+    assert np.any(workspace != 0)                     # the split path ran
+    float_cache = reference.PagedCache(values, lengths, table, 1, 701, "f32")
+    expected = reference.attention_ragged(
+        reference.to_float32(q, q_dtype), float_cache.key_cache(0),
+        float_cache.value_cache(0), offsets, np.zeros(q.shape, np.float32), 0.25)
     expected = reference.to_float32(reference.from_float32(expected, q_dtype), q_dtype)
     got = reference.to_float32(out, q_dtype)
     assert np.abs(got - expected).max() <= ATTENTION_TOLERANCE[q_dtype]

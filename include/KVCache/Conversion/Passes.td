@@ -178,8 +178,9 @@ def ConvertKVCacheToGPU : Pass<"convert-kvcache-to-gpu", "ModuleOp"> {
     a store of float rows quantizes (the lanes holding one scale group's
     chunks take its amax with xor shuffles: at most 32 of them, a power of
     two, else an error), and `copy_pages` also copies per-page scales, one
-    f32 per thread. `attention_ragged` over a quantized cache is rejected
-    (not implemented on the GPU yet).
+    f32 per thread. `attention_ragged` over a quantized cache runs on CUDA
+    cores, K and V slices (at most 8 elements a lane) read dequantized
+    straight from the cache (no cp.async, no tensor cores).
 
     A launch with no work (no rows, no sequences, no pairs) is skipped. Vector
     widths follow `convert-kvcache-to-scf` (16 bytes when head_size allows).

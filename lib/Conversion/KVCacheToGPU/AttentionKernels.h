@@ -41,8 +41,16 @@ struct AttentionPlan {
   bool asyncCopy;
   /// The alignment (bytes) a q/out slice access may claim.
   int64_t rowAlignment;
+  /// The cache's element type (codes of a quantized cache).
   Type elementType;
   int64_t elementBytes;
+  /// The element type of q and out (the cache's, or any float type over a
+  /// quantized cache).
+  Type rowsElementType;
+  /// A quantized cache (with scales): K and V slices are read dequantized
+  /// to f32 (page_load with an f32 result), each within one scale group,
+  /// straight from the cache (no cp.async, no tensor cores).
+  bool dequantize = false;
 
   /// The tensor-core kernel (AttentionMMA.cpp): the group's query heads are
   /// the rows of m16n8k16 mma.sync tiles; fields below describe it. When

@@ -80,7 +80,8 @@ LogicalResult attention::emitAttentionMergeKernel(OpBuilder &host,
                                 load(layout.accOffset(k, record, d)))
                     .acc};
           })[0];
-      Value result = k.narrow(softmax.normalize(total), plan.elementType);
+      Value result =
+          k.narrow(softmax.normalize(total), plan.rowsElementType);
       memref::StoreOp::create(k.b, k.loc, result, out,
                               ValueRange{row, head, d});
     });

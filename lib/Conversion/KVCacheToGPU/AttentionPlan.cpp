@@ -45,7 +45,8 @@ int64_t estimateTensorCoreRegisters(int64_t headSize, int64_t dSplit,
 /// f16 or bf16 cache, sm_80 or newer, head_size 64, 128 or 256, a group of
 /// at most 256 heads, the registers within kMaxTensorCoreRegisters.
 void planTensorCores(AttentionPlan &plan, const GPUKernelTarget &target) {
-  if (!target.tensorCores || getChipVersion(target.chip) < 80 ||
+  if (!target.tensorCores || plan.dequantize ||
+      getChipVersion(target.chip) < 80 ||
       !(plan.elementType.isF16() || plan.elementType.isBF16()) ||
       !(plan.headSize == 64 || plan.headSize == 128 || plan.headSize == 256) ||
       plan.group < kMinTensorCoreGroup)
@@ -114,6 +115,13 @@ attention::makeAttentionPlan(AttentionRaggedOp op,
   plan.group = plan.qHeads / plan.kvHeads;
   plan.elementType = params.elementType;
   plan.elementBytes = llvm::divideCeil(params.elementType.getIntOrFloatBitWidth(), 8);
+  plan.rowsElementType =
+      cast<MemRefType>(op.getQ().getType()).getElementType();
+  plan.dequantize = static_cast<bool>(params.scales);
+  // A dequantizing slice lies within one scale group.
+  int64_t scaleGroup = params.scales.getKind() == KVScales::Kind::Block
+                           ? params.scales.getGroup()
+                           : params.headSize;
   // Lanes per key: a power of two dividing head_size, at most 32; the
   // fewest that keep a lane's slice within 16 bytes (one vector access, few
   // registers for q and the accumulators), else as many as divide it. Head
@@ -122,21 +130,37 @@ attention::makeAttentionPlan(AttentionRaggedOp op,
   int64_t maxLanes = std::min<int64_t>(
       int64_t(1) << llvm::countr_zero(uint64_t(params.headSize)), 32);
   plan.lanes = 1;
+  // Dequantized slices count as 2 bytes an element (8 per lane, as f16):
+  // 16 one-byte codes per lane held 254 registers at head 128, GQA 4.
+  int64_t laneBytes = plan.dequantize ? std::max<int64_t>(plan.elementBytes, 2)
+                                      : plan.elementBytes;
   while (plan.lanes < maxLanes &&
-         (params.headSize / plan.lanes) * plan.elementBytes > 16)
+         ((params.headSize / plan.lanes) * laneBytes > 16 ||
+          scaleGroup % (params.headSize / plan.lanes) != 0))
     plan.lanes *= 2;
   plan.width = params.headSize / plan.lanes;
+  if (scaleGroup % plan.width != 0)
+    return op.emitOpError("cannot be lowered to the GPU: the scale groups "
+                          "of ")
+           << scaleGroup << " elements are narrower than a lane's slice of "
+           << plan.width << " (at most 32 lanes per key); use a larger G";
   int64_t sliceBytes = plan.width * plan.elementBytes;
   // cp.async exists from sm_80; older chips load K and V straight from the
-  // cache.
+  // cache, and so does a dequantizing kernel.
   plan.asyncCopy = (sliceBytes == 4 || sliceBytes == 8 || sliceBytes == 16) &&
-                   getChipVersion(target.chip) >= 80;
+                   getChipVersion(target.chip) >= 80 && !plan.dequantize;
   // q and out slices: aligned as far as their layouts and the slice allow.
   auto qType = cast<MemRefType>(op.getQ().getType());
   auto outType = cast<MemRefType>(op.getOut().getType());
-  int64_t rowWidth = std::min(getRowVectorWidth(params, qType, target.vectorBytes),
-                              getRowVectorWidth(params, outType, target.vectorBytes));
-  plan.rowAlignment = getAccessAlignment(sliceBytes, rowWidth * plan.elementBytes);
+  KVCacheParams rowParams = params;
+  rowParams.elementType = plan.rowsElementType;
+  int64_t rowBytes =
+      llvm::divideCeil(plan.rowsElementType.getIntOrFloatBitWidth(), 8);
+  int64_t rowWidth =
+      std::min(getRowVectorWidth(rowParams, qType, target.vectorBytes),
+               getRowVectorWidth(rowParams, outType, target.vectorBytes));
+  plan.rowAlignment =
+      getAccessAlignment(plan.width * rowBytes, rowWidth * rowBytes);
   plan.keysPerStep = std::max<int64_t>(target.attentionThreads / plan.lanes, 1);
   // Head indices are computed in 32-bit-safe ranges on the device.
   if (plan.qHeads >= (int64_t(1) << 31))

@@ -139,7 +139,8 @@ private:
   Value q, keys, values, offsets, out, workspace;
   Value sharedK, sharedV, sharedState;
   Value kvHead, split, numSplits, keyGroup, lane, sliceStart;
-  VectorType sliceType, accType;
+  /// q/out slices; K/V slices as loaded; f32 slices.
+  VectorType sliceType, kvSliceType, accType;
 };
 
 AttentionKernel::AttentionKernel(GPUKernel &kernel, AttentionRaggedOp op,
@@ -159,8 +160,12 @@ AttentionKernel::AttentionKernel(GPUKernel &kernel, AttentionRaggedOp op,
   sharedState = kernel.addSharedBuffer(
       {keysPerStep, plan.headsPerPass, layout.recordFloats()},
       k.b.getF32Type());
-  sliceType = VectorType::get({plan.width}, plan.elementType);
+  sliceType = VectorType::get({plan.width}, plan.rowsElementType);
   accType = VectorType::get({plan.width}, k.b.getF32Type());
+  // Dequantized slices are f32 already.
+  kvSliceType = plan.dequantize
+                    ? accType
+                    : VectorType::get({plan.width}, plan.elementType);
 }
 
 void AttentionKernel::emit() {
@@ -305,14 +310,14 @@ AttentionKernel::emitKeyStep(const KeyRange &range, Value step,
     nvgpu::DeviceAsyncWaitOp::create(k.b, k.loc, group,
                                      k.b.getI32IntegerAttr(1));
     SmallVector<Value> at = {k.remu(step, k.index(2)), keyGroup, sliceStart};
-    keySlice = vector::LoadOp::create(k.b, k.loc, sliceType, sharedK, at);
-    valueSlice = vector::LoadOp::create(k.b, k.loc, sliceType, sharedV, at);
+    keySlice = vector::LoadOp::create(k.b, k.loc, kvSliceType, sharedK, at);
+    valueSlice = vector::LoadOp::create(k.b, k.loc, kvSliceType, sharedV, at);
   } else {
     // Each cache through its own lookup table.
     auto load = [&](Value cache) -> Value {
       auto [page, slot] =
           k.lookup(cache, range.batch, key, /*servesWrite=*/false);
-      return PageLoadOp::create(k.b, k.loc, sliceType, cache, page, slot,
+      return PageLoadOp::create(k.b, k.loc, kvSliceType, cache, page, slot,
                                 kvHead, sliceStart);
     };
     keySlice = load(keys);

@@ -177,8 +177,6 @@ struct ConvertKVCacheToGPUPass
           << ", sm-count=" << target.smCount << ")";
       return signalPassFailure();
     }
-    if (failed(rejectCachesWithoutLowering(getOperation(), /*gpu=*/true)))
-      return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     populateKVCacheToGPUConversionPatterns(patterns, target);
     if (failed(applyKernelLoweringPatterns(getOperation(), std::move(patterns),

@@ -44,8 +44,7 @@ struct ConvertKVCacheToMemRefPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (failed(rejectCachesWithoutLowering(module, /*gpu=*/false)) ||
-        failed(rejectKernelOps(module)))
+    if (failed(rejectKernelOps(module)))
       return signalPassFailure();
 
     MLIRContext *ctx = &getContext();

@@ -303,8 +303,6 @@ struct ConvertKVCacheToSCFPass
           << static_cast<int64_t>(vectorBytes);
       return signalPassFailure();
     }
-    if (failed(rejectCachesWithoutLowering(getOperation(), /*gpu=*/false)))
-      return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     populateKVCacheToSCFConversionPatterns(patterns, vectorBytes);
     if (failed(applyKernelLoweringPatterns(getOperation(), std::move(patterns),

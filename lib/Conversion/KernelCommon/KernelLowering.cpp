@@ -47,34 +47,6 @@ int64_t mlir::kvcache::getRowVectorWidth(const KVCacheParams &params,
   }
 }
 
-/// The scaled cache among `op`'s operands, if any.
-static std::optional<KVCacheParams> getScaledCache(Operation *op) {
-  for (Type type : op->getOperandTypes())
-    if (KVCacheParams::isCacheType(type))
-      if (KVCacheParams params = KVCacheParams::get(type); params.scales)
-        return params;
-  return std::nullopt;
-}
-
-LogicalResult mlir::kvcache::rejectCachesWithoutLowering(Operation *root,
-                                                         bool gpu) {
-  WalkResult result = root->walk([&](Operation *op) {
-    std::optional<KVCacheParams> params = getScaledCache(op);
-    if (!params || !isa<KernelOpInterface>(op))
-      return WalkResult::advance();
-    // What the kernel-op lowerings do on a cache with scales: raw and
-    // quantizing stores, raw and dequantizing gathers and copy_pages
-    // (scales included) everywhere; attention on the CPU only.
-    if (!gpu || !isa<AttentionRaggedOp>(op))
-      return WalkResult::advance();
-    op->emitOpError("on a quantized cache (")
-        << params->elementType << ", scales = " << params->scales
-        << ") is not supported yet" << (gpu ? " on the GPU" : "");
-    return WalkResult::interrupt();
-  });
-  return failure(result.wasInterrupted());
-}
-
 LogicalResult mlir::kvcache::applyKernelLoweringPatterns(
     Operation *root, RewritePatternSet &&patterns, StringRef passName) {
   MLIRContext *ctx = root->getContext();

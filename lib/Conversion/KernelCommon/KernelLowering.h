@@ -30,14 +30,6 @@ Location getKernelLoc(Operation *op);
 int64_t getRowVectorWidth(const KVCacheParams &params, MemRefType rows,
                           int64_t maxBytes = 16);
 
-/// Emits an error on the first kernel op under `root` on a quantized cache
-/// (with `scales`) that the kernel-op lowerings cannot do yet: attention,
-/// a quantizing store_ragged (float rows), and on the GPU (`gpu`) a
-/// dequantizing gather_ragged or a copy_pages of per-page scales. Raw copies
-/// of codes lower everywhere; access ops (raw and dequantizing) and the
-/// scale ops are convert-kvcache-to-memref's.
-LogicalResult rejectCachesWithoutLowering(Operation *root, bool gpu);
-
 /// Applies the kernel-op lowering `patterns` to `root` in one walk (no
 /// folding: the code around the kernels stays as the patterns wrote it),
 /// then fails if an op with the KernelOpInterface is left: the patterns

@@ -34,12 +34,13 @@ func.func @attention_large_group(%q: memref<?x64x256xf32>, %k: !big, %v: !big, %
 
 // -----
 
-// Kernel ops on quantized caches (with scales) are not lowered yet.
-!q = !kvcache.paged_cache<f8E4M3FN, num_heads = 2, head_size = 64, page_size = 16, scales = token_head>
-func.func @quantized_attention(%q: memref<?x8x64xf16>, %k: !q, %v: !q, %offsets: memref<?xi32>, %out: memref<?x8x64xf16>) {
-  // expected-error @below {{'kvcache.attention_ragged' op on a quantized cache ('f8E4M3FN', scales = token_head) is not supported yet}}
+// A dequantizing K/V slice lies within one scale group: with at most 32
+// lanes per key, a head of 128 has slices of 4 or more elements.
+!q = !kvcache.paged_cache<f8E4M3FN, num_heads = 2, head_size = 128, page_size = 16, scales = block<2>>
+func.func @quantized_attention_narrow_groups(%q: memref<?x8x128xf16>, %k: !q, %v: !q, %offsets: memref<?xi32>, %out: memref<?x8x128xf16>) {
+  // expected-error @below {{'kvcache.attention_ragged' op cannot be lowered to the GPU: the scale groups of 2 elements are narrower than a lane's slice of 4 (at most 32 lanes per key); use a larger G}}
   kvcache.attention_ragged %q, %k, %v, %offsets, %out {scale = 0.125 : f32}
-      : memref<?x8x64xf16>, !q, !q, memref<?xi32>, memref<?x8x64xf16>
+      : memref<?x8x128xf16>, !q, !q, memref<?xi32>, memref<?x8x128xf16>
   return
 }
 

@@ -30,6 +30,16 @@
 // CHECK: div.rn.f32
 // CHECK: st.global.v2.b32
 // CHECK: st.global.b32
+// attention_ragged over an i8 block<32> cache with f16 q/out (head 128,
+// GQA 4): 16 lanes per key, 8 codes per slice (one 64-bit load; 16 held
+// twice the registers), one scale per slice; no cp.async, no tensor cores.
+// CHECK-LABEL: .entry attention_i8_block_attention_ragged(
+// CHECK-NOT: cp.async
+// CHECK-NOT: mma.sync
+// CHECK: ld.global.v2.b32
+// CHECK: cvt.rn.f32.s16
+// CHECK: shfl.sync.bfly
+// CHECK: st.global
 // copy_pages of a block<32> collection: the codes in 16-byte chunks, then
 // the page's scales one f32 per thread.
 // CHECK-LABEL: .entry copy_with_scales_copy_pages(
@@ -54,6 +64,13 @@ func.func @gather_i8_block(%k: !b, %rows: memref<?x2x64xf32>, %offsets: memref<?
 !s = !kvcache.paged_cache<f8E4M3FN, num_heads = 4, head_size = 64, page_size = 16, scales = token_head>
 func.func @store_bf16_token_head(%k: !s, %rows: memref<?x4x64xbf16>, %offsets: memref<?xi32>) {
   kvcache.store_ragged %k, %rows, %offsets : !s, memref<?x4x64xbf16>, memref<?xi32>
+  return
+}
+
+!a = !kvcache.paged_cache<i8, num_heads = 2, head_size = 128, page_size = 16, scales = block<32>>
+func.func @attention_i8_block(%q: memref<?x8x128xf16>, %k: !a, %v: !a, %offsets: memref<?xi32>, %out: memref<?x8x128xf16>) {
+  kvcache.attention_ragged %q, %k, %v, %offsets, %out {scale = 0.0883883 : f32}
+      : memref<?x8x128xf16>, !a, !a, memref<?xi32>, memref<?x8x128xf16>
   return
 }
 
