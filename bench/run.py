@@ -15,7 +15,9 @@ Writes bench/report.md and bench/plots/*.png. Sections:
   4. GPU: the results of bench/gpu/run.sh when a GPU run left them in
      bench/gpu/results/, else "not measured";
   5. GPU kernels, emulated: traffic and coalescing of every kernel op from
-     the GPU emulator's profile (bench/emulated.py).
+     the GPU emulator's profile (bench/emulated.py);
+  6. quantized caches: decode attention over an fp8 cache against an f16
+     one, CPU time and emulated GPU traffic (bench/quantized.py).
 Every figure is the min and the median of several repetitions; on these
 shared CPUs only ratios measured side by side are meaningful.
 """
@@ -37,6 +39,7 @@ LLVM = "/usr/lib/llvm-22"
 RUNNER_LIBS = f"{LLVM}/lib/libmlir_c_runner_utils.so,{LLVM}/lib/libmlir_runner_utils.so"
 sys.path.insert(0, os.path.join(HERE, "cpu"))
 from emulated import emulated_section  # noqa: E402  (bench/, the script's directory)
+from quantized import quantized_section  # noqa: E402
 
 
 def timed(command, reps, stdin=None):
@@ -445,6 +448,7 @@ def main():
     model_section(build, lines)
     gpu_section(lines)
     emulated_section(build, args.quick, lines)
+    quantized_section(build, args.quick, lines)
     lines += ["## Plots", ""] + write_plots(plots, os.path.join(HERE, "plots")) + [""]
     lines.append(f"Total benchmark time: {time.time() - start:.0f} s.")
     with open(os.path.join(HERE, "report.md"), "w") as f:
