@@ -70,7 +70,9 @@ static void addHostToLLVMPasses(OpPassManager &pm, bool withGPU) {
 
 void mlir::kvcache::buildKVCacheToCPUPipeline(
     OpPassManager &pm, const KVCacheToCPUOptions &options) {
-  pm.addPass(createConvertKVCacheToSCF());
+  ConvertKVCacheToSCFOptions kernels;
+  kernels.checked = options.checked;
+  pm.addPass(createConvertKVCacheToSCF(kernels));
   buildKVCacheAccessLoweringPipeline(pm, options.checked);
   addHostToLLVMPasses(pm, /*withGPU=*/false);
 }
@@ -95,6 +97,7 @@ void mlir::kvcache::buildKVCacheToNVVMPipeline(
     OpPassManager &pm, const KVCacheToPTXOptions &options) {
   ConvertKVCacheToGPUOptions kernels;
   kernels.chip = options.chip;
+  kernels.checked = options.checked;
   pm.addPass(createConvertKVCacheToGPU(kernels));
   // The kernels of kernel ops are gpu.funcs with explicit parameters
   // already; gpu.launch ops of the input are outlined here, before the 1:N

@@ -130,6 +130,9 @@ def ConvertKVCacheToSCF : Pass<"convert-kvcache-to-scf"> {
     Option<"vectorBytes", "vector-bytes", "int64_t", /*default=*/"64",
            "Largest vector access of the data-movement loops, in bytes (a "
            "power of two; 64 = one cache line)">,
+    Option<"checked", "checked", "bool", /*default=*/"false",
+           "Stop at run time when store_ragged quantizes a NaN into an i8 "
+           "cache (kvcache-to-cpu{checked=true} sets it)">,
   ];
 }
 
@@ -224,6 +227,9 @@ def ConvertKVCacheToGPU : Pass<"convert-kvcache-to-gpu", "ModuleOp"> {
            "Attention of f16/bf16 caches with head_size 64, 128 or 256 on "
            "sm_80 or newer runs on tensor cores (ldmatrix + mma.sync); "
            "false: on CUDA cores">,
+    Option<"checked", "checked", "bool", /*default=*/"false",
+           "Fail a device assertion when store_ragged quantizes a NaN into "
+           "an i8 cache (kvcache-to-ptx{checked=true} sets it)">,
   ];
 }
 

@@ -152,6 +152,7 @@ struct ConvertKVCacheToGPUPass
     target.keysPerSplit = keysPerSplit;
     target.smCount = smCount;
     target.tensorCores = tensorCores;
+    target.checked = checked;
     // Reported at the module's location, without a dump of the module.
     Location loc = getOperation().getLoc();
     if (failed(verifyChip(target.chip, [&] {

@@ -48,6 +48,7 @@
 #include "GPUKernel.h"
 #include "../KernelCommon/KernelBuilder.h"
 #include "../KernelCommon/Quantization.h"
+#include "../KernelCommon/RuntimeChecks.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
@@ -91,6 +92,8 @@ struct RaggedCopyPlan {
   /// by as many consecutive lanes.
   bool quantizes = false;
   int64_t chunksPerGroup = 0;
+  /// A NaN quantized into an i8 cache fails a device assertion.
+  bool checked = false;
 };
 
 /// The chunks of a ragged copy are of the rows' element type: a gather into
@@ -117,6 +120,7 @@ RaggedCopyPlan::RaggedCopyPlan(const KVCacheParams &cacheParams,
     width = std::gcd(width, group);
   quantizes = converts && direction == RowCopyDirection::ToCache;
   chunksPerGroup = group / width;
+  checked = target.checked;
   headSize = params.headSize;
   chunksPerRow = params.rowElements() / width;
   rowsPerTile = std::clamp<int64_t>(
@@ -429,8 +433,12 @@ void RaggedCopyKernel::emitQuantizingWrites(
         // The correctly rounded division (div.rn.f32 in PTX).
         Value codes = encodeF32ToStorage(k.b, k.loc, k.fdiv(values, divisor),
                                          params.elementType);
-        PageStoreOp::create(k.b, k.loc, codes, copy.cache, at.page, at.slot,
-                            at.head, at.element);
+        auto store = PageStoreOp::create(k.b, k.loc, codes, copy.cache,
+                                         at.page, at.slot, at.head,
+                                         at.element);
+        if (plan.checked && params.elementType.isSignlessInteger(8))
+          RuntimeChecker(k.b, store).checkNoNaNForI8(
+              anyNaN(k.b, k.loc, values), at.row, at.element);
         if (!dynamic)
           return;
         // The group's first chunk writes its scale.

@@ -11,7 +11,7 @@
 #include "KVCache/IR/KVCacheDialect.h"
 #include "KVCache/IR/KVCacheOps.h"
 #include "../KernelCommon/Quantization.h"
-#include "RuntimeChecks.h"
+#include "../KernelCommon/RuntimeChecks.h"
 #include "StructuralConversion.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -12,6 +12,7 @@
 #include "KVCache/IR/KVCacheOps.h"
 #include "../KernelCommon/KernelBuilder.h"
 #include "../KernelCommon/Quantization.h"
+#include "../KernelCommon/RuntimeChecks.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -79,7 +80,7 @@ static Value splatLike(KernelBuilder &k, Value scalar, Value like) {
 static void emitQuantizingRowStore(KernelBuilder &k,
                                    const KVCacheParams &params, Value cache,
                                    Value rows, RowChunkPosition at,
-                                   int64_t width) {
+                                   int64_t width, bool checked) {
   constexpr int64_t kMaxResidentChunks = 16;
   KVScales scales = params.scales;
   int64_t group = scales.getKind() == KVScales::Kind::Block
@@ -123,8 +124,11 @@ static void emitQuantizingRowStore(KernelBuilder &k,
     // the reciprocal.
     Value quotient = k.fdiv(values, splatLike(k, scale, values));
     Value codes = encodeF32ToStorage(k.b, k.loc, quotient, params.elementType);
-    PageStoreOp::create(k.b, k.loc, codes, cache, at.page, at.slot, at.head,
-                        element);
+    auto store = PageStoreOp::create(k.b, k.loc, codes, cache, at.page,
+                                     at.slot, at.head, element);
+    if (checked && params.elementType.isSignlessInteger(8))
+      RuntimeChecker(k.b, store).checkNoNaNForI8(anyNaN(k.b, k.loc, values),
+                                                 at.row, element);
   };
   auto zeros = [&]() -> Value {
     return arith::ConstantOp::create(
@@ -178,9 +182,11 @@ namespace {
 /// Base of the data-movement patterns: knows the vector size.
 template <typename OpTy>
 struct DataMovementPattern : OpRewritePattern<OpTy> {
-  DataMovementPattern(MLIRContext *ctx, int64_t vectorBytes)
-      : OpRewritePattern<OpTy>(ctx), vectorBytes(vectorBytes) {}
+  DataMovementPattern(MLIRContext *ctx, int64_t vectorBytes, bool checked)
+      : OpRewritePattern<OpTy>(ctx), vectorBytes(vectorBytes),
+        checked(checked) {}
   int64_t vectorBytes;
+  bool checked;
 };
 
 /// store_ragged and gather_ragged: for each sequence b, for each of its rows
@@ -220,7 +226,8 @@ struct RaggedCopyToSCF : DataMovementPattern<OpTy> {
         // Float rows into a cache with scales quantize.
         if (converts && copy.isStore()) {
           emitQuantizingRowStore(k, params, copy.cache, copy.rows,
-                                 {row, page, slot, Value(), Value()}, width);
+                                 {row, page, slot, Value(), Value()}, width,
+                                 this->checked);
           return;
         }
         emitRowLoops(k, params, width, [&](Value head, Value element) {
@@ -304,7 +311,7 @@ struct ConvertKVCacheToSCFPass
       return signalPassFailure();
     }
     RewritePatternSet patterns(&getContext());
-    populateKVCacheToSCFConversionPatterns(patterns, vectorBytes);
+    populateKVCacheToSCFConversionPatterns(patterns, vectorBytes, checked);
     if (failed(applyKernelLoweringPatterns(getOperation(), std::move(patterns),
                                            getArgument())))
       signalPassFailure();
@@ -314,9 +321,9 @@ struct ConvertKVCacheToSCFPass
 } // namespace
 
 void mlir::kvcache::populateKVCacheToSCFConversionPatterns(
-    RewritePatternSet &patterns, int64_t vectorBytes) {
+    RewritePatternSet &patterns, int64_t vectorBytes, bool checked) {
   patterns.add<RaggedCopyToSCF<StoreRaggedOp>, RaggedCopyToSCF<GatherRaggedOp>,
                CopyPagesToSCF>(
-      patterns.getContext(), vectorBytes);
+      patterns.getContext(), vectorBytes, checked);
   populateAttentionToSCFConversionPatterns(patterns);
 }

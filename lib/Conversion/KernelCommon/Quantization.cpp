@@ -27,6 +27,7 @@
 #include "Quantization.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/bit.h"
@@ -120,6 +121,15 @@ Value mlir::kvcache::getNonNaNMagnitudeBits(OpBuilder &b, Location loc,
   Value isNaN = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, bits,
                                       a.constantInt(0x7F800000, 32));
   return arith::SelectOp::create(b, loc, isNaN, a.constantInt(0, 32), bits);
+}
+
+Value mlir::kvcache::anyNaN(OpBuilder &b, Location loc, Value values) {
+  Value isNaN = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO,
+                                      values, values);
+  if (isa<VectorType>(isNaN.getType()))
+    return vector::ReductionOp::create(b, loc, vector::CombiningKind::OR,
+                                       isNaN);
+  return isNaN;
 }
 
 float mlir::kvcache::getMaxFinite(Type storage) {

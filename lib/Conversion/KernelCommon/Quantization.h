@@ -22,6 +22,9 @@ Value decodeStorageToF32(OpBuilder &builder, Location loc, Value codes);
 /// largest non-NaN magnitude.
 Value getNonNaNMagnitudeBits(OpBuilder &builder, Location loc, Value values);
 
+/// Whether any element of `values` (a scalar or vector of f32) is NaN (i1).
+Value anyNaN(OpBuilder &builder, Location loc, Value values);
+
 /// The largest finite magnitude of a storage type, the saturation bound of
 /// encodeF32ToStorage: f8E4M3FN 448, f8E5M2 57344, i8 127.
 float getMaxFinite(Type storage);

@@ -44,6 +44,9 @@ struct GPUKernelTarget {
   /// Attention of f16/bf16 caches on tensor cores (mma.sync) where the plan
   /// allows; false: always CUDA cores.
   bool tensorCores = true;
+  /// A quantizing store_ragged into an i8 cache checks for NaN at run time
+  /// (a device assertion).
+  bool checked = false;
 };
 
 /// The SM count of the flagship data-center part of `chip`'s architecture

@@ -17,9 +17,12 @@ namespace kvcache {
 /// Patterns lowering the kernel ops (store_ragged, gather_ragged,
 /// copy_pages, attention_ragged) to scf loops over kvcache access ops, for
 /// CPU execution.
-/// `vectorBytes` bounds the vector accesses of the data-movement loops.
+/// `vectorBytes` bounds the vector accesses of the data-movement loops;
+/// with `checked`, a quantizing store_ragged into an i8 cache stops the
+/// program on a NaN.
 void populateKVCacheToSCFConversionPatterns(RewritePatternSet &patterns,
-                                            int64_t vectorBytes = 64);
+                                            int64_t vectorBytes = 64,
+                                            bool checked = false);
 
 /// The attention_ragged part of the above: an online-softmax loop nest.
 void populateAttentionToSCFConversionPatterns(RewritePatternSet &patterns);

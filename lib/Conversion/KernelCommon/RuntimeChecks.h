@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KVCACHE_LIB_CONVERSION_KVCACHETOMEMREF_RUNTIMECHECKS_H
-#define KVCACHE_LIB_CONVERSION_KVCACHETOMEMREF_RUNTIMECHECKS_H
+#ifndef KVCACHE_LIB_CONVERSION_KERNELCOMMON_RUNTIMECHECKS_H
+#define KVCACHE_LIB_CONVERSION_KERNELCOMMON_RUNTIMECHECKS_H
 
 #include "KVCache/IR/KVCacheTypes.h"
 #include "mlir/IR/Builders.h"
@@ -32,6 +32,10 @@ public:
   /// Checks `value % divisor == 0`.
   void checkMultiple(Value value, int64_t divisor, StringRef what);
 
+  /// Checks that `hasNaN` (i1) is false: a NaN written into an i8 cache
+  /// (stored as 0). `row` and `element` (index) locate it.
+  void checkNoNaNForI8(Value hasNaN, Value row, Value element);
+
 private:
   /// Stops the program when `ok` is false. Host code prints `hostFormat`
   /// with the index `value` and `bound` (two %lld); device code, which cannot
@@ -47,4 +51,4 @@ private:
 
 } // namespace mlir::kvcache
 
-#endif // KVCACHE_LIB_CONVERSION_KVCACHETOMEMREF_RUNTIMECHECKS_H
+#endif // KVCACHE_LIB_CONVERSION_KERNELCOMMON_RUNTIMECHECKS_H

@@ -68,6 +68,17 @@ void RuntimeChecker::checkMultiple(Value value, int64_t divisor,
               divisorValue);
 }
 
+void RuntimeChecker::checkNoNaNForI8(Value hasNaN, Value row,
+                                     Value element) {
+  Value ok = arith::XOrIOp::create(
+      builder, loc, hasNaN, arith::ConstantIntOp::create(builder, loc, 1, 1));
+  emitFailure(ok,
+              "a NaN in row %lld (chunk at element %lld) of the values: an "
+              "i8 cache cannot hold it (stored as 0)",
+              "a NaN in the values: an i8 cache cannot hold it (stored as 0)",
+              row, element);
+}
+
 /// Returns the `llvm.func` named `name` of type `type`, declaring it first.
 static LLVM::LLVMFuncOp getOrDeclareFunction(OpBuilder &builder,
                                              ModuleOp module, StringRef name,
