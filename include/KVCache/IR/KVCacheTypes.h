@@ -64,6 +64,11 @@ public:
   int64_t scalesPerHead(int64_t headSize) const {
     return kind == Kind::Block ? headSize / group : 1;
   }
+  /// Consecutive elements of a head that one scale covers: G for
+  /// `block<G>`, the whole head otherwise.
+  int64_t groupSize(int64_t headSize) const {
+    return kind == Kind::Block ? group : headSize;
+  }
 
   bool operator==(const KVScales &other) const {
     return kind == other.kind && group == other.group;

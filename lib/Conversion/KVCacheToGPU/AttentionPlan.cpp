@@ -119,9 +119,7 @@ attention::makeAttentionPlan(AttentionRaggedOp op,
       cast<MemRefType>(op.getQ().getType()).getElementType();
   plan.dequantize = static_cast<bool>(params.scales);
   // A dequantizing slice lies within one scale group.
-  int64_t scaleGroup = params.scales.getKind() == KVScales::Kind::Block
-                           ? params.scales.getGroup()
-                           : params.headSize;
+  int64_t scaleGroup = params.scales.groupSize(params.headSize);
   // Lanes per key: a power of two dividing head_size, at most 32; the
   // fewest that keep a lane's slice within 16 bytes (one vector access, few
   // registers for q and the accumulators), else as many as divide it. Head

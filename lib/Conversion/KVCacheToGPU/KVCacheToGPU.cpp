@@ -120,7 +120,7 @@ struct CopyPagesToGPU : OpRewritePattern<CopyPagesOp> {
                                  Value src, Value dst) {
     KernelBuilder &k = kernel.builder();
     int64_t perHead = params.scales.scalesPerHead(params.headSize);
-    int64_t group = params.headSize / perHead;
+    int64_t group = params.scales.groupSize(params.headSize);
     int64_t perSlot = params.numHeads * perHead;
     k.forLoop(kernel.threadId(gpu::Dimension::x),
               k.index(params.pageSize * perSlot),

@@ -48,7 +48,6 @@
 #include "GPUKernel.h"
 #include "../KernelCommon/KernelBuilder.h"
 #include "../KernelCommon/Quantization.h"
-#include "../KernelCommon/RuntimeChecks.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
@@ -56,7 +55,6 @@
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/Support/MathExtras.h"
 
-#include <numeric>
 
 using namespace mlir;
 using namespace mlir::kvcache;
@@ -98,7 +96,7 @@ struct RaggedCopyPlan {
 
 /// The chunks of a ragged copy are of the rows' element type: a gather into
 /// float rows from a quantized cache dequantizes (page_load with a float
-/// result), each chunk within one scale group.
+/// result), a store of float rows quantizes (getRaggedChunkWidth).
 static KVCacheParams getRowParams(const KVCacheParams &cacheParams,
                                   MemRefType rowsType) {
   KVCacheParams params = cacheParams;
@@ -111,15 +109,10 @@ RaggedCopyPlan::RaggedCopyPlan(const KVCacheParams &cacheParams,
                                RowCopyDirection direction,
                                const GPUKernelTarget &target) {
   KVCacheParams params = getRowParams(cacheParams, rowsType);
-  width = getRowVectorWidth(params, rowsType, target.vectorBytes);
+  width = getRaggedChunkWidth(cacheParams, rowsType, target.vectorBytes);
   bool converts = params.elementType != cacheParams.elementType;
-  int64_t group = params.scales.getKind() == KVScales::Kind::Block
-                      ? params.scales.getGroup()
-                      : params.headSize;
-  if (converts && params.scales.getKind() == KVScales::Kind::Block)
-    width = std::gcd(width, group);
   quantizes = converts && direction == RowCopyDirection::ToCache;
-  chunksPerGroup = group / width;
+  chunksPerGroup = params.scales.groupSize(params.headSize) / width;
   checked = target.checked;
   headSize = params.headSize;
   chunksPerRow = params.rowElements() / width;
@@ -415,11 +408,7 @@ void RaggedCopyKernel::emitQuantizingWrites(
                                      gpu::ShuffleMode::XOR)
                   .getShuffleResult());
         Value amax = arith::BitcastOp::create(k.b, k.loc, f32, local);
-        Value isZero = arith::CmpFOp::create(
-            k.b, k.loc, arith::CmpFPredicate::OEQ, amax, k.f32(0.0f));
-        scale = k.select(
-            isZero, k.f32(1.0f),
-            k.fdiv(amax, k.f32(getMaxFinite(params.elementType))));
+        scale = getScaleFromAmax(k.b, k.loc, amax, params.elementType);
       }
       k.ifThen(valid[rowIndex], [&] {
         Value groupScale = scale;
@@ -427,18 +416,7 @@ void RaggedCopyKernel::emitQuantizingWrites(
           groupScale = PageLoadScaleOp::create(k.b, k.loc, copy.cache,
                                                at.page, at.slot, at.head,
                                                at.element);
-        Value divisor = groupScale;
-        if (auto vector = dyn_cast<VectorType>(chunkF32))
-          divisor = k.splat(groupScale, vector);
-        // The correctly rounded division (div.rn.f32 in PTX).
-        Value codes = encodeF32ToStorage(k.b, k.loc, k.fdiv(values, divisor),
-                                         params.elementType);
-        auto store = PageStoreOp::create(k.b, k.loc, codes, copy.cache,
-                                         at.page, at.slot, at.head,
-                                         at.element);
-        if (plan.checked && params.elementType.isSignlessInteger(8))
-          RuntimeChecker(k.b, store).checkNoNaNForI8(
-              anyNaN(k.b, k.loc, values), at.row, at.element);
+        k.storeQuantized(values, groupScale, copy.cache, at, plan.checked);
         if (!dynamic)
           return;
         // The group's first chunk writes its scale.

@@ -427,133 +427,55 @@ struct LookupLowering : AccessPattern<LookupOp> {
   }
 };
 
-struct LoadLowering : AccessPattern<LoadOp> {
-  using AccessPattern::AccessPattern;
-  LogicalResult
-  matchAndRewrite(LoadOp op, OneToNOpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    AccessEmitter emitter = this->emitter(rewriter, op, op.getCache().getType(),
-                                          adaptor.getCache(), false);
-    auto [page, slot] = emitter.lookup(adaptor.getBatch().front(),
-                                       adaptor.getToken().front());
-    rewriter.replaceOp(op, emitter.load(op.getType(), page, slot,
-                                        adaptor.getHead().front(),
-                                        adaptor.getElement().front(),
-                                        /*pageChecked=*/true));
-    return success();
-  }
-};
+/// The element access ops (load, store, page_load, page_store) and the
+/// scale ops (load_scale, ...): a token-addressed op resolves its page and
+/// slot with the emitter's lookup (which checks the page), a page-addressed
+/// one takes them as given; then one read or write.
+template <typename OpTy>
+struct ElementAccessLowering : AccessPattern<OpTy> {
+  using AccessPattern<OpTy>::AccessPattern;
+  static constexpr bool isScale =
+      llvm::is_one_of<OpTy, LoadScaleOp, StoreScaleOp, PageLoadScaleOp,
+                      PageStoreScaleOp>::value;
+  static constexpr bool isWrite =
+      llvm::is_one_of<OpTy, StoreOp, PageStoreOp, StoreScaleOp,
+                      PageStoreScaleOp>::value;
+  static constexpr bool byToken =
+      llvm::is_one_of<OpTy, LoadOp, StoreOp, LoadScaleOp,
+                      StoreScaleOp>::value;
 
-struct LoadScaleLowering : AccessPattern<LoadScaleOp> {
-  using AccessPattern::AccessPattern;
   LogicalResult
-  matchAndRewrite(LoadScaleOp op, OneToNOpAdaptor adaptor,
+  matchAndRewrite(OpTy op,
+                  typename OpConversionPattern<OpTy>::OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    bool servesWrite = isWrite;
+    if constexpr (std::is_same_v<OpTy, PageLoadOp>)
+      servesWrite = op.getServesWrite();
     AccessEmitter emitter = this->emitter(rewriter, op, op.getCache().getType(),
-                                          adaptor.getCache(), false);
-    auto [page, slot] = emitter.lookup(adaptor.getBatch().front(),
-                                       adaptor.getToken().front());
-    rewriter.replaceOp(op, emitter.loadScale(page, slot,
-                                             adaptor.getHead().front(),
-                                             adaptor.getElement().front(),
-                                             /*pageChecked=*/true));
-    return success();
-  }
-};
-
-struct StoreScaleLowering : AccessPattern<StoreScaleOp> {
-  using AccessPattern::AccessPattern;
-  LogicalResult
-  matchAndRewrite(StoreScaleOp op, OneToNOpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    AccessEmitter emitter = this->emitter(rewriter, op, op.getCache().getType(),
-                                          adaptor.getCache(), true);
-    auto [page, slot] = emitter.lookup(adaptor.getBatch().front(),
-                                       adaptor.getToken().front());
-    emitter.storeScale(adaptor.getValue().front(), page, slot,
-                       adaptor.getHead().front(), adaptor.getElement().front(),
-                       /*pageChecked=*/true);
-    rewriter.eraseOp(op);
-    return success();
-  }
-};
-
-struct PageLoadScaleLowering : AccessPattern<PageLoadScaleOp> {
-  using AccessPattern::AccessPattern;
-  LogicalResult
-  matchAndRewrite(PageLoadScaleOp op, OneToNOpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    AccessEmitter emitter = this->emitter(rewriter, op, op.getCache().getType(),
-                                          adaptor.getCache(), false);
-    rewriter.replaceOp(op, emitter.loadScale(adaptor.getPage().front(),
-                                             adaptor.getSlot().front(),
-                                             adaptor.getHead().front(),
-                                             adaptor.getElement().front(),
-                                             /*pageChecked=*/false));
-    return success();
-  }
-};
-
-struct PageStoreScaleLowering : AccessPattern<PageStoreScaleOp> {
-  using AccessPattern::AccessPattern;
-  LogicalResult
-  matchAndRewrite(PageStoreScaleOp op, OneToNOpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    AccessEmitter emitter = this->emitter(rewriter, op, op.getCache().getType(),
-                                          adaptor.getCache(), true);
-    emitter.storeScale(adaptor.getValue().front(), adaptor.getPage().front(),
-                       adaptor.getSlot().front(), adaptor.getHead().front(),
-                       adaptor.getElement().front(), /*pageChecked=*/false);
-    rewriter.eraseOp(op);
-    return success();
-  }
-};
-
-struct StoreLowering : AccessPattern<StoreOp> {
-  using AccessPattern::AccessPattern;
-  LogicalResult
-  matchAndRewrite(StoreOp op, OneToNOpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    AccessEmitter emitter = this->emitter(rewriter, op, op.getCache().getType(),
-                                          adaptor.getCache(), true);
-    auto [page, slot] = emitter.lookup(adaptor.getBatch().front(),
-                                       adaptor.getToken().front());
-    emitter.store(adaptor.getValue().front(), page, slot,
-                  adaptor.getHead().front(), adaptor.getElement().front(),
-                  /*pageChecked=*/true);
-    rewriter.eraseOp(op);
-    return success();
-  }
-};
-
-struct PageLoadLowering : AccessPattern<PageLoadOp> {
-  using AccessPattern::AccessPattern;
-  LogicalResult
-  matchAndRewrite(PageLoadOp op, OneToNOpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    AccessEmitter emitter = this->emitter(rewriter, op, op.getCache().getType(),
-                                          adaptor.getCache(),
-                                          op.getServesWrite());
-    rewriter.replaceOp(op, emitter.load(op.getType(), adaptor.getPage().front(),
-                                        adaptor.getSlot().front(),
-                                        adaptor.getHead().front(),
-                                        adaptor.getElement().front(),
-                                        /*pageChecked=*/false));
-    return success();
-  }
-};
-
-struct PageStoreLowering : AccessPattern<PageStoreOp> {
-  using AccessPattern::AccessPattern;
-  LogicalResult
-  matchAndRewrite(PageStoreOp op, OneToNOpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    AccessEmitter emitter = this->emitter(rewriter, op, op.getCache().getType(),
-                                          adaptor.getCache(), true);
-    emitter.store(adaptor.getValue().front(), adaptor.getPage().front(),
-                  adaptor.getSlot().front(), adaptor.getHead().front(),
-                  adaptor.getElement().front(), /*pageChecked=*/false);
-    rewriter.eraseOp(op);
+                                          adaptor.getCache(), servesWrite);
+    Value page, slot;
+    if constexpr (byToken)
+      std::tie(page, slot) = emitter.lookup(adaptor.getBatch().front(),
+                                            adaptor.getToken().front());
+    else
+      std::tie(page, slot) = std::pair(adaptor.getPage().front(),
+                                       adaptor.getSlot().front());
+    Value head = adaptor.getHead().front();
+    Value element = adaptor.getElement().front();
+    if constexpr (isWrite) {
+      Value value = adaptor.getValue().front();
+      if constexpr (isScale)
+        emitter.storeScale(value, page, slot, head, element, byToken);
+      else
+        emitter.store(value, page, slot, head, element, byToken);
+      rewriter.eraseOp(op);
+    } else if constexpr (isScale) {
+      rewriter.replaceOp(op,
+                         emitter.loadScale(page, slot, head, element, byToken));
+    } else {
+      rewriter.replaceOp(op, emitter.load(op.getType(), page, slot, head,
+                                          element, byToken));
+    }
     return success();
   }
 };
@@ -608,10 +530,14 @@ void mlir::kvcache::populateKVCacheToMemRefConversionPatterns(
   MLIRContext *ctx = patterns.getContext();
   patterns.add<GetCacheLowering<GetKeyCacheOp, 0>,
                GetCacheLowering<GetValueCacheOp, 1>, CacheLengthLowering,
-               LookupLowering, LoadLowering, StoreLowering, PageLoadLowering,
-               PageStoreLowering, TileLowering, LoadScaleLowering,
-               StoreScaleLowering, PageLoadScaleLowering,
-               PageStoreScaleLowering>(typeConverter, ctx, options);
+               LookupLowering, ElementAccessLowering<LoadOp>,
+               ElementAccessLowering<StoreOp>, ElementAccessLowering<PageLoadOp>,
+               ElementAccessLowering<PageStoreOp>, TileLowering,
+               ElementAccessLowering<LoadScaleOp>,
+               ElementAccessLowering<StoreScaleOp>,
+               ElementAccessLowering<PageLoadScaleOp>,
+               ElementAccessLowering<PageStoreScaleOp>>(typeConverter, ctx,
+                                                       options);
   patterns.add<CollectionLowering>(typeConverter, ctx);
   patterns.add<MetadataLowering<MaxSeqLengthOp, Metadata::MaxSeqLength>,
                MetadataLowering<MaxCacheLengthOp, Metadata::MaxCacheLength>,

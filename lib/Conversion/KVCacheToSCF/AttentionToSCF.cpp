@@ -46,9 +46,7 @@ Value loadHeadRowAsF32(KernelBuilder &k, Value cache, Value page, Value slot,
                                       head, k.index(0)),
                    accType);
   }
-  int64_t group = params.scales.getKind() == KVScales::Kind::Block
-                      ? params.scales.getGroup()
-                      : params.headSize;
+  int64_t group = params.scales.groupSize(params.headSize);
   if (group == params.headSize)
     return PageLoadOp::create(k.b, k.loc, accType, cache, page, slot, head,
                               k.index(0));

@@ -12,7 +12,6 @@
 #include "KVCache/IR/KVCacheOps.h"
 #include "../KernelCommon/KernelBuilder.h"
 #include "../KernelCommon/Quantization.h"
-#include "../KernelCommon/RuntimeChecks.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -23,7 +22,6 @@
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/Support/MathExtras.h"
 
-#include <numeric>
 
 namespace mlir {
 #define GEN_PASS_DEF_CONVERTKVCACHETOSCF
@@ -56,16 +54,7 @@ static Value readRowChunkAsF32(KernelBuilder &k, Value cache, Value rows,
   Type f32 = k.b.getF32Type();
   if (auto vector = dyn_cast<VectorType>(chunk.getType()))
     f32 = vector.clone(f32);
-  if (chunk.getType() == f32)
-    return chunk;
-  return arith::ExtFOp::create(k.b, k.loc, f32, chunk);
-}
-
-/// `scalar` (f32) in the shape of `like` (f32 or a vector of f32).
-static Value splatLike(KernelBuilder &k, Value scalar, Value like) {
-  if (auto vector = dyn_cast<VectorType>(like.getType()))
-    return k.splat(scalar, vector);
-  return scalar;
+  return k.widen(chunk, f32);
 }
 
 /// store_ragged of float rows into a cache with scales, one token row
@@ -82,17 +71,11 @@ static void emitQuantizingRowStore(KernelBuilder &k,
                                    Value rows, RowChunkPosition at,
                                    int64_t width, bool checked) {
   constexpr int64_t kMaxResidentChunks = 16;
-  KVScales scales = params.scales;
-  int64_t group = scales.getKind() == KVScales::Kind::Block
-                      ? scales.getGroup()
-                      : params.headSize;
+  int64_t group = params.scales.groupSize(params.headSize);
   int64_t chunks = group / width;
-  bool dynamic = scales.getKind() != KVScales::Kind::Tensor;
+  bool dynamic = params.scales.getKind() != KVScales::Kind::Tensor;
   Type f32 = k.b.getF32Type();
   Type chunkF32 = width == 1 ? f32 : VectorType::get({width}, f32);
-  auto f32Constant = [&](float value) -> Value {
-    return arith::ConstantOp::create(k.b, k.loc, k.b.getF32FloatAttr(value));
-  };
   auto read = [&](Value element) {
     at.element = element;
     return readRowChunkAsF32(k, cache, rows, at, width);
@@ -110,25 +93,14 @@ static void emitQuantizingRowStore(KernelBuilder &k,
       amax = vector::ReductionOp::create(k.b, k.loc,
                                          vector::CombiningKind::MAXNUMF, amax,
                                          arith::FastMathFlags::nnan);
-    Value quotient =
-        k.fdiv(amax, f32Constant(getMaxFinite(params.elementType)));
-    Value isZero = arith::CmpFOp::create(
-        k.b, k.loc, arith::CmpFPredicate::OEQ, amax, f32Constant(0.0f));
-    Value scale = k.select(isZero, f32Constant(1.0f), quotient);
+    Value scale = getScaleFromAmax(k.b, k.loc, amax, params.elementType);
     PageStoreScaleOp::create(k.b, k.loc, scale, cache, at.page, at.slot,
                              at.head, groupStart);
     return scale;
   };
   auto quantizeAndStore = [&](Value values, Value scale, Value element) {
-    // The correctly rounded f32 quotient: a division, not a multiply by
-    // the reciprocal.
-    Value quotient = k.fdiv(values, splatLike(k, scale, values));
-    Value codes = encodeF32ToStorage(k.b, k.loc, quotient, params.elementType);
-    auto store = PageStoreOp::create(k.b, k.loc, codes, cache, at.page,
-                                     at.slot, at.head, element);
-    if (checked && params.elementType.isSignlessInteger(8))
-      RuntimeChecker(k.b, store).checkNoNaNForI8(anyNaN(k.b, k.loc, values),
-                                                 at.row, element);
+    at.element = element;
+    k.storeQuantized(values, scale, cache, at, checked);
   };
   auto zeros = [&]() -> Value {
     return arith::ConstantOp::create(
@@ -203,14 +175,10 @@ struct RaggedCopyToSCF : DataMovementPattern<OpTy> {
     auto params = KVCacheParams::get(copy.cache.getType());
     auto rowsType = cast<MemRefType>(copy.rows.getType());
     // Chunks of the rows' element type: float rows of a gather from a
-    // quantized cache dequantize (page_load with a float result), each
-    // chunk within one scale group.
-    KVCacheParams rowParams = params;
-    rowParams.elementType = rowsType.getElementType();
-    int64_t width = getRowVectorWidth(rowParams, rowsType, this->vectorBytes);
-    bool converts = rowParams.elementType != params.elementType;
-    if (converts && params.scales.getKind() == KVScales::Kind::Block)
-      width = std::gcd(width, params.scales.getGroup());
+    // quantized cache dequantize (page_load with a float result), float
+    // rows of a store quantize, each chunk within one scale group.
+    int64_t width = getRaggedChunkWidth(params, rowsType, this->vectorBytes);
+    bool converts = rowsType.getElementType() != params.elementType;
     Value zero = k.index(0), one = k.index(1);
     k.forLoop(zero, k.numSequences(copy.offsets), one, [&](Value batch) {
       Value first = k.loadOffset(copy.offsets, batch);
@@ -246,9 +214,7 @@ struct RaggedCopyToSCF : DataMovementPattern<OpTy> {
 /// `dst`: one per head (`token_head`) or per group of G (`block<G>`).
 static void copyPageScales(KernelBuilder &k, const KVCacheParams &params,
                            Value cache, Value src, Value dst, Value slot) {
-  int64_t group = params.scales.getKind() == KVScales::Kind::Block
-                      ? params.scales.getGroup()
-                      : params.headSize;
+  int64_t group = params.scales.groupSize(params.headSize);
   k.forLoop(k.index(0), k.index(params.numHeads), k.index(1), [&](Value head) {
     k.forLoop(k.index(0), k.index(params.headSize), k.index(group),
               [&](Value element) {

@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelBuilder.h"
+#include "Quantization.h"
+#include "RuntimeChecks.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -222,6 +224,21 @@ Value KernelBuilder::readRowChunk(Value cache, Value rows,
                         chunkType);
   return PageLoadOp::create(b, loc, chunkType, cache, at.page, at.slot,
                             at.head, at.element);
+}
+
+void KernelBuilder::storeQuantized(Value values, Value scale, Value cache,
+                                   const RowChunkPosition &at, bool checked) {
+  Type storage = KVCacheParams::get(cache.getType()).elementType;
+  Value divisor = scale;
+  if (auto vector = dyn_cast<VectorType>(values.getType()))
+    divisor = splat(scale, vector);
+  // A division, not a multiply by the reciprocal (div.rn.f32 in PTX).
+  Value codes = encodeF32ToStorage(b, loc, fdiv(values, divisor), storage);
+  auto store = PageStoreOp::create(b, loc, codes, cache, at.page, at.slot,
+                                   at.head, at.element);
+  if (checked && storage.isSignlessInteger(8))
+    RuntimeChecker(b, store).checkNoNaNForI8(anyNaN(b, loc, values), at.row,
+                                             at.element);
 }
 
 void KernelBuilder::writeRowChunk(Value chunk, Value cache, Value rows,

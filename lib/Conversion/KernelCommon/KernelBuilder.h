@@ -164,6 +164,12 @@ struct KernelBuilder {
   /// from `rows` to the cache (ToCache) or back (FromCache).
   Value readRowChunk(Value cache, Value rows, const RowChunkPosition &at,
                      int64_t width, RowCopyDirection direction);
+  /// Writes `values` (an f32 scalar or vector) at `at` of a cache with
+  /// scales, quantized with the f32 `scale` of their group:
+  /// saturate(rne(value / scale)), the correctly rounded division. With
+  /// `checked`, a NaN into an i8 cache stops the program (run-time check).
+  void storeQuantized(Value values, Value scale, Value cache,
+                      const RowChunkPosition &at, bool checked);
   /// Writes `chunk`, read by readRowChunk, to the other side of the copy.
   void writeRowChunk(Value chunk, Value cache, Value rows,
                      const RowChunkPosition &at, RowCopyDirection direction);

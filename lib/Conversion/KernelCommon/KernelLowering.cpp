@@ -15,6 +15,8 @@
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace mlir::kvcache;
 
@@ -45,6 +47,17 @@ int64_t mlir::kvcache::getRowVectorWidth(const KVCacheParams &params,
       return width;
     width /= 2;
   }
+}
+
+int64_t mlir::kvcache::getRaggedChunkWidth(const KVCacheParams &cacheParams,
+                                           MemRefType rows,
+                                           int64_t maxBytes) {
+  KVCacheParams params = cacheParams;
+  params.elementType = rows.getElementType();
+  int64_t width = getRowVectorWidth(params, rows, maxBytes);
+  if (params.elementType == cacheParams.elementType)
+    return width;
+  return std::gcd(width, params.scales.groupSize(params.headSize));
 }
 
 LogicalResult mlir::kvcache::applyKernelLoweringPatterns(

@@ -30,6 +30,13 @@ Location getKernelLoc(Operation *op);
 int64_t getRowVectorWidth(const KVCacheParams &params, MemRefType rows,
                           int64_t maxBytes = 16);
 
+/// Elements per chunk of store_ragged / gather_ragged between `rows` and a
+/// cache with `cacheParams`: getRowVectorWidth in the rows' element type
+/// (a quantizing store or a dequantizing gather moves chunks of rows), and
+/// then within one scale group.
+int64_t getRaggedChunkWidth(const KVCacheParams &cacheParams,
+                            MemRefType rows, int64_t maxBytes);
+
 /// Applies the kernel-op lowering `patterns` to `root` in one walk (no
 /// folding: the code around the kernels stays as the patterns wrote it),
 /// then fails if an op with the KernelOpInterface is left: the patterns

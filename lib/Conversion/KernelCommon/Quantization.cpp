@@ -132,6 +132,18 @@ Value mlir::kvcache::anyNaN(OpBuilder &b, Location loc, Value values) {
   return isNaN;
 }
 
+Value mlir::kvcache::getScaleFromAmax(OpBuilder &b, Location loc, Value amax,
+                                      Type storage) {
+  auto constant = [&](float value) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
+  };
+  Value quotient =
+      arith::DivFOp::create(b, loc, amax, constant(getMaxFinite(storage)));
+  Value isZero = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                       amax, constant(0.0f));
+  return arith::SelectOp::create(b, loc, isZero, constant(1.0f), quotient);
+}
+
 float mlir::kvcache::getMaxFinite(Type storage) {
   if (isa<Float8E4M3FNType>(storage))
     return 448.0f;

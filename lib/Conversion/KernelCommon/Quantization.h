@@ -25,6 +25,12 @@ Value getNonNaNMagnitudeBits(OpBuilder &builder, Location loc, Value values);
 /// Whether any element of `values` (a scalar or vector of f32) is NaN (i1).
 Value anyNaN(OpBuilder &builder, Location loc, Value values);
 
+/// The scale store_ragged gives a group of values whose largest non-NaN
+/// magnitude is `amax` (f32): amax / max_finite of `storage`, the correctly
+/// rounded division, or 1 when amax is 0.
+Value getScaleFromAmax(OpBuilder &builder, Location loc, Value amax,
+                       Type storage);
+
 /// The largest finite magnitude of a storage type, the saturation bound of
 /// encodeF32ToStorage: f8E4M3FN 448, f8E5M2 57344, i8 127.
 float getMaxFinite(Type storage);
