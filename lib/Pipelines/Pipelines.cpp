@@ -33,8 +33,8 @@
 using namespace mlir;
 using namespace mlir::kvcache;
 
-void mlir::kvcache::buildKVCacheAccessLoweringPipeline(OpPassManager &pm,
-                                                      bool checked) {
+void mlir::kvcache::buildKVCacheAccessLoweringPipeline(
+    OpPassManager &pm, bool checked, bool nvvmFp8Conversions) {
   pm.addPass(createKVCacheExpandAccesses());
   pm.addPass(createCSEPass());
   // Hoisting a checked lookup out of a loop that does not run would report
@@ -43,6 +43,7 @@ void mlir::kvcache::buildKVCacheAccessLoweringPipeline(OpPassManager &pm,
     pm.addPass(createLoopInvariantCodeMotionPass());
   ConvertKVCacheToMemRefOptions options;
   options.checked = checked;
+  options.nvvmFp8Conversions = nvvmFp8Conversions;
   pm.addPass(createConvertKVCacheToMemRef(options));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -106,7 +107,8 @@ void mlir::kvcache::buildKVCacheToNVVMPipeline(
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createKVCacheMergeGPUModules());
-  buildKVCacheAccessLoweringPipeline(pm, options.checked);
+  buildKVCacheAccessLoweringPipeline(
+      pm, options.checked, hasFp8ConversionInstructions(options.chip));
 
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;

@@ -172,13 +172,16 @@ def kernel_module(dtype, scales, rows_element):
 
 
 def compiled(target, ir):
-    """`ir` compiled for the CPU or the emulated GPU."""
+    """`ir` compiled for the CPU or the emulated GPU: sm_90 (fp8 codes
+    converted by the chip's cvt instructions, as the emulator models them)
+    or sm_80 (no such instructions: the integer encoder and decoder)."""
     if target == "cpu":
         return kvcache.CPUModule(ir)
-    return kvcache.EmulatedGPUModule(ir)
+    return kvcache.EmulatedGPUModule(ir, chip=GPU_CHIPS[target])
 
 
-TARGETS = ["cpu", "emulated-gpu"]
+GPU_CHIPS = {"emulated-gpu": "sm_90", "emulated-sm80": "sm_80"}
+TARGETS = ["cpu", "emulated-gpu", "emulated-sm80"]
 
 
 def random_quantized_cache(rng, dtype, scales):
@@ -189,7 +192,7 @@ def random_quantized_cache(rng, dtype, scales):
     return blocks, scale_values
 
 
-@pytest.mark.parametrize("target", ["cpu", "emulated-gpu"])
+@pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("rows", ["f32", "f16", "bf16"])
 @pytest.mark.parametrize("scales", SCALES)
 @pytest.mark.parametrize("dtype", STORAGE)
@@ -220,6 +223,27 @@ def test_gather_ragged_dequantizes(dtype, scales, rows, target):
     got = reference.to_float32(out, rows) if rows == "bf16" else out.astype(np.float32)
     assert nan_equal(got[1:14], expected[1:14])
     assert np.all(out[0] == 7) and np.all(out[14] == 7)  # untouched (raw)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("dtype", ["f8E4M3FN", "f8E5M2"])
+def test_gather_decodes_every_code(dtype, target):
+    # Every code of the type through a dequantizing gather into f32 rows,
+    # scale 1: on sm_90 the chip's cvt.rn.f16x2 (as the emulator models it,
+    # f16 subnormals of E5M2 included), elsewhere the integer decoder; both
+    # must give the reference's table, NaNs and (E5M2) infinities included.
+    blocks = np.zeros((PAGES, 2, LAYERS, PAGE_SIZE, HEADS, HEAD_SIZE), np.uint8)
+    codes = np.arange(256, dtype=np.uint8).reshape(8, HEADS, HEAD_SIZE)
+    blocks[3, 1, 0, :] = codes[:4]                    # sequence 0: pages 3, 1
+    blocks[1, 1, 0, :] = codes[4:]
+    scale_values = np.ones(scales_shape("tensor"), np.float32)
+    out = np.zeros((8, HEADS, HEAD_SIZE), np.float32)
+    module = compiled(target, kernel_module(dtype, "tensor", "f32"))
+    module.gather(blocks, np.array([8, 0], np.int32), TABLE, 0, 8, scale_values, 0,
+                  out, np.array([0, 8, 8], np.int32))
+    assert nan_equal(out.reshape(-1), reference.fp8_values(dtype))
+    # -0 keeps its sign.
+    assert np.signbit(out.reshape(-1)[0x80]) and not np.signbit(out.reshape(-1)[0])
 
 
 @pytest.mark.parametrize("target", ["cpu", "emulated-gpu"])

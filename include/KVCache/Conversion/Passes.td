@@ -61,12 +61,18 @@ def ConvertKVCacheToMemRef : Pass<"convert-kvcache-to-memref", "ModuleOp"> {
     "::mlir::cf::ControlFlowDialect",
     "::mlir::LLVM::LLVMDialect",
     "::mlir::memref::MemRefDialect",
+    "::mlir::NVVM::NVVMDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect",
   ];
   let options = [
     Option<"checked", "checked", "bool", /*default=*/"false",
            "Check every access (reads too) at run time">,
+    Option<"nvvmFp8Conversions", "nvvm-fp8-conversions", "bool",
+           /*default=*/"false",
+           "Inside GPU code, decode fp8 codes with the sm_89+ conversion "
+           "instructions (nvvm.convert.f8x2.to.f16x2); the kvcache-to-ptx "
+           "pipelines set it for such chips">,
   ];
 }
 
@@ -183,7 +189,13 @@ def ConvertKVCacheToGPU : Pass<"convert-kvcache-to-gpu", "ModuleOp"> {
     two, else an error), and `copy_pages` also copies per-page scales, one
     f32 per thread. `attention_ragged` over a quantized cache runs on CUDA
     cores, K and V slices (at most 8 elements a lane) read dequantized
-    straight from the cache (no cp.async, no tensor cores).
+    straight from the cache (no cp.async, no tensor cores). On sm_89 and
+    newer the quantizing store computes fp8 codes with the chip's
+    conversion instruction (`nvvm.convert.f32x2.to.f8x2`,
+    cvt.rn.satfinite.e4m3x2.f32), two at a time, NaN codes then set as the
+    contract says; older chips use the integer encoder of the CPU. (Reads
+    decode in `convert-kvcache-to-memref`, whose `nvvm-fp8-conversions`
+    option the pipelines set for the same chips.)
 
     A launch with no work (no rows, no sequences, no pairs) is skipped. Vector
     widths follow `convert-kvcache-to-scf` (16 bytes when head_size allows).
@@ -202,7 +214,8 @@ def ConvertKVCacheToGPU : Pass<"convert-kvcache-to-gpu", "ModuleOp"> {
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
            "NVIDIA architecture the kernels are tuned for (sm_XX; below "
-           "sm_80 attention loads K and V without cp.async)">,
+           "sm_80 attention loads K and V without cp.async; from sm_89 fp8 "
+           "codes are computed by conversion instructions)">,
     Option<"threadsPerBlock", "threads-per-block", "int64_t",
            /*default=*/"256",
            "Threads of a data-movement block (32 to 1024)">,

@@ -79,8 +79,10 @@ void buildKVCacheToCPUPipeline(OpPassManager &pm,
                                const KVCacheToCPUOptions &options);
 
 /// The access-op part shared by every pipeline: expand accesses, share
-/// lookups (cse, loop-invariant code motion), lower to memref.
-void buildKVCacheAccessLoweringPipeline(OpPassManager &pm, bool checked);
+/// lookups (cse, loop-invariant code motion), lower to memref (fp8 codes in
+/// GPU code decoded by conversion instructions with `nvvmFp8Conversions`).
+void buildKVCacheAccessLoweringPipeline(OpPassManager &pm, bool checked,
+                                        bool nvvmFp8Conversions = false);
 
 /// Registers `kvcache-to-cpu`, `kvcache-to-ptx` and `kvcache-to-emulated-gpu`
 /// with the pass-pipeline

@@ -217,6 +217,10 @@ int64_t mlir::kvcache::getChipVersion(StringRef chip) {
   return version;
 }
 
+bool mlir::kvcache::hasFp8ConversionInstructions(StringRef chip) {
+  return getChipVersion(chip) >= 89;
+}
+
 int64_t mlir::kvcache::getFlagshipSMCount(StringRef chip) {
   // The largest data-center part of each architecture (consumer parts of
   // the same version have fewer SMs: pass sm-count for them).

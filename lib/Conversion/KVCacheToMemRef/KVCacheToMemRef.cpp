@@ -18,6 +18,7 @@
 #include "mlir/Dialect/ControlFlow/Transforms/StructuralTypeConversions.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -136,6 +137,8 @@ public:
   Value blocks;
   RuntimeChecker checker;
   bool checked;
+  /// How dequantizing reads decode fp8 codes.
+  Fp8Conversion fp8Conversion = Fp8Conversion::Software;
 };
 
 } // namespace
@@ -237,7 +240,7 @@ Value AccessEmitter::load(Type resultType, Value page, Value slot, Value head,
     else
       codesType = params.elementType;
     Value codes = load(codesType, page, slot, head, element, pageChecked);
-    Value values = decodeStorageToF32(builder, loc, codes);
+    Value values = decodeStorageToF32(builder, loc, codes, fp8Conversion);
     Value scale = loadScale(page, slot, head, element, /*pageChecked=*/true);
     if (isa<VectorType>(values.getType()))
       scale = vector::BroadcastOp::create(builder, loc, values.getType(), scale);
@@ -278,6 +281,12 @@ void AccessEmitter::store(Value value, Value page, Value slot, Value head,
 
 namespace {
 
+/// Whether `op` is device code: inside a gpu.module or a gpu.launch body.
+static bool isInGPUCode(Operation *op) {
+  return op->getParentOfType<gpu::GPUModuleOp>() ||
+         op->getParentOfType<gpu::LaunchOp>();
+}
+
 /// Base of the access-op patterns: knows whether an op is checked.
 template <typename OpTy>
 struct AccessPattern : OpConversionPattern<OpTy> {
@@ -297,8 +306,11 @@ struct AccessPattern : OpConversionPattern<OpTy> {
   AccessEmitter emitter(ConversionPatternRewriter &rewriter, OpTy op,
                         KVCacheTypeInterface cacheType, ValueRange lowered,
                         bool isWrite) const {
-    return AccessEmitter(rewriter, op, cacheType, lowered,
+    AccessEmitter result(rewriter, op, cacheType, lowered,
                          isChecked(cacheType, isWrite));
+    if (options.nvvmFp8Conversions && isInGPUCode(op))
+      result.fp8Conversion = Fp8Conversion::NVVM;
+    return result;
   }
 
   KVCacheToMemRefOptions options;

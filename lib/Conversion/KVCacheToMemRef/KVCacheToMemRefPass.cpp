@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -58,6 +59,7 @@ struct ConvertKVCacheToMemRefPass
     RewritePatternSet patterns(ctx);
     KVCacheToMemRefOptions options;
     options.checked = checked;
+    options.nvvmFp8Conversions = nvvmFp8Conversions;
     populateKVCacheToMemRefConversionPatterns(typeConverter, patterns,
                                               options);
     if (failed(applyPartialConversion(module, target, std::move(patterns))))

@@ -13,6 +13,7 @@
 #define KVCACHE_LIB_CONVERSION_KERNELCOMMON_KERNELBUILDER_H
 
 #include "KernelLowering.h"
+#include "Quantization.h"
 
 #include "KVCache/IR/KVCacheOps.h"
 
@@ -168,8 +169,10 @@ struct KernelBuilder {
   /// scales, quantized with the f32 `scale` of their group:
   /// saturate(rne(value / scale)), the correctly rounded division. With
   /// `checked`, a NaN into an i8 cache stops the program (run-time check).
+  /// `conversion` chooses how fp8 codes are computed.
   void storeQuantized(Value values, Value scale, Value cache,
-                      const RowChunkPosition &at, bool checked);
+                      const RowChunkPosition &at, bool checked,
+                      Fp8Conversion conversion = Fp8Conversion::Software);
   /// Writes `chunk`, read by readRowChunk, to the other side of the copy.
   void writeRowChunk(Value chunk, Value cache, Value rows,
                      const RowChunkPosition &at, RowCopyDirection direction);

@@ -22,11 +22,20 @@
 // the f32 add of 2^23 rounds to an integer with ties to even, exactly.
 // i8 rounds the same way after clamping to +-127.
 //
+// On sm_89 and newer GPUs the conversion instructions do both, two codes at
+// a time: cvt.rn.satfinite.{e4m3,e5m2}x2.f32 rounds to nearest even and
+// saturates like the encoder above (+-inf included), and
+// cvt.rn.f16x2.{e4m3,e5m2}x2 decodes to f16, which holds every fp8 value
+// exactly. Only their NaN codes are replaced: NVIDIA documents a NaN
+// result, not its sign or (E5M2) its mantissa, and the contract fixes
+// both.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Quantization.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -66,13 +75,73 @@ struct ShapedArith {
 
 } // namespace
 
+bool mlir::kvcache::usesNVVMFp8Conversion(Fp8Conversion conversion,
+                                          Type storage, Type values) {
+  if (conversion != Fp8Conversion::NVVM ||
+      !isa<Float8E4M3FNType, Float8E5M2Type>(storage))
+    return false;
+  auto vector = dyn_cast<VectorType>(values);
+  return !vector ||
+         (vector.getRank() == 1 && vector.getNumElements() % 2 == 0);
+}
+
+/// The vector of the elements of `pairs` (each a vector<2xT>), in order.
+/// (vector.shuffle, vector.extract and vector.from_elements: the ops the
+/// GPU pipeline lowers to LLVM directly.)
+static Value concatenatePairs(OpBuilder &b, Location loc,
+                              ArrayRef<Value> pairs) {
+  SmallVector<Value> elements;
+  for (Value pair : pairs)
+    for (int64_t i : {0, 1})
+      elements.push_back(
+          vector::ExtractOp::create(b, loc, pair, ArrayRef<int64_t>{i}));
+  auto type = VectorType::get({int64_t(elements.size())},
+                              elements.front().getType());
+  return vector::FromElementsOp::create(b, loc, type, elements);
+}
+
+/// Elements `i` and `i + 1` of the 1-D vector `values`, as a vector<2xT>.
+static Value getPair(OpBuilder &b, Location loc, Value values, int64_t i) {
+  return vector::ShuffleOp::create(b, loc, values, values,
+                                   ArrayRef<int64_t>{i, i + 1});
+}
+
+/// decodeStorageToF32 of fp8 codes with nvvm.convert.f8x2.to.f16x2.
+static Value decodeFp8WithNVVM(OpBuilder &b, Location loc, Value codes) {
+  Type storage = getElementTypeOrSelf(codes.getType());
+  ShapedArith a{b, loc, codes.getType()};
+  auto vector = dyn_cast<VectorType>(codes.getType());
+  auto pairType = VectorType::get({2}, b.getI8Type());
+  auto halvesType = VectorType::get({2}, b.getF16Type());
+  Value bytes = arith::BitcastOp::create(b, loc, a.like(b.getI8Type()), codes);
+  if (!vector) {
+    Value pair = vector::BroadcastOp::create(b, loc, pairType, bytes);
+    Value halves = NVVM::ConvertF8x2ToF16x2Op::create(
+        b, loc, halvesType, pair, /*relu=*/false, storage);
+    return arith::ExtFOp::create(
+        b, loc, b.getF32Type(),
+        vector::ExtractOp::create(b, loc, halves, ArrayRef<int64_t>{0})
+            .getResult());
+  }
+  SmallVector<Value> pairs;
+  for (int64_t i = 0; i < vector.getNumElements(); i += 2)
+    pairs.push_back(NVVM::ConvertF8x2ToF16x2Op::create(
+        b, loc, halvesType, getPair(b, loc, bytes, i), /*relu=*/false,
+        storage));
+  return arith::ExtFOp::create(b, loc, a.like(b.getF32Type()),
+                               concatenatePairs(b, loc, pairs));
+}
+
 Value mlir::kvcache::decodeStorageToF32(OpBuilder &b, Location loc,
-                                        Value codes) {
+                                        Value codes,
+                                        Fp8Conversion conversion) {
   Type storage = getElementTypeOrSelf(codes.getType());
   ShapedArith a{b, loc, codes.getType()};
   Type f32 = a.like(b.getF32Type());
   if (storage.isSignlessInteger(8))
     return arith::SIToFPOp::create(b, loc, f32, codes);
+  if (usesNVVMFp8Conversion(conversion, storage, codes.getType()))
+    return decodeFp8WithNVVM(b, loc, codes);
   bool e4m3 = isa<Float8E4M3FNType>(storage);
   assert((e4m3 || isa<Float8E5M2Type>(storage)) && "not a storage type");
   int64_t shift = e4m3 ? 20 : 21;
@@ -153,8 +222,54 @@ float mlir::kvcache::getMaxFinite(Type storage) {
   return 127.0f;
 }
 
+/// The codes of `values` (f32, a scalar or a vector of even length) from
+/// nvvm.convert.f32x2.to.f8x2 (cvt.rn.satfinite), as i8 of the same shape
+/// and before the NaN codes are set.
+static Value convertPairsWithNVVM(OpBuilder &b, Location loc, Value values,
+                                  Type storage) {
+  auto pairType = VectorType::get({2}, b.getI8Type());
+  // cvt puts its first operand in the upper byte: element 1 of the pair.
+  auto convert = [&](Value low, Value high) -> Value {
+    return NVVM::ConvertF32x2ToF8x2Op::create(
+        b, loc, pairType, high, low, NVVM::FPRoundingMode::RN,
+        NVVM::SaturationMode::SATFINITE, /*relu=*/false, storage);
+  };
+  auto vector = dyn_cast<VectorType>(values.getType());
+  if (!vector)
+    return vector::ExtractOp::create(b, loc, convert(values, values),
+                                     ArrayRef<int64_t>{0});
+  SmallVector<Value> pairs;
+  for (int64_t i = 0; i < vector.getNumElements(); i += 2)
+    pairs.push_back(convert(
+        vector::ExtractOp::create(b, loc, values, ArrayRef<int64_t>{i}),
+        vector::ExtractOp::create(b, loc, values, ArrayRef<int64_t>{i + 1})));
+  return concatenatePairs(b, loc, pairs);
+}
+
+/// encodeF32ToStorage of fp8 codes with nvvm.convert.f32x2.to.f8x2.
+static Value encodeFp8WithNVVM(OpBuilder &b, Location loc, Value values,
+                               Type storage) {
+  ShapedArith a{b, loc, values.getType()};
+  Value codes = convertPairsWithNVVM(b, loc, values, storage);
+  Value isNaN = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO,
+                                      values, values);
+  Value bits = arith::BitcastOp::create(b, loc, a.like(b.getI32Type()), values);
+  Value sign = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, bits, a.constantInt(24, 32)),
+      a.constantInt(0x80, 32));
+  int64_t nanCode = isa<Float8E4M3FNType>(storage) ? 0x7F : 0x7E;
+  Value nan = arith::TruncIOp::create(
+      b, loc, a.like(b.getI8Type()),
+      arith::OrIOp::create(b, loc, sign, a.constantInt(nanCode, 32)));
+  codes = arith::SelectOp::create(b, loc, isNaN, nan, codes);
+  return arith::BitcastOp::create(b, loc, a.like(storage), codes);
+}
+
 Value mlir::kvcache::encodeF32ToStorage(OpBuilder &b, Location loc,
-                                        Value values, Type storage) {
+                                        Value values, Type storage,
+                                        Fp8Conversion conversion) {
+  if (usesNVVMFp8Conversion(conversion, storage, values.getType()))
+    return encodeFp8WithNVVM(b, loc, values, storage);
   ShapedArith a{b, loc, values.getType()};
   Type f32 = a.like(b.getF32Type()), i32 = a.like(b.getI32Type());
   Type i8 = a.like(b.getI8Type()), codesType = a.like(storage);

@@ -11,11 +11,27 @@
 
 namespace mlir::kvcache {
 
+/// How fp8 codes are converted to and from f32.
+enum class Fp8Conversion {
+  /// Integer bit manipulation: any target, the CPU included.
+  Software,
+  /// The conversion instructions of sm_89 and newer GPUs
+  /// (`nvvm.convert.f32x2.to.f8x2`: cvt.rn.satfinite.e4m3x2.f32, and
+  /// `nvvm.convert.f8x2.to.f16x2`), two codes at a time; for code inside GPU
+  /// kernels only. The results are the same as Software's: NaNs are given
+  /// the contract's codes whatever the hardware writes for them.
+  NVVM,
+};
+
 /// `codes` (a scalar or vector of f8E4M3FN, f8E5M2 or i8) as f32 values of
 /// the same shape, exactly: integer bit manipulation and one f32 multiply
 /// for the fp8 types (MLIR 22 has no CPU lowering of their `arith.extf`),
 /// `arith.sitofp` for i8. NaN codes give NaN (E5M2 infinities +-inf).
-Value decodeStorageToF32(OpBuilder &builder, Location loc, Value codes);
+/// With Fp8Conversion::NVVM, fp8 codes (a scalar or a vector of even length)
+/// are converted by the GPU to f16, which holds every fp8 value exactly,
+/// then extended to f32.
+Value decodeStorageToF32(OpBuilder &builder, Location loc, Value codes,
+                         Fp8Conversion conversion = Fp8Conversion::Software);
 
 /// The f32 bits of |values| with NaNs as 0 (i32, same shape): non-negative
 /// floats order like these unsigned integers, so their maximum is the
@@ -40,9 +56,17 @@ float getMaxFinite(Type storage);
 /// nearest code, ties to the even one, then saturated to +-max_finite
 /// (+-inf included). fp8 keeps the sign of zero and turns NaN into the
 /// type's NaN code with its sign (E4M3FN 0x7F, E5M2 0x7E); i8 stores 0 for
-/// NaN.
+/// NaN. With Fp8Conversion::NVVM, fp8 codes of a scalar or a vector of even
+/// length come from the GPU's cvt.rn.satfinite instruction (the same
+/// rounding and saturation), their NaN codes set as above.
 Value encodeF32ToStorage(OpBuilder &builder, Location loc, Value values,
-                         Type storage);
+                         Type storage,
+                         Fp8Conversion conversion = Fp8Conversion::Software);
+
+/// Whether `conversion` applies to `values` of `storage`: NVVM, an fp8
+/// storage type, and a scalar or a vector of even length.
+bool usesNVVMFp8Conversion(Fp8Conversion conversion, Type storage,
+                           Type values);
 
 } // namespace mlir::kvcache
 

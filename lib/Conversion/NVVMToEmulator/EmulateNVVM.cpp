@@ -29,6 +29,9 @@
 //                            ptr fragments, ptr site)  // i32[matrices]
 //   void    __kvemu_mma(i32 flags, i32 a0, a1, a2, a3, b0, b1, c0, c1, c2,
 //                       c3, ptr result, ptr site)  // i32[4] (f16 D: [2])
+//   i16     __kvemu_cvt_f32x2_to_f8x2(i32 e5m2, f32 high, f32 low)
+//   i32     __kvemu_cvt_f8x2_to_f16x2(i32 e5m2, i16 codes)
+//                       (EmulateConversions.cpp)
 // plus `__kvemu_assertfail`, `__kvemu_vprintf` and `__kvemu_<intrinsic>`
 // replacements of device functions (see modelledDeviceFunction).
 //
@@ -36,6 +39,7 @@
 
 #include "KVCache/Conversion/NVVMToEmulator/NVVMToEmulator.h"
 #include "KVCache/Conversion/Passes.h"
+#include "EmulateConversions.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -459,6 +463,14 @@ LogicalResult EmulatorLowering::rewriteDeviceOp(Operation *op,
     return rewriteLdMatrix(load);
   if (auto mma = dyn_cast<NVVM::MmaOp>(op))
     return rewriteMma(mma);
+  bool handled = false;
+  auto call = [&](Location loc, StringRef name, Type result,
+                  ValueRange args) {
+    return callRuntime(loc, name, result, args);
+  };
+  LogicalResult converted = rewriteFp8Conversion(op, builder, call, handled);
+  if (handled)
+    return converted;
   if (isa<NVVM::NVVMDialect>(op->getDialect()))
     return rewriteNVVMOp(op);
   if (isa<LLVM::CallIntrinsicOp, LLVM::InlineAsmOp>(op))

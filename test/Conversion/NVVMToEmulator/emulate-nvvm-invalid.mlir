@@ -217,3 +217,29 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// fp8 conversions: only what kernels use (rn, satfinite, no relu; E4M3FN
+// and E5M2) is modelled.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    llvm.func @kernel(%a: f32, %b: f32) attributes {gpu.kernel, nvvm.kernel} {
+      // expected-error @below {{'nvvm.convert.f32x2.to.f8x2' op is not modelled by the GPU emulator: it models the conversion to f8E4M3FN or f8E5M2 with rnd = rn, sat = satfinite and no relu}}
+      %r = nvvm.convert.f32x2.to.f8x2 %a, %b {relu = true, rnd = #nvvm.fp_rnd_mode<rn>, sat = #nvvm.sat_mode<satfinite>} : i16 (f8E4M3FN)
+      llvm.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    llvm.func @kernel(%a: vector<2xi8>) attributes {gpu.kernel, nvvm.kernel} {
+      // expected-error @below {{'nvvm.convert.f8x2.to.f16x2' op is not modelled by the GPU emulator: it models the conversion from f8E4M3FN or f8E5M2 without relu}}
+      %r = nvvm.convert.f8x2.to.f16x2 %a {relu = true} : vector<2xi8> (f8E5M2) -> vector<2xf16>
+      llvm.return
+    }
+  }
+}

@@ -1,12 +1,15 @@
 // RUN: kvcache-compile %s -o %t.ptx
 // RUN: FileCheck %s --input-file=%t.ptx --implicit-check-not=div. --implicit-check-not=rem.
+// RUN: kvcache-compile %s --chip sm_80 -o %t.sm_80.ptx
+// RUN: FileCheck %s --check-prefix=SM80 --input-file=%t.sm_80.ptx --implicit-check-not=div. --implicit-check-not=rem.
 
 // A user kernel reading a quantized cache (docs/Contract.md 2.2): an fp8
 // token_head cache (8 heads x 128, 16 tokens per page) read as f16 through
 // a dequantizing kvcache.load, compiled to PTX (quantized-access-ptxas.test
-// assembles it). The codes are decoded with integer operations and one f32
-// multiply (no fp8 instruction, so any chip), times the token's and head's
-// scale, rounded to f16.
+// assembles it). On sm_90 the chip's cvt.rn.f16x2.e4m3x2 decodes two codes
+// at a time (exact, then widened to f32); on sm_80 (SM80), which has no fp8
+// instruction, integer operations and one f32 multiply do. Then the
+// token's and head's scale, rounded to f16.
 
 !cache = !kvcache.paged_cache<f8E4M3FN, num_heads = 8, head_size = 128, page_size = 16, scales = token_head>
 
@@ -27,17 +30,28 @@ module attributes {gpu.container_module} {
   // CHECK-NEXT: .param .u64 read_values_param_33,
   // %batch, then %out.
   // CHECK-NEXT: .param .u64 read_values_param_34,
-  // One lookup, the 8 codes in one 64-bit load, 8 multiplies of the
-  // decoded magnitudes by 2^120 (0f7B800000), the scale, 8 multiplies by
-  // it, rounding to f16 in pairs, one 16-byte store.
+  // One lookup, the 8 codes in one 64-bit load, 4 conversions of code
+  // pairs to f16 pairs, 8 widenings, the scale, 8 multiplies by it,
+  // rounding to f16 in pairs, one 16-byte store.
   // CHECK: ld.global.b32
-  // CHECK: ld.global.v2.b32
-  // CHECK-COUNT-8: mul.rn.f32 {{.*}}, 0f7B800000;
+  // CHECK: ld.global.v4.b16
+  // CHECK-COUNT-4: cvt.rn.f16x2.e4m3x2
+  // CHECK-COUNT-8: cvt.f32.f16
   // CHECK: ld.global.b32
   // CHECK-COUNT-8: mul.rn.f32
   // CHECK-COUNT-4: cvt.rn.f16x2.f32
   // CHECK: st.global.v4.b32
   // CHECK: ret;
+  // SM80: .param .u64 read_values_param_34,
+  // SM80-NOT: e4m3
+  // SM80: ld.global.b32
+  // SM80: ld.global.v2.b32
+  // SM80-COUNT-8: mul.rn.f32 {{.*}}, 0f7B800000;
+  // SM80: ld.global.b32
+  // SM80-COUNT-8: mul.rn.f32
+  // SM80-COUNT-4: cvt.rn.f16x2.f32
+  // SM80: st.global.v4.b32
+  // SM80: ret;
   gpu.module @readers {
     gpu.func @read_values(%cache: !cache, %batch: index, %out: memref<?x8x128xf16>) kernel
         attributes {known_block_size = array<i32: 128, 1, 1>} {

@@ -1,19 +1,29 @@
 // RUN: kvcache-compile %s -o %t.ptx
 // RUN: FileCheck %s --input-file=%t.ptx
+// RUN: kvcache-compile %s --chip sm_80 -o %t.sm_80.ptx
+// RUN: FileCheck %s --check-prefix=SM80 --input-file=%t.sm_80.ptx
 
 // Kernel ops on quantized caches on the GPU (quantized-kernels-ptxas.test
 // assembles them). gather_ragged into float rows: each lane reads the codes
 // of a 16-byte chunk of rows, its scale, and writes the dequantized chunk.
-// The fp8 codes are decoded with integer operations and one multiply (no
-// fp8 instruction: any chip).
+// On sm_90 (sm_89 and newer) fp8 codes are converted by the chip's cvt
+// instructions, two at a time; on older chips (SM80) by integer operations
+// and one multiply.
 
 // f16 rows, 8 per chunk: 8 codes (one 64-bit load), one scale per token
-// and head.
+// and head; 4 cvt.rn.f16x2.e4m3x2 decode them.
 // CHECK-LABEL: .entry gather_fp8_token_head_gather_ragged(
-// CHECK: ld.global.v2.b32
+// CHECK: ld.global.v4.b16
+// CHECK-COUNT-4: cvt.rn.f16x2.e4m3x2
 // CHECK: ld.global.b32
 // CHECK: cvt.rn.f16x2.f32
 // CHECK: st.global.v4.b32
+// SM80-LABEL: .entry gather_fp8_token_head_gather_ragged(
+// SM80-NOT: e4m3
+// SM80: ld.global.v2.b32
+// SM80: ld.global.b32
+// SM80: cvt.rn.f16x2.f32
+// SM80: st.global.v4.b32
 // f32 rows, 4 per chunk, block<32> scales: 4 codes (one 32-bit load), the
 // i8 codes converted exactly.
 // CHECK-LABEL: .entry gather_i8_block_gather_ragged(
@@ -23,13 +33,25 @@
 // store_ragged of bf16 rows into a token_head cache (head 64: 8 chunks
 // of 8): each lane widens its chunk, the 8 lanes of a head take the amax
 // with 3 butterfly shuffles, divide (div.rn.f32: correctly rounded) and
-// encode in integer arithmetic; the head's first lane writes the scale.
+// encode: 4 cvt.rn.satfinite.e4m3x2.f32 and a NaN test per value on sm_90,
+// integer arithmetic on sm_80; the head's first lane writes the scale.
 // CHECK-LABEL: .entry store_bf16_token_head_store_ragged(
 // CHECK: ld.global.v4.b32
 // CHECK-COUNT-3: shfl.sync.bfly.b32
 // CHECK: div.rn.f32
+// CHECK-COUNT-4: cvt.rn.satfinite.e4m3x2.f32
+// CHECK-COUNT-8: setp.nan.f32
 // CHECK: st.global.v2.b32
 // CHECK: st.global.b32
+// SM80-LABEL: .entry store_bf16_token_head_store_ragged(
+// SM80-NOT: e4m3
+// SM80: ld.global.v4.b32
+// SM80-COUNT-3: shfl.sync.bfly.b32
+// SM80: div.rn.f32
+// SM80: st.global.v2.b32
+// SM80: st.global.b32
+// SM80-NOT: e4m3
+// SM80-LABEL: .entry attention_i8_block_attention_ragged(
 // attention_ragged over an i8 block<32> cache with f16 q/out (head 128,
 // GQA 4): 16 lanes per key, 8 codes per slice (one 64-bit load; 16 held
 // twice the registers), one scale per slice; no cp.async, no tensor cores.

@@ -58,6 +58,10 @@ int64_t getFlagshipSMCount(StringRef chip);
 /// sm_XX. cp.async (attention's K/V pipeline) needs 80 or more.
 int64_t getChipVersion(StringRef chip);
 
+/// Whether `chip` converts between f32/f16 and fp8 in hardware
+/// (cvt.rn.satfinite.e4m3x2.f32 and friends: sm_89 and newer).
+bool hasFp8ConversionInstructions(StringRef chip);
+
 /// Checks `chip` for the GPU lowering: sm_XX known to LLVM's NVPTX backend
 /// (sm_90a, sm_100f, ... included) and not older than sm_30; says why
 /// through `emitError` otherwise.
