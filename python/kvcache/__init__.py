@@ -15,11 +15,21 @@
     config = kvcache.CacheConfig("f16", num_heads=8, head_size=128,
                                  kind="continuous", block_tokens=4096)
 
+    # a quantized cache: fp8 codes and one f32 scale per token and head
+    # (docs/Contract.md 2.2); bf16 rows are quantized on store, dequantized
+    # on gather; the functions take the scales after max_cache_length
+    config = kvcache.CacheConfig("f8E4M3FN", num_heads=8, head_size=128,
+                                 scales="token_head", rows_dtype="bf16")
+    cache = reference.random_cache(config, [5, 40], [1, 1])   # codes + scales
+    cpu = kvcache.CPUModule(builders.store_ragged(config))
+    cpu.store_ragged(*cache.arguments(), layer, rows, row_offsets)
+
 Modules:
-    config     CacheConfig: the cache's kind (paged or continuous) and shapes
+    config     CacheConfig: the cache's kind (paged or continuous), shapes,
+               element type and scales
     builders   IR text of the kernel ops and of a decode step, from a CacheConfig
-    reference  numpy model of docs/Contract.md 1 and 3.3 (no compiler code):
-               PagedCache, ContinuousCache
+    reference  numpy model of docs/Contract.md 1, 2.2 and 3.3 (no compiler
+               code): PagedCache, ContinuousCache, quantized or not
     compiler   parse / verify / print / run_pipeline / compile_ptx (extension)
     cpu        CPUModule: in-process CPU execution on numpy arrays (extension)
     emulator   EmulatedGPUModule: the same calls, the kernels run on the GPU

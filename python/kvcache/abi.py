@@ -17,6 +17,14 @@ So a kernel `(!kvcache.paged_cache, memref<?x8x128xf16>)` takes
 `!kvcache.continuous_cache` 11 + 5 + 5 + 2 = 23, then 9. Collections:
 15 + 5 + 7 + 2 = 29 (paged), 15 + 5 + 5 + 2 = 27 (continuous).
 
+A quantized cache (a type with `scales`, docs/Contract.md 2.2) has a sixth
+value, its f32 scales (`scales=`): the whole array for a collection
+(tensor `[num_layers, kv_dim]` 7 parameters, token_head 5-D 13, block<G>
+6-D 15); for a layer cache the view at `[*, kv, layer, ...]` (token_head
+`[blocks, tokens, H]` 9, block<G> `[blocks, tokens, H, D/G]` 11) or, for
+tensor scales, the 0-D element `[layer, kv]` (3: two pointers and the
+offset). A paged_cache with token_head scales is thus 25 + 9 = 34.
+
 Arrays are anything exposing `__cuda_array_interface__` (cupy, torch on the
 GPU) or `__array_interface__` (numpy, for tests). Nothing here needs a GPU
 or a CUDA toolkit.
@@ -29,7 +37,10 @@ or a CUDA toolkit.
 
 A continuous cache: `.cache(..., kind="continuous")` (a 1-D lookup_table),
 e.g. `.cache(*cache.arguments(), kv=0, layer=3, kind=cache.kind)` with a
-kvcache.reference.ContinuousCache.
+kvcache.reference.ContinuousCache. A quantized one:
+`.cache(*cache.arguments()[:5], kv=0, layer=3, kind=cache.kind,
+scales=cache.scales)`, `.collection(*cache.arguments()[:5],
+kind=cache.kind, scales=cache.scales)`.
 """
 
 import ctypes
@@ -43,13 +54,15 @@ __all__ = ["ArrayInfo", "KernelArgs", "array_info", "cache_params",
 
 
 class ArrayInfo:
-    """Address, shape and element strides of an array."""
+    """Address, shape and element strides of an array; `typestr` the
+    array interface's element type ("<f4", ...) when known."""
 
-    def __init__(self, pointer, shape, strides, itemsize):
+    def __init__(self, pointer, shape, strides, itemsize, typestr=None):
         self.pointer = int(pointer)
         self.shape = tuple(int(s) for s in shape)
         self.strides = tuple(int(s) for s in strides)  # in elements
         self.itemsize = int(itemsize)
+        self.typestr = typestr
 
 
 def array_info(array):
@@ -75,7 +88,8 @@ def array_info(array):
         if stride % itemsize:
             raise ValueError("array strides must be whole elements")
     return ArrayInfo(interface["data"][0], shape,
-                     [s // itemsize for s in byte_strides], itemsize)
+                     [s // itemsize for s in byte_strides], itemsize,
+                     interface["typestr"])
 
 
 def memref_params(array, offset=0, shape=None, strides=None):
@@ -97,6 +111,10 @@ _LAYOUTS = {"paged": (2, "num_pages", "page_size"),
 
 
 def _layout(kind):
+    if not isinstance(kind, str):
+        raise TypeError(f"kind must be one of {', '.join(map(repr, _LAYOUTS))}, "
+                        f"got a {type(kind).__name__}: pass a quantized cache's "
+                        "scales as scales=..., after the five values")
     if kind not in _LAYOUTS:
         raise ValueError(f"kind must be one of {', '.join(map(repr, _LAYOUTS))}, "
                          f"got {kind!r}")
@@ -145,22 +163,78 @@ def _check_blocks(blocks, kind):
     return info
 
 
+# The scales' kind by their rank (docs/Contract.md 2.2).
+_SCALES_RANKS = {2: "tensor", 5: "token_head", 6: "block<G>"}
+
+
+def _check_scales(scales, blocks, kind):
+    """ArrayInfo of the f32 scales of a quantized cache whose blocks are
+    `blocks` (an ArrayInfo), checked against them; the kind is read from
+    the rank."""
+    info = array_info(scales)
+    names = _layout(kind)[1:]
+    if info.itemsize != 4 or info.typestr not in (None, "<f4", "=f4", "f4"):
+        raise ValueError("scales must be an array of f32 (float32), got "
+                         f"{info.typestr or f'{info.itemsize}-byte elements'}")
+    rank = len(info.shape)
+    scales_kind = _SCALES_RANKS.get(rank)
+    num_blocks, kv_dim, layers, tokens, heads, head_size = blocks.shape
+    if scales_kind == "tensor":
+        expected = (layers, kv_dim)
+    else:
+        expected = (num_blocks, kv_dim, layers, tokens, heads)
+        if rank == 6 and info.shape[5] > 0 and head_size % info.shape[5] == 0:
+            expected += (info.shape[5],)
+    if scales_kind is None or info.shape != expected:
+        raise ValueError(
+            f"scales of blocks of shape {blocks.shape} must be [num_layers, "
+            f"kv_dim] (tensor), [{names[0]}, kv_dim, num_layers, {names[1]}, "
+            f"num_heads] (token_head) or the same then head_size / G "
+            f"(block<G>), got shape {info.shape}")
+    inner = info.shape[3:] if rank > 2 else info.shape[1:]
+    for axis, size in enumerate(inner):
+        stride = info.strides[rank - len(inner) + axis]
+        if size > 1 and stride != int(np.prod(inner[axis + 1:])):
+            raise ValueError(f"the dims of {scales_kind} scales after "
+                             "num_layers must be contiguous (row-major)")
+    return info
+
+
+def _scales_view(info, kv, layer):
+    """The descriptor fields of a layer's scales, `scales[*, kv, layer]`
+    (token_head, block<G>) or the 0-D `scales[layer, kv]` (tensor)."""
+    if len(info.shape) == 2:
+        return memref_params(info, offset=layer * info.strides[0] +
+                             kv * info.strides[1], shape=(), strides=())
+    shape = (info.shape[0],) + info.shape[3:]
+    strides = (info.strides[0],) + info.strides[3:]
+    return memref_params(info, offset=kv * info.strides[1] +
+                         layer * info.strides[2], shape=shape, strides=strides)
+
+
 def collection_params(blocks, cache_lengths, lookup_table, max_seq_length,
-                      max_cache_length, kind="paged"):
+                      max_cache_length, kind="paged", *, scales=None):
     """The parameters of one collection argument of `kind` ("paged": 29,
     "continuous": 27): blocks (6-D), cache_lengths, lookup_table, the two
-    u32 scalars."""
+    u32 scalars; then, for a quantized collection, its `scales` (tensor 7,
+    token_head 13, block<G> 15)."""
     info = _check_blocks(blocks, kind)
-    return memref_params(info) + _metadata_params(
+    params = memref_params(info) + _metadata_params(
         cache_lengths, lookup_table, max_seq_length, max_cache_length, kind)
+    if scales is not None:
+        params += memref_params(_check_scales(scales, info, kind))
+    return params
 
 
 def cache_params(blocks, cache_lengths, lookup_table, max_seq_length,
-                 max_cache_length, kv=0, layer=0, kind="paged"):
+                 max_cache_length, kv=0, layer=0, kind="paged", *,
+                 scales=None):
     """The parameters of one layer-cache argument of `kind` ("paged": 25,
     "continuous": 23): K (kv=0) or V (kv=1) of `layer`, as
     `get_key_cache`/`get_value_cache` return it. The blocks view is 4-D
-    `[blocks, tokens, num_heads, head_size]` at `blocks[*, kv, layer]`."""
+    `[blocks, tokens, num_heads, head_size]` at `blocks[*, kv, layer]`.
+    A quantized cache's `scales` add the layer's view of them: tensor 3
+    (the 0-D `scales[layer, kv]`), token_head 9, block<G> 11."""
     info = _check_blocks(blocks, kind)
     num_blocks, kv_dim, num_layers, tokens, num_heads, head_size = info.shape
     if not 0 <= kv < kv_dim:
@@ -172,8 +246,11 @@ def cache_params(blocks, cache_lengths, lookup_table, max_seq_length,
         info, offset=offset,
         shape=(num_blocks, tokens, num_heads, head_size),
         strides=(info.strides[0], num_heads * head_size, head_size, 1))
-    return view + _metadata_params(cache_lengths, lookup_table,
-                                   max_seq_length, max_cache_length, kind)
+    params = view + _metadata_params(cache_lengths, lookup_table,
+                                     max_seq_length, max_cache_length, kind)
+    if scales is not None:
+        params += _scales_view(_check_scales(scales, info, kind), kv, layer)
+    return params
 
 
 def paged_collection_params(blocks, cache_lengths, lookup_table,
@@ -216,19 +293,21 @@ class KernelArgs:
         self._values = []
 
     def cache(self, blocks, cache_lengths, lookup_table, max_seq_length,
-              max_cache_length, kv=0, layer=0, kind="paged"):
-        """A `!kvcache.<kind>_cache` argument (cache_params)."""
+              max_cache_length, kv=0, layer=0, kind="paged", *, scales=None):
+        """A `!kvcache.<kind>_cache` argument (cache_params); `scales` for
+        a quantized one."""
         self._values += cache_params(blocks, cache_lengths, lookup_table,
                                      max_seq_length, max_cache_length, kv,
-                                     layer, kind)
+                                     layer, kind, scales=scales)
         return self
 
     def collection(self, blocks, cache_lengths, lookup_table, max_seq_length,
-                   max_cache_length, kind="paged"):
-        """A `!kvcache.<kind>_collection` argument (collection_params)."""
+                   max_cache_length, kind="paged", *, scales=None):
+        """A `!kvcache.<kind>_collection` argument (collection_params);
+        `scales` for a quantized one."""
         self._values += collection_params(blocks, cache_lengths, lookup_table,
                                           max_seq_length, max_cache_length,
-                                          kind)
+                                          kind, scales=scales)
         return self
 
     def memref(self, array):

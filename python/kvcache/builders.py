@@ -2,9 +2,10 @@
 
 Each builder returns the text of one `func.func`; a function alone is a valid
 module, and `module(...)` joins several into one. Every function takes the
-cache as the five operands of the collection's constructor op
-(`kvcache.paged_collection`, or `kvcache.continuous_collection` for
-`config.kind == "continuous"`; docs/Contract.md section 1),
+cache as the five operands (six for a quantized cache) of the collection's
+constructor op (`kvcache.paged_collection`, or
+`kvcache.continuous_collection` for `config.kind == "continuous"`;
+docs/Contract.md section 1),
 
     %blocks:           memref<?xKVxLxPxHxDxelt, strided<[?, ?, ?, H*D, D, 1], offset: ?>>
                        (L is `?` when config.num_layers is None; P is
@@ -16,8 +17,22 @@ cache as the five operands of the collection's constructor op
     %max_seq_length:   i32
     %max_cache_length: i32
 
+then, for a quantized cache (`config.scales` set; docs/Contract.md 2.2), its
+f32 scales as the constructor's sixth operand (`scales_type(config)`: any
+outer strides, the dims after num_layers contiguous),
+
+    %scales:           tensor:     memref<LxKVxf32, strided<[?, 1], offset: ?>>
+                       token_head: memref<?xKVxLxPxHxf32,
+                                   strided<[?, ?, ?, H, 1], offset: ?>>
+                       block<G>:   memref<?xKVxLxPxHxD/Gxf32,
+                                   strided<[?, ?, ?, H*D/G, D/G, 1], offset: ?>>
+
 then `%layer: index` (except copy_pages) and the kernel op's other operands
-(destination-passing: nothing is returned). So from Python,
+(destination-passing: nothing is returned). Rows (store_ragged's new rows,
+gather_ragged's out, attention's q and out) are of `config.rows_element`:
+the cache's dtype, or for a quantized cache f32 by default, f16 or bf16
+(`CacheConfig(..., rows_dtype=...)`: quantized by store_ragged, dequantized
+by gather_ragged), or its storage type (codes, copied raw). So from Python,
 
     config = CacheConfig("f16", num_heads=8, head_size=128, page_size=16,
                          q_heads=32)
@@ -27,17 +42,23 @@ then `%layer: index` (except copy_pages) and the kernel op's other operands
 
 The same calls serve a continuous cache (`CacheConfig(..., kind="continuous")`
 and `reference.random_cache` of it), except copy_pages: a continuous cache
-has no pages to copy.
+has no pages to copy; and a quantized one, whose `cache.arguments()` are
+the six values:
+
+    config = CacheConfig("f8E4M3FN", num_heads=8, head_size=128,
+                         scales="token_head", rows_dtype="bf16")
+    cpu = kvcache.CPUModule(builders.store_ragged(config))
+    cpu.store_ragged(*cache.arguments(), layer, bf16_rows, row_offsets)
 
 Nothing here needs the compiler extension.
 """
 
-from .config import CacheConfig
+from .config import FLOAT_TYPES, CacheConfig
 
 __all__ = ["CacheConfig", "attention_ragged", "blocks_type", "cache_type",
            "collection_type", "copy_pages", "decode_step", "gather_ragged",
            "kernel_names", "kernels", "lookup_table_type", "module",
-           "rows_type", "store_ragged"]
+           "rows_type", "scales_type", "store_ragged"]
 
 OFFSETS_TYPE = "memref<?xi32>"
 CACHE_LENGTHS_TYPE = "memref<?xi32>"
@@ -78,10 +99,37 @@ def lookup_table_type(config):
     return "memref<?x?xi32>" if config.has_pages else "memref<?xi32>"
 
 
+def scales_type(config):
+    """The scales operand of a quantized cache's constructor op (None
+    without scales): f32, `[L, kv_dim]` (tensor) or `[?, kv_dim, L, P, H]`
+    (token_head) then `D/G` (block<G>), L `?` when config.num_layers is
+    None, P page_size or block_tokens (`?` when None); the outer strides
+    dynamic, so numpy views work."""
+    if config.scales is None:
+        return None
+    layers = _static_or_dynamic(config.num_layers)
+    if config.scales == "tensor":
+        return (f"memref<{layers}x{config.kv_dim}xf32, strided<[?, 1], "
+                "offset: ?>>")
+    tokens = _static_or_dynamic(config.page_size if config.has_pages
+                                else config.block_tokens)
+    H = config.num_heads
+    if config.scales == "token_head":
+        inner, strides = [H], [H, 1]
+    else:
+        groups = config.head_size // config.scale_group
+        inner, strides = [H, groups], [H * groups, groups, 1]
+    dims = "x".join(str(d) for d in [config.kv_dim, layers, tokens] + inner)
+    return (f"memref<?x{dims}xf32, strided<[?, ?, ?, "
+            f"{', '.join(map(str, strides))}], offset: ?>>")
+
+
 def rows_type(config, heads=None):
-    """`memref<?xHxDxelt>`: ragged rows of `heads` heads (default KV heads)."""
+    """`memref<?xHxDxelt>`: ragged rows of `heads` heads (default KV heads)
+    of config.rows_element (the cache's dtype, or the float or storage type
+    that a quantized cache's rows_dtype chooses)."""
     heads = config.num_heads if heads is None else heads
-    return f"memref<?x{heads}x{config.head_size}x{config.dtype}>"
+    return f"memref<?x{heads}x{config.head_size}x{config.rows_element}>"
 
 
 def _scale_literal(config, scale):
@@ -109,20 +157,23 @@ class _Function:
         self.body.append(text)
 
     def collection(self, with_layer=True):
-        """The five collection arguments, the collection's constructor op
-        (kvcache.paged_collection or kvcache.continuous_collection), and
-        `%layer` when the function reads one layer."""
+        """The five collection arguments (six with `%scales` for a quantized
+        cache), the collection's constructor op (kvcache.paged_collection or
+        kvcache.continuous_collection), and `%layer` when the function reads
+        one layer."""
         config = self.config
         blocks, table = blocks_type(config), lookup_table_type(config)
-        for name, type_ in (("blocks", blocks),
-                            ("cache_lengths", CACHE_LENGTHS_TYPE),
-                            ("lookup_table", table),
-                            ("max_seq_length", "i32"), ("max_cache_length", "i32")):
+        arguments = [("blocks", blocks), ("cache_lengths", CACHE_LENGTHS_TYPE),
+                     ("lookup_table", table), ("max_seq_length", "i32"),
+                     ("max_cache_length", "i32")]
+        if config.scales is not None:
+            arguments.append(("scales", scales_type(config)))
+        for name, type_ in arguments:
             self.argument(name, type_)
-        self.op(f"%collection = kvcache.{config.kind}_collection %blocks, "
-                f"%cache_lengths, %lookup_table, %max_seq_length, "
-                f"%max_cache_length : {blocks}, {CACHE_LENGTHS_TYPE}, {table} -> "
-                f"{collection_type(config)}")
+        operands = ", ".join(f"%{name}" for name, _ in arguments)
+        memrefs = [type_ for _, type_ in arguments if type_.startswith("memref")]
+        self.op(f"%collection = kvcache.{config.kind}_collection {operands} : "
+                f"{', '.join(memrefs)} -> {collection_type(config)}")
         if with_layer:
             self.argument("layer", "index")
         return "%collection"
@@ -162,8 +213,13 @@ def _attention(fn, scale, workspace):
     if config.is_raw_storage:
         raise ValueError(f"attention_ragged does not take a raw {config.dtype} "
                          "cache (stored codes without scales, docs/Contract.md "
-                         "section 8): store_ragged/gather_ragged/copy_pages "
+                         "section 2.2): store_ragged/gather_ragged/copy_pages "
                          "serve it")
+    if config.rows_element not in FLOAT_TYPES:
+        raise ValueError(f"attention_ragged takes f32, f16 or bf16 q and out "
+                         f"(docs/Contract.md 4.7), not {config.rows_element} "
+                         "codes: set the config's rows_dtype to 'f32', 'f16' "
+                         "or 'bf16'")
     key, value = fn.layer_cache("key"), fn.layer_cache("value")
     q_type = rows_type(config, config.query_heads)
     operands = f"%q, {key}, {value}, %row_offsets, %out"
@@ -273,12 +329,16 @@ def module(*functions):
     return "\n".join(functions)
 
 
+def _with_attention(config):
+    return config.has_attention and config.rows_element in FLOAT_TYPES
+
+
 def kernels(config, scale=None):
     """A module with a function per kernel op that `config` allows:
     store_ragged (key, and value unless mla), gather_ragged, copy_pages
-    (unless continuous) and, unless mla or raw storage, attention_ragged
-    without and with a workspace. The function names are the keys of the result of
-    `kernel_names(config)`."""
+    (unless continuous) and, unless mla, raw storage or a quantized cache
+    with rows of codes, attention_ragged without and with a workspace. The
+    function names are the keys of the result of `kernel_names(config)`."""
     functions = [store_ragged(config, "store_keys", "key"),
                  gather_ragged(config, "gather_keys", "key")]
     if config.has_pages:
@@ -286,7 +346,7 @@ def kernels(config, scale=None):
     if not config.mla:
         functions += [store_ragged(config, "store_values", "value"),
                       gather_ragged(config, "gather_values", "value")]
-    if config.has_attention:
+    if _with_attention(config):
         functions += [attention_ragged(config, "attention", scale),
                       attention_ragged(config, "attention_split", scale,
                                        workspace=True)]
@@ -304,7 +364,7 @@ def kernel_names(config):
         names.update({
             "store_values": ["store_values_store_ragged"],
             "gather_values": ["gather_values_gather_ragged"]})
-    if config.has_attention:
+    if _with_attention(config):
         names.update({
             "attention": ["attention_attention_ragged"],
             "attention_split": ["attention_split_attention_ragged",

@@ -1,10 +1,11 @@
 """The parameters of a KV cache (docs/Contract.md, sections 1 and 2).
 
 A `CacheConfig` names what the collection type fixes (kind, element type, KV
-heads, head size, page size of a paged cache, mla, assert_write_mode) plus
-what the IR builders need besides: the number of layers and, for a
-continuous cache, the token slots of a block (each static or dynamic in the
-`blocks` type), and the number of query heads of attention.
+heads, head size, page size of a paged cache, mla, assert_write_mode, the
+scales of a quantized cache) plus what the IR builders need besides: the
+number of layers and, for a continuous cache, the token slots of a block
+(each static or dynamic in the `blocks` type), the number of query heads of
+attention, and the element type of the rows the kernel ops read and write.
 
 Two kinds of collection (MAX's `KVCollectionT` implementations):
 
@@ -21,8 +22,8 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-__all__ = ["CacheConfig", "ELEMENT_TYPES", "KINDS", "STORAGE_TYPES",
-           "parse_type"]
+__all__ = ["CacheConfig", "ELEMENT_TYPES", "FLOAT_TYPES", "KINDS",
+           "SCALES_KINDS", "STORAGE_TYPES", "parse_type"]
 
 # Element types of the cache and the numpy dtype that stores them. numpy has
 # no bfloat16 nor float8: those are stored as raw bits (uint16, uint8);
@@ -31,7 +32,12 @@ __all__ = ["CacheConfig", "ELEMENT_TYPES", "KINDS", "STORAGE_TYPES",
 # stored codes are moved unchanged, and attention does not take it).
 ELEMENT_TYPES = {"f32": "float32", "f16": "float16", "bf16": "uint16",
                  "f8E4M3FN": "uint8", "f8E5M2": "uint8", "i8": "int8"}
+FLOAT_TYPES = ("f32", "f16", "bf16")
 STORAGE_TYPES = ("f8E4M3FN", "f8E5M2", "i8")
+# The scales of a quantized cache (docs/Contract.md 2.2): one per layer and
+# K/V, one per token and head, or one per G consecutive elements of a head.
+SCALES_KINDS = ("tensor", "token_head", "block<G>")
+_BLOCK_SCALES = re.compile(r"block\s*<\s*(\d+)\s*>")
 
 # Collection kinds (the type's prefix, MAX's `name_str`).
 KINDS = ("paged", "continuous")
@@ -43,9 +49,10 @@ class CacheConfig:
     """One model's KV cache.
 
     dtype:             "f32", "f16", "bf16", or a storage type of
-                       quantized caches, "f8E4M3FN", "f8E5M2" or "i8" (a
-                       raw cache: no scales yet; store/gather/copy move its
-                       codes, attention does not take it)
+                       quantized caches, "f8E4M3FN", "f8E5M2" or "i8"
+                       (with `scales` a quantized cache; without, a raw
+                       one: store/gather/copy move its codes, attention
+                       does not take it)
     num_heads:         KV heads
     head_size:         elements per head row
     page_size:         tokens per page of a paged cache (default 16); a
@@ -61,9 +68,26 @@ class CacheConfig:
                        holds) in the `blocks` type, or None for a dynamic
                        dimension. Not a type parameter: the collection type
                        has none of it.
+    scales:            storage types only: None (a raw cache), "tensor"
+                       (one scale per layer and K/V), "token_head" (one
+                       per token and head) or "block<G>" (one per G
+                       consecutive elements of a head, G dividing
+                       head_size); docs/Contract.md section 2.2. The
+                       collection then takes a sixth operand, the f32
+                       scales memref of shape `scales_shape(...)`.
+    rows_dtype:        element type of the rows of store_ragged and
+                       gather_ragged and of attention's q/out. A float or
+                       raw cache's rows are of its dtype (None or dtype).
+                       A quantized cache takes "f32" (the default, None),
+                       "f16" or "bf16" rows (stored quantized, gathered
+                       dequantized), or its dtype (the codes, copied raw;
+                       attention then needs float rows). Not a type
+                       parameter.
 
         CacheConfig("f16", 8, 128, 16)                           # paged
         CacheConfig("f16", 8, 128, kind="continuous", block_tokens=4096)
+        CacheConfig("f8E4M3FN", 8, 128, 16, scales="token_head",
+                    rows_dtype="bf16")                           # quantized
     """
 
     dtype: str = "f16"
@@ -76,6 +100,8 @@ class CacheConfig:
     assert_write_mode: int = 0
     kind: str = "paged"
     block_tokens: Optional[int] = None
+    scales: Optional[str] = None
+    rows_dtype: Optional[str] = None
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -113,6 +139,46 @@ class CacheConfig:
         if self.assert_write_mode not in (0, 1):
             raise ValueError(f"assert_write_mode must be 0 or 1, got "
                              f"{self.assert_write_mode!r}")
+        self._check_scales()
+        self._check_rows_dtype()
+
+    def _check_scales(self):
+        """Checks `scales` (docs/Contract.md 4.1) and normalizes the
+        spelling of block<G>."""
+        if self.scales is None:
+            return
+        if not isinstance(self.scales, str):
+            raise ValueError(f"scales must be None, 'tensor', 'token_head' or "
+                             f"'block<G>', got {self.scales!r}")
+        if self.dtype not in STORAGE_TYPES:
+            raise ValueError(f"scales need a storage type ({', '.join(STORAGE_TYPES)}"
+                             f"), got dtype {self.dtype!r}: {self.dtype} caches "
+                             "hold values, not codes; drop scales")
+        block = _BLOCK_SCALES.fullmatch(self.scales.strip())
+        if block:
+            group = int(block.group(1))
+            if group <= 0 or self.head_size % group:
+                raise ValueError(f"the G of scales='block<G>' must be a positive "
+                                 f"integer dividing head_size ({self.head_size}), "
+                                 f"got {self.scales!r}")
+            object.__setattr__(self, "scales", f"block<{group}>")
+        elif self.scales not in ("tensor", "token_head"):
+            raise ValueError("scales must be None, 'tensor', 'token_head' or "
+                             "'block<G>' (G a positive integer dividing "
+                             f"head_size), got {self.scales!r}")
+
+    def _check_rows_dtype(self):
+        if self.rows_dtype in (None, self.dtype):
+            return
+        if self.scales is None:
+            raise ValueError(f"rows_dtype: the rows of {self.dtype} caches "
+                             f"without scales are {self.dtype} (leave rows_dtype "
+                             f"out), got {self.rows_dtype!r}; only a cache with "
+                             "scales takes f32, f16 or bf16 rows")
+        if self.rows_dtype not in FLOAT_TYPES:
+            raise ValueError(f"rows_dtype of quantized {self.dtype} caches must "
+                             f"be 'f32', 'f16', 'bf16' or {self.dtype!r} (its "
+                             f"codes), got {self.rows_dtype!r}")
 
     @property
     def has_pages(self):
@@ -127,13 +193,63 @@ class CacheConfig:
     @property
     def is_raw_storage(self):
         """A cache of stored codes (f8E4M3FN, f8E5M2, i8) without scales."""
-        return self.dtype in STORAGE_TYPES
+        return self.dtype in STORAGE_TYPES and self.scales is None
+
+    @property
+    def is_quantized(self):
+        """A cache of a storage type with scales."""
+        return self.scales is not None
 
     @property
     def has_attention(self):
         """Whether attention_ragged takes this cache: not mla, not raw
-        storage."""
+        storage (quantized caches are read dequantized)."""
         return not self.mla and not self.is_raw_storage
+
+    @property
+    def rows_element(self):
+        """The element type of the kernel ops' rows (store_ragged,
+        gather_ragged, attention's q and out): rows_dtype, or by default
+        dtype ("f32" for a quantized cache)."""
+        if self.rows_dtype is not None:
+            return self.rows_dtype
+        return "f32" if self.is_quantized else self.dtype
+
+    @property
+    def scale_group(self):
+        """Elements of a head that share one scale: G of block<G>,
+        head_size for token_head; None for tensor scales or none."""
+        if self.scales == "token_head":
+            return self.head_size
+        block = _BLOCK_SCALES.fullmatch(self.scales or "")
+        return int(block.group(1)) if block else None
+
+    def scales_shape(self, num_blocks=None, num_layers=None, tokens=None):
+        """The shape of the scales memref (docs/Contract.md 2.2): tensor
+        `[num_layers, kv_dim]`; token_head `[num_blocks, kv_dim,
+        num_layers, tokens, num_heads]`; block<G> the same then
+        `head_size / G`. num_layers defaults to config.num_layers, tokens
+        (slots of a page or block) to page_size or block_tokens; the
+        per-page kinds need num_blocks (pages of a paged cache)."""
+        if self.scales is None:
+            raise ValueError(f"{self.dtype} caches without scales have no "
+                             "scales memref")
+        layers = self.num_layers if num_layers is None else num_layers
+        if layers is None:
+            raise ValueError("scales_shape needs num_layers (the config's is "
+                             "None)")
+        if self.scales == "tensor":
+            return (layers, self.kv_dim)
+        if tokens is None:
+            tokens = self.page_size if self.has_pages else self.block_tokens
+        if num_blocks is None or tokens is None:
+            raise ValueError(f"{self.scales} scales are per page or block: "
+                             "scales_shape needs num_blocks, and tokens when "
+                             "block_tokens is None")
+        shape = (num_blocks, self.kv_dim, layers, tokens, self.num_heads)
+        if self.scales == "token_head":
+            return shape
+        return shape + (self.head_size // self.scale_group,)
 
     @property
     def query_heads(self):
@@ -172,6 +288,8 @@ class CacheConfig:
             text += ", mla = true"
         if self.assert_write_mode:
             text += f", assert_write_mode = {self.assert_write_mode}"
+        if self.scales is not None:
+            text += f", scales = {self.scales}"
         return text
 
 
@@ -180,7 +298,8 @@ def _is_positive_int(value):
 
 
 _TYPE = re.compile(r"!kvcache\.(\w+?)_(collection|cache)<\s*([^,>\s]+)(.*)>")
-_TYPE_KEYS = {"num_heads", "head_size", "page_size", "mla", "assert_write_mode"}
+_TYPE_KEYS = {"num_heads", "head_size", "page_size", "mla", "assert_write_mode",
+              "scales"}
 
 
 def parse_type(text):
@@ -188,16 +307,19 @@ def parse_type(text):
     `!kvcache.paged_collection<...>`, `!kvcache.continuous_cache<...>`, ...
     type as MLIR prints it; None when `text` is no such type. The config
     has the type's parameters; num_layers, q_heads and block_tokens, which
-    the type does not fix, are None. ValueError for a parameter Python does
-    not model (e.g. scales)."""
+    the type does not fix, are None (rows_dtype too). ValueError for a
+    parameter Python does not model."""
     match = _TYPE.fullmatch(text.strip())
     if not match or match.group(1) not in KINDS:
         return None
     kind, role, dtype, rest = match.groups()
     params = {}
-    for key, value in re.findall(r"(\w+)\s*=\s*([\w<>]+)", rest):
+    for key, value in re.findall(r"(\w+)\s*=\s*(\w+(?:\s*<\s*\d+\s*>)?)", rest):
         if key not in _TYPE_KEYS:
             raise ValueError(f"{text}: the parameter {key} is not supported "
                              "from Python")
-        params[key] = value == "true" if value in ("true", "false") else int(value)
+        if key == "scales":
+            params[key] = value
+        else:
+            params[key] = value == "true" if value in ("true", "false") else int(value)
     return CacheConfig(dtype, kind=kind, **params), role

@@ -23,6 +23,11 @@ Argument types, by the function's MLIR signature:
     !kvcache.continuous_collection, !kvcache.continuous_cache
                                 the same, with a reference.ContinuousCache
                                 (a 1-D lookup_table)
+    a type with `scales`        the same with the float32 scales array last:
+                                (..., max_cache_length, scales) for a
+                                collection, (..., kv, layer, scales) for a
+                                layer cache, or a quantized reference cache
+                                (docs/Contract.md 2.2)
     index, iN                   an int;  f32, f64: a float
 A function may return nothing or one index/integer/f32/f64 scalar.
 """
@@ -160,6 +165,38 @@ def _check_collection(fields, config, type_text, what):
         raise ValueError(f"{what}: blocks is not {_ALIGNMENT}-byte aligned")
 
 
+def _check_scales(scales, blocks, config, type_text, what):
+    """The scales array of a quantized cache against its type and blocks
+    (docs/Contract.md 2.2)."""
+    if not isinstance(scales, np.ndarray) or scales.dtype != np.float32:
+        raise TypeError(f"{what}: the scales of {type_text} must be a float32 "
+                        "numpy array, got "
+                        f"{getattr(scales, 'dtype', type(scales).__name__)}")
+    shape = config.scales_shape(blocks.shape[0], blocks.shape[2],
+                                blocks.shape[3])
+    if scales.shape != shape:
+        raise ValueError(f"{what}: {type_text} with blocks of shape "
+                         f"{blocks.shape} needs {config.scales} scales of "
+                         f"shape {shape}, got {scales.shape}")
+    inner = scales.shape[1:] if config.scales == "tensor" else scales.shape[3:]
+    strides = _element_strides(scales, what)[-len(inner):]
+    for axis, (size, stride) in enumerate(zip(inner, strides)):
+        if size > 1 and stride != int(np.prod(inner[axis + 1:])):
+            raise ValueError(f"{what}: the dims of the scales of {type_text} "
+                             "after num_layers must be contiguous (row-major)")
+    if scales.size and scales.ctypes.data % _ALIGNMENT:
+        raise ValueError(f"{what}: scales is not {_ALIGNMENT}-byte aligned")
+
+
+def _fields(value, method, count, type_text, what, forms):
+    """The fields of a cache argument: value.<method>() or the tuple."""
+    fields = getattr(value, method)() if hasattr(value, method) else tuple(value)
+    if len(fields) != count:
+        raise TypeError(f"{what}: {type_text} takes {forms}, got "
+                        f"{len(fields)} values")
+    return fields
+
+
 def _flatten_cache(type_text, value, what):
     """The values of a kvcache collection or layer-cache argument, or None
     when `type_text` is no such type."""
@@ -167,24 +204,29 @@ def _flatten_cache(type_text, value, what):
     if parsed is None:
         return None
     config, role = parsed
-    collection_class = {"paged": "PagedCache",
-                        "continuous": "ContinuousCache"}[config.kind]
+    scaled = config.scales is not None
+    tail = ", scales)" if scaled else ")"
+    cache_class = ("a quantized " if scaled else "a ") + "reference." + (
+        "CacheView" if role == "cache" else
+        {"paged": "PagedCache", "continuous": "ContinuousCache"}[config.kind])
     if role == "collection":
-        fields = value.arguments() if hasattr(value, "arguments") else tuple(value)
-        if len(fields) != 5:
-            raise TypeError(f"{what}: {type_text} takes a "
-                            f"reference.{collection_class} or (blocks, "
-                            "cache_lengths, lookup_table, "
-                            "max_seq_length, max_cache_length)")
-        _check_collection(fields, config, type_text, what)
-        return abi.collection_params(*fields, kind=config.kind)
-    fields = value.parameters() if hasattr(value, "parameters") else tuple(value)
-    if len(fields) != 7:
-        raise TypeError(f"{what}: {type_text} takes a reference.CacheView "
-                        "or (blocks, cache_lengths, lookup_table, "
-                        "max_seq_length, max_cache_length, kv, layer)")
+        fields = _fields(value, "arguments", 5 + scaled, type_text, what,
+                         f"{cache_class} or (blocks, cache_lengths, "
+                         f"lookup_table, max_seq_length, max_cache_length{tail}")
+        params = fields[:5]
+    else:
+        fields = _fields(value, "parameters", 7 + scaled, type_text, what,
+                         f"{cache_class} or (blocks, cache_lengths, "
+                         "lookup_table, max_seq_length, max_cache_length, kv, "
+                         f"layer{tail}")
+        params = fields[:7]
     _check_collection(fields, config, type_text, what)
-    return abi.cache_params(*fields, kind=config.kind)
+    scales = fields[-1] if scaled else None
+    if scaled:
+        _check_scales(scales, fields[0], config, type_text, what)
+    if role == "collection":
+        return abi.collection_params(*params, kind=config.kind, scales=scales)
+    return abi.cache_params(*params, kind=config.kind, scales=scales)
 
 
 def _flatten(type_text, value, what):

@@ -12,22 +12,36 @@ inputs: they return new arrays.
     expected = reference.store_ragged(cache.key_cache(layer=0), new, row_offsets)
     # expected is the new `blocks`; cache.blocks is unchanged
 
+Quantized caches (docs/Contract.md 2.2: a storage type with scales) carry
+their float32 `scales` (and `scales_kind`); `arguments()` is then the six
+operands of the constructor op. A store or copy changes the scales too, so
+for them the functions returning a new cache serve every cache:
+
+    config = CacheConfig("i8", 2, 16, 4, scales="block<8>")
+    cache = reference.random_cache(config, [5, 0], [1, 3])  # codes + scales
+    stored = cache.key_cache(0).store_ragged(float_rows, row_offsets)
+    copied = cache.copy_pages(pairs)                  # new caches
+    values = stored.key_cache(0).tokens(b, count)     # dequantized float32
+    rows = reference.gather_ragged(view, ctx_offsets, f16_out)  # dequantized
+
 Element types: f32 and f16 are numpy's float32 and float16; bf16 is stored as
 uint16 bits (numpy has no bfloat16), f8E4M3FN and f8E5M2 as uint8 codes,
 i8 as int8: `to_float32` and `from_float32` convert (the fp8 codec is
-written here from the formats' bit fields: `fp8_values`, `fp8_encode`).
+written here from the formats' bit fields: `fp8_values`, `fp8_encode`);
+`quantize`, `dequantize` and `dynamic_scale` are the quantized caches'
+arithmetic.
 """
 
 import numpy as np
 
-from .config import ELEMENT_TYPES
+from .config import ELEMENT_TYPES, FLOAT_TYPES, CacheConfig
 
 __all__ = ["CacheCollection", "CacheView", "ContinuousCache", "PagedCache",
            "attention_ragged", "copy_pages", "decode_step", "dequantize",
            "dynamic_scale", "fp8_encode", "fp8_values", "from_float32",
-           "quantize",
-           "gather_ragged", "random_cache", "random_rows", "row_offsets",
-           "storage_dtype", "store_ragged", "to_float32"]
+           "gather_ragged", "group_scales", "quantize", "random_cache",
+           "random_rows", "row_offsets", "storage_dtype", "store_ragged",
+           "to_float32"]
 
 
 def storage_dtype(dtype):
@@ -167,9 +181,63 @@ def dequantize(codes, dtype, scale):
         return to_float32(codes, dtype) * np.float32(scale)
 
 
+def group_scales(values, dtype):
+    """dynamic_scale of each group along the last axis of `values`
+    ([..., G] -> [...], float32): amax / max_finite over the non-NaN
+    magnitudes, 1 where amax is 0."""
+    magnitudes = np.abs(np.asarray(values, np.float32))
+    amax = np.where(np.isnan(magnitudes), np.float32(0), magnitudes).max(axis=-1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        scales = amax / np.float32(MAX_FINITE[dtype])
+    return np.where(amax == 0, np.float32(1), scales).astype(np.float32)
+
+
+# numpy dtype of float rows -> their element type (bf16 as uint16 bits).
+_FLOAT_ROWS = {np.dtype(np.float32): "f32", np.dtype(np.float16): "f16",
+               np.dtype(np.uint16): "bf16"}
+
+
+def _checked_scales(blocks, dtype, scales, scales_kind):
+    """(scales, normalized kind) of a cache, checked against its blocks
+    (docs/Contract.md 2.2); the kind is read from the shape when None."""
+    if scales is None:
+        if scales_kind is not None:
+            raise ValueError(f"scales_kind={scales_kind!r} without scales: pass "
+                             "the scales array too")
+        return None, None
+    if not isinstance(scales, np.ndarray) or scales.dtype != np.float32:
+        raise TypeError("scales must be a float32 numpy array, got "
+                        f"{getattr(scales, 'dtype', type(scales).__name__)}")
+    num_blocks, kv_dim, layers, tokens, heads, head_size = blocks.shape
+    if scales_kind is None:
+        scales_kind = _scales_kind_of(scales.shape, head_size)
+    config = CacheConfig(dtype, heads, head_size, mla=kv_dim == 1,
+                         scales=scales_kind)
+    expected = config.scales_shape(num_blocks, layers, tokens)
+    if scales.shape != expected:
+        raise ValueError(f"{config.scales} scales of blocks of shape "
+                         f"{blocks.shape} have shape {expected}, got "
+                         f"{scales.shape}")
+    return scales, config.scales
+
+
+def _scales_kind_of(shape, head_size):
+    """The scales kind of scales of `shape`: by rank, G from the last dim."""
+    if len(shape) not in (2, 5, 6):
+        raise ValueError("scales must be 2-D (tensor), 5-D (token_head) or 6-D "
+                         f"(block<G>), got shape {shape}")
+    if len(shape) < 6:
+        return "tensor" if len(shape) == 2 else "token_head"
+    if shape[5] == 0 or head_size % shape[5]:
+        raise ValueError(f"the last dim of block<G> scales, head_size / G, must "
+                         f"divide head_size ({head_size}), got shape {shape}")
+    return f"block<{head_size // shape[5]}>"
+
+
 class CacheCollection:
-    """The five values of a collection (docs/Contract.md 1); PagedCache and
-    ContinuousCache say how a token is found (`lookup`):
+    """The five values of a collection (docs/Contract.md 1), and the scales
+    of a quantized cache (2.2); PagedCache and ContinuousCache say how a
+    token is found (`lookup`):
 
     blocks           [num_blocks, kv_dim, num_layers, tokens, num_heads, head_size]
                      (tokens: page_size or block_tokens)
@@ -177,16 +245,23 @@ class CacheCollection:
     lookup_table     int32, [batch, max_pages] or [batch] by kind
     max_seq_length   the step's largest number of new tokens
     max_cache_length the step's largest cache_length + new tokens
+    scales           None, or for a quantized cache (dtype f8E4M3FN, f8E5M2
+                     or i8) its float32 scales: tensor [num_layers, kv_dim],
+                     token_head [num_blocks, kv_dim, num_layers, tokens,
+                     num_heads], block<G> the same then head_size / G
+    scales_kind      "tensor", "token_head" or "block<G>"; read from the
+                     scales' shape when None
 
-    `dtype` names the element type ("f32", "f16", "bf16"); `blocks` holds
-    its storage (uint16 bits for bf16).
+    `dtype` names the element type ("f32", "f16", "bf16", or a storage
+    type); `blocks` holds its storage (uint16 bits for bf16, uint8 codes
+    for fp8, int8 for i8).
     """
 
     kind = None            # "paged" or "continuous", as CacheConfig.kind
     lookup_table_rank = None
 
     def __init__(self, blocks, cache_lengths, lookup_table, max_seq_length,
-                 max_cache_length, dtype):
+                 max_cache_length, dtype, scales=None, scales_kind=None):
         self.blocks = blocks
         self.cache_lengths = np.asarray(cache_lengths, dtype=np.int32)
         self.lookup_table = np.asarray(lookup_table, dtype=np.int32)
@@ -202,6 +277,8 @@ class CacheCollection:
             raise ValueError(f"the lookup_table of a {self.kind} cache is "
                              f"{self.lookup_table_rank}-D, got shape "
                              f"{self.lookup_table.shape}")
+        self.scales, self.scales_kind = _checked_scales(blocks, dtype, scales,
+                                                        scales_kind)
 
     @property
     def shape(self):
@@ -214,20 +291,45 @@ class CacheCollection:
     head_size = property(lambda self: self.blocks.shape[5])
     batch = property(lambda self: self.cache_lengths.shape[0])
 
+    @property
+    def scale_group(self):
+        """Elements of a head sharing one scale: G of block<G>, head_size
+        for token_head and tensor; None without scales."""
+        if self.scales is None:
+            return None
+        if self.scales_kind.startswith("block"):
+            return self.head_size // self.scales.shape[5]
+        return self.head_size
+
     def arguments(self):
         """(blocks, cache_lengths, lookup_table, max_seq_length,
-        max_cache_length): the operands of `kvcache.paged_collection` /
-        `kvcache.continuous_collection`, the first five arguments of every
-        builder function."""
-        return (self.blocks, self.cache_lengths, self.lookup_table,
-                self.max_seq_length, self.max_cache_length)
+        max_cache_length[, scales]): the operands of
+        `kvcache.paged_collection` / `kvcache.continuous_collection`, the
+        first five (six for a quantized cache) arguments of every builder
+        function."""
+        fields = (self.blocks, self.cache_lengths, self.lookup_table,
+                  self.max_seq_length, self.max_cache_length)
+        return fields if self.scales is None else fields + (self.scales,)
 
-    def copy(self, blocks=None):
-        """A deep copy, or one with `blocks` replaced."""
+    def copy(self, blocks=None, scales=None):
+        """A deep copy, or one with `blocks` and/or `scales` replaced."""
+        if scales is None and self.scales is not None:
+            scales = self.scales.copy()
         return type(self)(self.blocks.copy() if blocks is None else blocks,
                           self.cache_lengths.copy(), self.lookup_table.copy(),
                           self.max_seq_length, self.max_cache_length,
-                          self.dtype)
+                          self.dtype, scales, self.scales_kind)
+
+    def copy_pages(self, pairs):
+        """`kvcache.copy_pages` as a new cache: copy_pages' blocks, and
+        for token_head and block<G> scales the pages' scales copied with
+        them (tensor scales belong to no page). A PagedCache only."""
+        blocks = _copied_pages(self, pairs)
+        scales = None if self.scales is None else self.scales.copy()
+        if scales is not None and self.scales_kind != "tensor":
+            for src, dst in np.asarray(pairs).reshape(-1, 2):
+                scales[dst] = self.scales[src]
+        return self.copy(blocks, scales)
 
     def key_cache(self, layer):
         """Layer `layer`'s K cache (`kvcache.get_key_cache`)."""
@@ -288,28 +390,115 @@ class CacheView:
         self.cache, self.kv, self.layer = cache, kv, layer
 
     def row(self, b, t, blocks=None):
-        """The [num_heads, head_size] elements of token t of sequence b."""
+        """The [num_heads, head_size] stored elements (codes of a quantized
+        cache) of token t of sequence b."""
         page, slot = self.cache.lookup(b, t)
         blocks = self.cache.blocks if blocks is None else blocks
         return blocks[page, self.kv, self.layer, slot]
 
+    def scale_row(self, b, t, scales=None):
+        """The scales of token t of sequence b, a view that can be written:
+        token_head [num_heads], block<G> [num_heads, head_size / G]; tensor
+        [1], the layer's K or V scale."""
+        scales = self.cache.scales if scales is None else scales
+        if self.cache.scales_kind == "tensor":
+            return scales[self.layer, self.kv:self.kv + 1]
+        page, slot = self.cache.lookup(b, t)
+        return scales[page, self.kv, self.layer, slot]
+
+    def element_scales(self, b, t):
+        """float32 [num_heads, head_size]: the scale of each element of
+        token t of sequence b (a quantized cache only)."""
+        if self.cache.scales is None:
+            raise ValueError(f"{self.cache.dtype} caches without scales have "
+                             "no scales")
+        shape = (self.cache.num_heads, self.cache.head_size)
+        scales = self.scale_row(b, t)
+        if self.cache.scales_kind == "tensor":
+            return np.broadcast_to(scales[0], shape).astype(np.float32)
+        if scales.ndim == 1:
+            scales = scales[:, None]
+        return np.repeat(scales, self.cache.scale_group, axis=1).reshape(shape)
+
+    def values(self, b, t):
+        """float32 [num_heads, head_size]: token t of sequence b, dequantized
+        (stored * scale in f32) on a quantized cache."""
+        row = self.row(b, t)
+        if self.cache.scales is None:
+            return to_float32(row, self.cache.dtype)
+        return dequantize(row, self.cache.dtype, self.element_scales(b, t))
+
     def load(self, b, h, t, d, width=1):
-        """`kvcache.load %cache[b, h, t, d]`: `width` elements from d."""
+        """`kvcache.load %cache[b, h, t, d]`: `width` elements from d, as
+        stored, or dequantized to float32 on a quantized cache."""
+        if self.cache.scales is not None:
+            return self.values(b, t)[h, d:d + width]
         return self.row(b, t)[h, d:d + width]
 
     def tokens(self, b, count):
-        """Tokens 0..count-1 of sequence b as float32 [count, H, D]."""
-        rows = [self.row(b, t) for t in range(count)]
+        """Tokens 0..count-1 of sequence b as float32 [count, H, D]
+        (dequantized on a quantized cache)."""
         shape = (0, self.cache.num_heads, self.cache.head_size)
-        rows = np.stack(rows) if rows else np.zeros(shape, self.cache.blocks.dtype)
-        return to_float32(rows, self.cache.dtype)
+        rows = [self.values(b, t) for t in range(count)]
+        return np.stack(rows) if rows else np.zeros(shape, np.float32)
 
     def parameters(self):
         """(blocks, cache_lengths, lookup_table, max_seq_length,
-        max_cache_length, kv, layer): what kvcache.abi packs."""
+        max_cache_length, kv, layer[, scales]): what kvcache.abi packs."""
         c = self.cache
-        return (c.blocks, c.cache_lengths, c.lookup_table, c.max_seq_length,
-                c.max_cache_length, self.kv, self.layer)
+        fields = (c.blocks, c.cache_lengths, c.lookup_table, c.max_seq_length,
+                  c.max_cache_length, self.kv, self.layer)
+        return fields if c.scales is None else fields + (c.scales,)
+
+    def store_ragged(self, new, row_offsets):
+        """`kvcache.store_ragged` as a new cache (any cache): rows of the
+        dtype (codes of a quantized cache, stored raw), or on a quantized
+        cache float rows (float32, float16, bf16 as uint16), quantized as
+        docs/Contract.md 2.2 says: tensor scales divide them; token_head
+        and block<G> first write each group's dynamic_scale."""
+        cache = self.cache
+        element = _rows_element(cache, new, "store_ragged's rows")
+        if element == cache.dtype:
+            return cache.copy(_stored_raw(self, new, row_offsets))
+        blocks, scales = cache.blocks.copy(), cache.scales.copy()
+        for b, begin, end in _ragged(row_offsets, cache.batch):
+            for r in range(begin, end):
+                t = int(cache.cache_lengths[b]) + r - begin
+                values = to_float32(new[r], element)
+                self._quantize_row(values, b, t, blocks, scales)
+        return cache.copy(blocks, scales)
+
+    def _quantize_row(self, values, b, t, blocks, scales):
+        """Writes float32 `values` [H, D] as token t of sequence b."""
+        cache, codes = self.cache, self.row(b, t, blocks)
+        if cache.scales_kind == "tensor":
+            scale = self.scale_row(b, t, scales)[0]
+            codes[...] = quantize(values, cache.dtype, scale).view(codes.dtype)
+            return
+        group = cache.scale_group
+        grouped = values.reshape(cache.num_heads, -1, group)
+        row_scales = np.array([[dynamic_scale(g, cache.dtype) for g in head]
+                               for head in grouped], np.float32)
+        written = self.scale_row(b, t, scales)         # [H] or [H, D/G]
+        written[...] = row_scales.reshape(written.shape)
+        quantized = quantize(grouped, cache.dtype, row_scales[..., None])
+        codes[...] = quantized.reshape(codes.shape).view(codes.dtype)
+
+    def gather_ragged(self, ctx_offsets, out):
+        """`kvcache.gather_ragged` (the module function)."""
+        return gather_ragged(self, ctx_offsets, out)
+
+
+def _rows_element(cache, rows, what):
+    """The element type of the rows a kernel op takes on `cache`: the
+    dtype, or for a quantized cache f32/f16/bf16 by the rows' numpy dtype."""
+    if cache.scales is None or rows.dtype == cache.blocks.dtype:
+        return cache.dtype
+    if rows.dtype in _FLOAT_ROWS:
+        return _FLOAT_ROWS[rows.dtype]
+    raise TypeError(f"{what}: a quantized {cache.dtype} cache takes rows of "
+                    f"float32, float16 or uint16 (bf16 bits), or "
+                    f"{cache.blocks.dtype} codes; got {rows.dtype}")
 
 
 def _ragged(offsets, batch):
@@ -320,10 +509,7 @@ def _ragged(offsets, batch):
     return [(b, int(offsets[b]), int(offsets[b + 1])) for b in range(batch)]
 
 
-def store_ragged(view, new, row_offsets):
-    """`kvcache.store_ragged`: the new `blocks`, where row r of sequence b
-    (r in [row_offsets[b], row_offsets[b+1])) is written at token
-    cache_length(b) + r - row_offsets[b]."""
+def _stored_raw(view, new, row_offsets):
     blocks = view.cache.blocks.copy()
     for b, begin, end in _ragged(row_offsets, view.cache.batch):
         for r in range(begin, end):
@@ -332,19 +518,51 @@ def store_ragged(view, new, row_offsets):
     return blocks
 
 
+def _no_scales(cache, function, method):
+    if cache.scales is not None:
+        raise ValueError(f"{function} returns blocks only, and on a quantized "
+                         f"cache the scales change too: use {method}, which "
+                         "returns the new cache")
+
+
+def store_ragged(view, new, row_offsets):
+    """`kvcache.store_ragged`: the new `blocks`, where row r of sequence b
+    (r in [row_offsets[b], row_offsets[b+1])) is written at token
+    cache_length(b) + r - row_offsets[b]. A cache without scales; any
+    cache: `view.store_ragged(new, row_offsets)`, the new cache."""
+    _no_scales(view.cache, "reference.store_ragged",
+               "view.store_ragged(new, row_offsets)")
+    return _stored_raw(view, new, row_offsets)
+
+
 def gather_ragged(view, ctx_offsets, out):
     """`kvcache.gather_ragged`: a copy of `out` whose row r of sequence b
-    (r in [ctx_offsets[b], ctx_offsets[b+1])) holds token r - ctx_offsets[b]."""
+    (r in [ctx_offsets[b], ctx_offsets[b+1])) holds token r - ctx_offsets[b].
+    On a quantized cache, float rows of `out` (float32, float16, bf16 as
+    uint16) receive the values dequantized (stored * scale in f32, then
+    rounded to nearest even), rows of its storage dtype the codes."""
     out = np.array(out, copy=True)
+    element = _rows_element(view.cache, out, "gather_ragged's out")
     for b, begin, end in _ragged(ctx_offsets, view.cache.batch):
         for r in range(begin, end):
-            out[r] = view.row(b, r - begin)
+            if element == view.cache.dtype:
+                out[r] = view.row(b, r - begin)
+            else:
+                with np.errstate(over="ignore"):   # f16 overflows to inf
+                    out[r] = from_float32(view.values(b, r - begin), element)
     return out
 
 
 def copy_pages(cache, pairs):
     """`kvcache.copy_pages`: the new `blocks`, page dst = page src for each
-    (src, dst) row of `pairs`, in every layer, K and V. A PagedCache only."""
+    (src, dst) row of `pairs`, in every layer, K and V. A PagedCache
+    without scales; any PagedCache: `cache.copy_pages(pairs)`, the new
+    cache."""
+    _no_scales(cache, "reference.copy_pages", "cache.copy_pages(pairs)")
+    return _copied_pages(cache, pairs)
+
+
+def _copied_pages(cache, pairs):
     if not isinstance(cache, PagedCache):
         raise ValueError(f"copy_pages needs a cache with pages, got a "
                          f"{cache.kind} cache")
@@ -359,9 +577,15 @@ def attention_ragged(q, key_view, value_view, row_offsets, out, scale):
     sequence b, at position p = cache_length(b) + r - row_offsets[b], is
     softmax_j(scale * q[r, h] . K[b, j, h / G]) @ V[b, j, h / G] over
     j in [0, p], G = q_heads / kv_heads; computed in float64 from the stored
-    values, rounded once to the element type. K/V must hold the step's rows."""
+    values (dequantized, in f32, on a quantized cache), rounded once to
+    the element type of q and out: the cache's dtype, or on a quantized
+    cache f32, f16 or bf16 by q's numpy dtype. K/V must hold the step's
+    rows."""
     cache = key_view.cache
-    dtype = cache.dtype
+    dtype = _rows_element(cache, q, "attention_ragged's q")
+    if dtype not in FLOAT_TYPES:
+        raise TypeError(f"attention_ragged takes float q and out (f32, f16 or "
+                        f"bf16), not {dtype} codes")
     out = np.array(out, copy=True)
     q_heads = q.shape[1]
     group = q_heads // cache.num_heads
@@ -387,9 +611,8 @@ def attention_ragged(q, key_view, value_view, row_offsets, out, scale):
 def decode_step(cache, layer, q, new_keys, new_values, row_offsets, out, scale):
     """builders.decode_step on a standard cache: store K and V, then attend.
     Returns (new cache of the same kind, new out)."""
-    stored = cache.copy(store_ragged(cache.key_cache(layer), new_keys, row_offsets))
-    stored = stored.copy(store_ragged(stored.value_cache(layer), new_values,
-                                      row_offsets))
+    stored = cache.key_cache(layer).store_ragged(new_keys, row_offsets)
+    stored = stored.value_cache(layer).store_ragged(new_values, row_offsets)
     return stored, attention_ragged(q, stored.key_cache(layer),
                                     stored.value_cache(layer), row_offsets,
                                     out, scale)
@@ -419,6 +642,11 @@ def random_cache(config, cache_lengths, new_lengths, rng=None, num_layers=None,
     config.block_tokens slots, else `block_tokens`, else as many as the
     longest sequence (cache_length + new) needs, at least 1. A block too
     short for a sequence is a ValueError.
+
+    Quantized (config.scales set): the random values are stored as codes
+    with `scales` of config.scales: token_head and block<G> each group's
+    dynamic scale (amax / max_finite, as store_ragged computes it), tensor
+    a random scale per layer and K/V in [1, 2) / max_finite.
     """
     rng = np.random.default_rng(rng)
     cache_lengths = [int(c) for c in cache_lengths]
@@ -438,24 +666,56 @@ def random_cache(config, cache_lengths, new_lengths, rng=None, num_layers=None,
         if columns is not None:
             raise ValueError("columns is for paged caches: the lookup table "
                              "of a continuous cache has one entry per sequence")
-        if None not in (config.block_tokens, block_tokens) and \
-                config.block_tokens != block_tokens:
-            raise ValueError(f"block_tokens={block_tokens} differs from the "
-                             f"config's {config.block_tokens}")
-        tokens = config.block_tokens or block_tokens or max([1] + totals)
-        if tokens < max([0] + totals):
-            raise ValueError(f"blocks of {tokens} token slots hold fewer tokens "
-                             f"than the longest sequence needs ({max(totals)})")
-        num_blocks = len(totals) + spare_pages
-        table = rng.permutation(num_blocks)[:len(totals)].astype(np.int32)
+        table, num_blocks, tokens = _random_blocks(rng, config, totals,
+                                                   spare_pages, block_tokens)
         collection = ContinuousCache
     layers = config.num_layers or num_layers or 2
     shape = (num_blocks, config.kv_dim, layers, tokens, config.num_heads,
              config.head_size)
-    blocks = from_float32(rng.uniform(-1, 1, shape).astype(np.float32),
-                          config.dtype)
+    values = rng.uniform(-1, 1, shape).astype(np.float32)
+    if config.scales is None:
+        blocks, scales = from_float32(values, config.dtype), None
+    else:
+        blocks, scales = _quantized(rng, config, values)
     return collection(blocks, np.array(cache_lengths, np.int32), table,
-                      max([0] + new_lengths), max([0] + totals), config.dtype)
+                      max([0] + new_lengths), max([0] + totals), config.dtype,
+                      scales, config.scales)
+
+
+def _quantized(rng, config, values):
+    """(codes, scales) of float32 `values` [blocks, kv, layers, tokens, H,
+    D] for random_cache: token_head and block<G> groups at their dynamic
+    scale (group_scales), tensor scales drawn in [1, 2) / max_finite (the
+    values, in [-1, 1), fit)."""
+    dtype = config.dtype
+    if config.scales == "tensor":
+        layers, kv_dim = values.shape[2], values.shape[1]
+        scales = (rng.uniform(1, 2, (layers, kv_dim)) /
+                  MAX_FINITE[dtype]).astype(np.float32)
+        codes = quantize(values, dtype, scales.T[None, :, :, None, None, None])
+    else:
+        grouped = values.reshape(values.shape[:5] + (-1, config.scale_group))
+        scales = group_scales(grouped, dtype)
+        codes = quantize(grouped, dtype, scales[..., None]).reshape(values.shape)
+        if config.scales == "token_head":
+            scales = scales[..., 0]
+    return codes.view(storage_dtype(dtype)), np.ascontiguousarray(scales)
+
+
+def _random_blocks(rng, config, totals, spare_pages, block_tokens):
+    """(lookup_table, num_blocks, block_tokens) of random_cache for a
+    continuous cache."""
+    if None not in (config.block_tokens, block_tokens) and \
+            config.block_tokens != block_tokens:
+        raise ValueError(f"block_tokens={block_tokens} differs from the "
+                         f"config's {config.block_tokens}")
+    tokens = config.block_tokens or block_tokens or max([1] + totals)
+    if tokens < max([0] + totals):
+        raise ValueError(f"blocks of {tokens} token slots hold fewer tokens "
+                         f"than the longest sequence needs ({max(totals)})")
+    num_blocks = len(totals) + spare_pages
+    table = rng.permutation(num_blocks)[:len(totals)].astype(np.int32)
+    return table, num_blocks, tokens
 
 
 def _random_pages(rng, page_size, totals, spare_pages, columns):

@@ -1,14 +1,13 @@
 """Tests of kvcache.abi, the launch-argument packer (docs/Contract.md 7)."""
 
 import ctypes
-import os
 import re
-import shutil
 import subprocess
 import textwrap
 
 import numpy as np
 import pytest
+from kvcache_tools import find_tool
 
 from kvcache import abi
 
@@ -222,24 +221,13 @@ KERNEL = textwrap.dedent("""
 """)
 
 
-def find_kvcache_compile():
-    bin_dir = os.environ.get("KVCACHE_BIN")
-    candidates = [os.path.join(bin_dir, "kvcache-compile")] if bin_dir else []
-    candidates.append(os.path.join(os.path.dirname(__file__), "..", "..",
-                                   "build", "bin", "kvcache-compile"))
-    for path in candidates:
-        if os.path.exists(path):
-            return path
-    return shutil.which("kvcache-compile")
-
-
 @pytest.mark.parametrize("kind, make, cache_params", [
     ("paged", make_cache, 25), ("continuous", make_continuous, 23)],
     ids=["paged", "continuous"])
 def test_packer_matches_compiled_kernel_parameters(tmp_path, kind, make,
                                                    cache_params):
     """The packed list has one entry per PTX parameter, of the same width."""
-    tool = find_kvcache_compile()
+    tool = find_tool("kvcache-compile")
     if tool is None:
         pytest.skip("kvcache-compile is not built")
     source = tmp_path / "kernel.mlir"
@@ -254,3 +242,159 @@ def test_packer_matches_compiled_kernel_parameters(tmp_path, kind, make,
         .index(0).memref(out).values()
     assert len(widths) == len(args) == cache_params + 1 + 9
     assert [w[1:] for w in widths] == [str(a.dtype.itemsize * 8) for a in args]
+
+
+# Quantized caches (docs/Contract.md 2.2, 7.1): the scales are a sixth
+# value. Sizes of the make_cache / make_continuous blocks.
+GROUPS = 2           # block<4>: head_size 8 / 4
+
+
+def make_scales(kind, blocks):
+    """float32 scales of `kind` for `blocks`, each element its flat index."""
+    num_blocks, kv, layers, tokens, heads, _ = blocks.shape
+    shape = {"tensor": (layers, kv),
+             "token_head": (num_blocks, kv, layers, tokens, heads),
+             "block<4>": (num_blocks, kv, layers, tokens, heads, GROUPS)}[kind]
+    return np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+
+
+def scales_at(params, scales):
+    """The elements a descriptor (pointer, aligned pointer, offset, sizes,
+    strides) of `scales` addresses, by multi-index of its view."""
+    values = as_ints(params)
+    rank = (len(values) - 3) // 2
+    offset, sizes, strides = values[2], values[3:3 + rank], values[3 + rank:]
+    assert values[0] == values[1] == scales.__array_interface__["data"][0]
+    flat = scales.reshape(-1)
+    return {index: flat[offset + sum(i * s for i, s in zip(index, strides))]
+            for index in np.ndindex(*sizes)}
+
+
+@pytest.mark.parametrize("kind, count", [("tensor", 3), ("token_head", 9),
+                                         ("block<4>", 11)])
+def test_cache_params_with_scales(kind, count):
+    blocks, lengths, table = make_cache()
+    scales = make_scales(kind, blocks)
+    plain = abi.paged_cache_params(blocks, lengths, table, 4, 9, kv=1, layer=2)
+    params = abi.cache_params(blocks, lengths, table, 4, 9, kv=1, layer=2,
+                              scales=scales)
+    assert len(params) == 25 + count
+    assert as_ints(params[:25]) == as_ints(plain)
+    assert all(p.dtype == np.uint64 for p in params[25:])
+    # the view addresses scales[layer, kv] (tensor) or scales[*, kv, layer]
+    got = scales_at(params[25:], scales)
+    if kind == "tensor":
+        assert got == {(): scales[2, 1]}
+    else:
+        view = scales[:, 1, 2]
+        assert got == {index: view[index] for index in np.ndindex(*view.shape)}
+        assert as_ints(params[28:28 + view.ndim]) == list(view.shape)
+
+
+@pytest.mark.parametrize("kind, count", [("tensor", 7), ("token_head", 13),
+                                         ("block<4>", 15)])
+def test_collection_params_with_scales(kind, count):
+    blocks, lengths, table = make_continuous()
+    scales = make_scales(kind, blocks)
+    params = abi.collection_params(blocks, lengths, table, 2, 7,
+                                   kind="continuous", scales=scales)
+    assert len(params) == 27 + count
+    assert as_ints(params[:27]) == as_ints(abi.continuous_collection_params(
+        blocks, lengths, table, 2, 7))
+    rank = scales.ndim
+    assert as_ints(params[27:]) == [
+        scales.ctypes.data, scales.ctypes.data, 0, *scales.shape,
+        *[s // 4 for s in scales.strides]]
+    assert rank == (count - 3) // 2
+    args = abi.KernelArgs().collection(blocks, lengths, table, 2, 7,
+                                       kind="continuous", scales=scales) \
+        .cache(blocks, lengths, table, 2, 7, kv=0, layer=1, kind="continuous",
+               scales=scales)
+    assert len(args) == 27 + count + 23 + {7: 3, 13: 9, 15: 11}[count]
+
+
+def test_strided_scales():
+    blocks, lengths, table = make_cache()
+    big = np.zeros((2 * PAGES, KV, LAYERS, PAGE, HEADS, GROUPS), np.float32)
+    scales = big[::2]                       # every other page
+    scales[...] = make_scales("block<4>", blocks)
+    params = abi.cache_params(blocks, lengths, table, 1, 1, kv=0, layer=1,
+                              scales=scales)
+    view = scales[:, 0, 1]
+    got = scales_at(params[25:], big)
+    assert got == {index: view[index] for index in np.ndindex(*view.shape)}
+
+
+def test_bad_scales():
+    blocks, lengths, table = make_cache()
+    scales = make_scales("token_head", blocks)
+    with pytest.raises(ValueError, match="f32"):
+        abi.cache_params(blocks, lengths, table, 1, 1, scales=scales.astype(np.int32))
+    with pytest.raises(ValueError, match=r"\[num_pages, kv_dim, num_layers, "
+                       r"page_size, num_heads\] \(token_head\) .* got shape "
+                       r"\(4, 2, 3, 4, 2\)"):
+        abi.cache_params(blocks, lengths, table, 1, 1, scales=scales[1:])
+    with pytest.raises(ValueError, match=r"\[num_layers, kv_dim\] \(tensor\)"):
+        abi.collection_params(blocks, lengths, table, 1, 1,
+                              scales=np.zeros((LAYERS, 3), np.float32))
+    with pytest.raises(ValueError, match="head_size / G"):
+        abi.collection_params(blocks, lengths, table, 1, 1, scales=np.zeros(
+            (PAGES, KV, LAYERS, PAGE, HEADS, 3), np.float32))
+    with pytest.raises(ValueError, match="must be contiguous"):
+        abi.collection_params(blocks, lengths, table, 1, 1, scales=np.zeros(
+            (PAGES, KV, LAYERS, HEADS, PAGE), np.float32).transpose(0, 1, 2, 4, 3))
+    with pytest.raises(TypeError, match="pass a quantized cache's scales as "
+                       "scales="):
+        abi.collection_params(blocks, lengths, table, 1, 1, scales)
+
+
+SCALED_KERNEL = textwrap.dedent("""
+    !t = !kvcache.{kind}_{role}<i8, num_heads = 2, head_size = 8{pages}, scales = {scales}>
+    gpu.module @kernels {{
+      gpu.func @read(%k: !t, %batch: index, %out: memref<?x2x8xf16>) kernel {{
+        gpu.return
+      }}
+    }}
+""")
+
+
+@pytest.mark.parametrize("role", ["cache", "collection"])
+@pytest.mark.parametrize("scales", ["tensor", "token_head", "block<4>"])
+@pytest.mark.parametrize("kind", ["paged", "continuous"])
+def test_packer_matches_compiled_kernel_parameters_with_scales(
+        tmp_path, kind, scales, role):
+    """A quantized cache or collection: the packed list has one entry per
+    PTX parameter, of the same width (docs/KernelABI.md: 25/23 + 3, 9, 11
+    for a layer cache, 29/27 + 7, 13, 15 for a collection)."""
+    tool = find_tool("kvcache-compile")
+    if tool is None:
+        pytest.skip("kvcache-compile is not built")
+    source = tmp_path / "kernel.mlir"
+    pages = ", page_size = 4" if kind == "paged" else ""
+    source.write_text(SCALED_KERNEL.format(kind=kind, role=role, pages=pages,
+                                           scales=scales))
+    ptx = subprocess.run([tool, str(source), "-o", "-"], check=True,
+                         capture_output=True, text=True).stdout
+    widths = re.findall(r"\.param \.(u64|u32|b64|b32)", ptx)
+    pointers = [i for i, line in enumerate(re.findall(r"\.param [^\n]*", ptx))
+                if ".ptr" in line]
+    blocks, lengths, table = (make_cache if kind == "paged" else make_continuous)()
+    out = np.zeros((4, HEADS, DIM), np.float16)
+    scale_values = make_scales(scales, blocks)
+    args = abi.KernelArgs()
+    add = args.cache if role == "cache" else args.collection
+    add(blocks, lengths, table, 1, 4, kind=kind,
+        scales=scale_values).index(0).memref(out)
+    # the memrefs' pointers (allocated, aligned) where the PTX has them:
+    # blocks, cache_lengths, lookup_table, scales, out, in this order
+    bases = [a.ctypes.data for a in (blocks, lengths, table, scale_values, out)]
+    packed = [i for i, v in enumerate(as_ints(args.values())) if v in bases]
+    assert packed == pointers
+    assert [as_ints(args.values())[i] for i in packed[::2]] == bases
+    base = {("paged", "cache"): 25, ("paged", "collection"): 29,
+            ("continuous", "cache"): 23, ("continuous", "collection"): 27}
+    extra = {"cache": {"tensor": 3, "token_head": 9, "block<4>": 11},
+             "collection": {"tensor": 7, "token_head": 13, "block<4>": 15}}
+    assert len(widths) == len(args) == base[kind, role] + extra[role][scales] + 10
+    assert [w[1:] for w in widths] == [str(a.dtype.itemsize * 8)
+                                       for a in args.values()]

@@ -44,7 +44,8 @@ KERNEL_OPS = ("store_ragged", "gather_ragged", "copy_pages", "attention_ragged")
 # The PTX tests this module was written for: discovery must find them all.
 KNOWN_FILES = {"kernel-ops.mlir", "kernel-ops-narrow.mlir",
                "attention-groups.mlir", "attention-head-sizes.mlir",
-               "attention-no-div64.mlir", "continuous-kernels.mlir"}
+               "attention-no-div64.mlir", "continuous-kernels.mlir",
+               "raw-storage.mlir", "quantized-kernels.mlir"}
 
 # As test_kernels.py: worst absolute error of attention outputs in [-1, 1].
 ATTENTION_TOLERANCE = {"f32": 2e-5, "f16": 2e-3, "bf16": 1.6e-2}
@@ -83,39 +84,12 @@ def _discover():
 FILES = _discover()
 
 
-# Functions on quantized caches (types with `scales`): kvcache.reference's
-# caches and the ABI packing of cache values have no scales yet, so their
-# twins are written by hand, through collection functions, in
-# test_quantized.py (the same lowerings on the emulator). Each one found
-# here must be listed, with the test that runs its kernel.
-SCALED_TWINS = {
-    ("quantized-kernels.mlir", "gather_fp8_token_head"):
-        "test_quantized.py::test_gather_ragged_dequantizes (emulated-gpu)",
-    ("quantized-kernels.mlir", "gather_i8_block"):
-        "test_quantized.py::test_gather_ragged_dequantizes (emulated-gpu)",
-    ("quantized-kernels.mlir", "store_bf16_token_head"):
-        "test_quantized.py::test_store_ragged_quantizes (emulated-gpu)",
-    ("quantized-kernels.mlir", "attention_i8_block"):
-        "test_quantized.py::test_attention_over_quantized_caches (emulated-gpu)",
-    ("quantized-kernels.mlir", "copy_with_scales"):
-        "test_quantized.py::test_raw_copies_and_copy_pages_on_quantized_caches "
-        "(emulated-gpu)",
-}
-
-
 def _cases():
-    cases, scaled = [], []
-    for name, text in FILES.items():
-        argument_types = {function: arguments for function, _, arguments, _ in
-                          kvcache.compiler.parse(text, filename=name).functions()}
-        for function, body in _functions(text):
-            if _OP.search(body):
-                has_scales = any("scales =" in t for t in argument_types[function])
-                (scaled if has_scales else cases).append((name, function))
-    return cases, scaled
+    return [(name, function) for name, text in FILES.items()
+            for function, body in _functions(text) if _OP.search(body)]
 
 
-ALL_CASES, SCALED_CASES = _cases()
+ALL_CASES = _cases()
 ORDERS = {case: ("reverse" if index % 2 else "forward")
           for index, case in enumerate(ALL_CASES)}
 # Under the sanitizers, a sample (sampling.py); the orders stay as above.
@@ -128,8 +102,15 @@ def case_id(case):
 
 def test_every_ptx_test_of_a_kernel_op_is_twinned():
     assert KNOWN_FILES <= set(FILES), sorted(FILES)
-    assert len(ALL_CASES) >= 40, ALL_CASES
-    assert set(SCALED_CASES) == set(SCALED_TWINS), sorted(SCALED_CASES)
+    assert len(ALL_CASES) >= 50, ALL_CASES
+    # Functions on quantized caches (types with `scales`, docs/Contract.md
+    # 2.2) run like the others: kvcache.reference models their scales and
+    # the modules pass them (the sixth value of the kernel ABI).
+    scaled = {case for case in ALL_CASES
+              if any("scales =" in t for t in signatures(case[0])[case[1]])}
+    assert {"gather_fp8_token_head", "gather_i8_block", "store_bf16_token_head",
+            "attention_i8_block", "copy_with_scales"} <= {
+                function for _, function in scaled}, sorted(scaled)
 
 
 @functools.lru_cache(maxsize=None)
@@ -218,7 +199,18 @@ def attention_error(expected, actual, dtype):
                         reference.to_float32(actual, dtype)).max(initial=0))
 
 
+def assert_same_cache(actual, expected):
+    """Codes bit for bit and, for a quantized cache, scales exactly."""
+    np.testing.assert_array_equal(actual.blocks, expected.blocks)
+    if expected.scales is not None:
+        np.testing.assert_array_equal(actual.scales.view(np.uint32),
+                                      expected.scales.view(np.uint32))
+
+
 def run_ragged(kernel, module, function, rng):
+    """store_ragged or gather_ragged of rows of the memref's element type:
+    the cache's, or float rows of a quantized cache (quantized on store,
+    dequantized on gather)."""
     config = kernel.config
     seqs = sequences(config, None)
     cached = [c for c, _ in seqs]
@@ -228,17 +220,18 @@ def run_ragged(kernel, module, function, rng):
     kv = int(rng.integers(0, cache.kv_dim))
     view = reference.CacheView(cache, kv, layer)
     H, D = config.num_heads, config.head_size
+    _, element = memref_shape(kernel.type_of(1))
     if kernel.op == "store_ragged":
         start = 2  # the first sequence's rows do not start at row 0
         offsets = reference.row_offsets(new) + start
-        rows = reference.random_rows(rng, int(offsets[-1]) + 1, H, D, config.dtype)
-        expected = reference.store_ragged(view, rows, offsets)
+        rows = reference.random_rows(rng, int(offsets[-1]) + 1, H, D, element)
+        expected = view.store_ragged(rows, offsets)
         kernel.call(module, function, [view, rows, offsets])
-        np.testing.assert_array_equal(cache.blocks, expected)
+        assert_same_cache(cache, expected)
     else:
         totals = [c + n for c, n in seqs]
         offsets = reference.row_offsets(totals) + 2
-        out = filled(int(offsets[-1]) + 1, H, D, config.dtype)
+        out = filled(int(offsets[-1]) + 1, H, D, element)
         expected = reference.gather_ragged(view, offsets, out)
         kernel.call(module, function, [view, out, offsets])
         np.testing.assert_array_equal(out, expected)
@@ -256,14 +249,14 @@ def run_copy_pages(kernel, module, function, rng):
     targets = list(rng.permutation(used))[:len(sources)]
     pairs = np.array(list(zip(sources, targets)), np.int32).reshape(-1, 2)
     assert len(pairs) == 3
-    expected = reference.copy_pages(cache, pairs)
+    expected = cache.copy_pages(pairs)
     kernel.call(module, function, [cache, pairs])
-    np.testing.assert_array_equal(cache.blocks, expected)
+    assert_same_cache(cache, expected)
 
 
 def run_attention(kernel, module, function, rng):
     config = kernel.config
-    q_shape, _ = memref_shape(kernel.type_of(0))
+    q_shape, element = memref_shape(kernel.type_of(0))
     q_heads, D = q_shape[1], q_shape[2]
     assert D == config.head_size and q_heads % config.num_heads == 0
     workspace_given = len(kernel.operands) == 6
@@ -282,8 +275,8 @@ def run_attention(kernel, module, function, rng):
     start = 1
     offsets = reference.row_offsets(new) + start
     rows = int(offsets[-1])
-    q = reference.random_rows(rng, rows, q_heads, D, config.dtype)
-    out = filled(rows + 1, q_heads, D, config.dtype)
+    q = reference.random_rows(rng, rows, q_heads, D, element)
+    out = filled(rows + 1, q_heads, D, element)
     expected = reference.attention_ragged(q, keys, values, offsets, out,
                                           kernel.scale)
     operands = [q, keys, values, offsets, out]
@@ -291,8 +284,8 @@ def run_attention(kernel, module, function, rng):
         workspace = np.zeros(rows * q_heads * (D + 2) * MAX_SPLITS, np.float32)
         operands.append(workspace)
     kernel.call(module, function, operands)
-    error = attention_error(expected, out, config.dtype)
-    assert error <= ATTENTION_TOLERANCE[config.dtype], error
+    error = attention_error(expected, out, element)
+    assert error <= ATTENTION_TOLERANCE[element], error
     if workspace_given:  # the split path ran: partial states were written
         assert cache.max_cache_length > KEYS_PER_SPLIT
         assert np.any(workspace != 0)

@@ -238,3 +238,204 @@ def test_continuous_store_gather_and_attention_follow_the_formula():
 def test_continuous_caches_have_no_pages_to_copy():
     with pytest.raises(ValueError, match="copy_pages needs a cache with pages"):
         reference.copy_pages(make_continuous(), np.array([[0, 1]], np.int32))
+
+
+# Quantized caches (docs/Contract.md 2.2): codes + scales. One layer, one
+# head of 4, pages of 2 tokens; sequence 0 owns pages 2 then 0.
+TABLE = np.array([[2, 0]], np.int32)
+
+
+def quantized_cache(dtype, scales_kind, cache_length=1):
+    blocks = np.zeros((3, 2, 1, 2, 1, 4), reference.storage_dtype(dtype))
+    config = CacheConfig(dtype, 1, 4, 2, num_layers=1, scales=scales_kind)
+    scales = np.full(config.scales_shape(3), 0.25, np.float32)
+    return reference.PagedCache(blocks, [cache_length], TABLE, 2, 3, dtype,
+                                scales, scales_kind)
+
+
+def test_store_ragged_token_head_by_hand():
+    cache = quantized_cache("i8", "token_head")
+    rows = np.array([[[254, -127, 63.5, 0]], [[0, 0, 0, 0]]], np.float32)
+    stored = cache.key_cache(0).store_ragged(rows, np.array([0, 2], np.int32))
+    # token 1: page 2 slot 1, scale 254 / 127 = 2, codes rne(v / 2) (ties to
+    # even: -63.5 -> -64, 31.75 -> 32); token 2: page 0 slot 0, amax 0:
+    # scale 1
+    assert stored.blocks[2, 0, 0, 1, 0].tolist() == [127, -64, 32, 0]
+    assert stored.blocks[0, 0, 0, 0, 0].tolist() == [0, 0, 0, 0]
+    expected = np.full((3, 2, 1, 2, 1), 0.25, np.float32)
+    expected[2, 0, 0, 1, 0], expected[0, 0, 0, 0, 0] = 2.0, 1.0
+    assert np.array_equal(stored.scales, expected)
+    assert np.all(cache.scales == 0.25) and not cache.blocks.any()  # unchanged
+    assert stored.key_cache(0).tokens(0, 3)[1:].tolist() == [
+        [[254, -128, 64, 0]], [[0, 0, 0, 0]]]
+    assert stored.key_cache(0).load(0, 0, 1, 1, width=2).tolist() == [-128, 64]
+
+
+def test_store_ragged_block_scales_by_hand():
+    cache = quantized_cache("f8E4M3FN", "block<2>")
+    rows = np.array([[[448, 224, -896, 1]]], np.float32)
+    stored = cache.value_cache(0).store_ragged(rows, np.array([0, 1], np.int32))
+    # groups [448, 224] (scale 1: 0x7E, 0x76) and [-896, 1] (scale 2:
+    # -448 -> 0xFE, 0.5 -> 0x30)
+    assert stored.blocks[2, 1, 0, 1, 0].tolist() == [0x7E, 0x76, 0xFE, 0x30]
+    assert stored.scales[2, 1, 0, 1, 0].tolist() == [1.0, 2.0]
+    assert np.count_nonzero(stored.scales != 0.25) == 2
+    assert stored.value_cache(0).tokens(0, 2)[1].tolist() == [[448, 224, -896, 1]]
+
+
+def test_store_ragged_tensor_scales_by_hand():
+    cache = quantized_cache("f8E5M2", "tensor")
+    cache.scales[0, 1] = 0.5
+    rows = reference.from_float32(np.array([[[1, -3, 0.25, 1e5]]], np.float32),
+                                  "bf16")
+    stored = cache.value_cache(0).store_ragged(rows, np.array([0, 1], np.int32))
+    # value / 0.5: 2 -> 0x40, -6 -> 0xC6, 0.5 -> 0x38, 2e5 saturates: 0x7B
+    assert stored.blocks[2, 1, 0, 1, 0].tolist() == [0x40, 0xC6, 0x38, 0x7B]
+    assert stored.scales.tolist() == [[0.25, 0.5]]   # tensor scales not written
+    out = np.full((3, 1, 4), 9, np.float32)
+    got = reference.gather_ragged(stored.value_cache(0), [1, 3], out)
+    assert got[1:].tolist() == [[[0, 0, 0, 0]], [[1, -3, 0.25, 28672]]]
+    assert got[0].tolist() == [[9, 9, 9, 9]]
+    f16 = reference.gather_ragged(stored.value_cache(0), [0, 2],
+                                  np.zeros((2, 1, 4), np.float16))
+    assert f16.dtype == np.float16 and f16[1].tolist() == [[1, -3, 0.25, 28672]]
+    bf16 = reference.gather_ragged(stored.value_cache(0), [0, 2],
+                                   np.zeros((2, 1, 4), np.uint16))
+    assert bf16[1].tolist() == [[0x3F80, 0xC040, 0x3E80, 0x46E0]]
+    codes = reference.gather_ragged(stored.value_cache(0), [0, 2],
+                                    np.zeros((2, 1, 4), np.uint8))
+    assert codes[1].tolist() == [[0x40, 0xC6, 0x38, 0x7B]]   # raw
+
+
+def test_codes_rows_on_a_quantized_cache_are_stored_raw():
+    cache = quantized_cache("i8", "token_head")
+    rows = np.array([[[1, -2, 3, -128]]], np.int8)
+    stored = cache.key_cache(0).store_ragged(rows, np.array([0, 1], np.int32))
+    assert stored.blocks[2, 0, 0, 1, 0].tolist() == [1, -2, 3, -128]
+    assert np.all(stored.scales == 0.25)
+    with pytest.raises(TypeError, match="takes rows of float32, float16 or "
+                       "uint16 .* got float64"):
+        cache.key_cache(0).store_ragged(rows.astype(np.float64), [0, 1])
+
+
+def test_copy_pages_copies_per_page_scales():
+    cache = quantized_cache("f8E5M2", "token_head")
+    cache.blocks[...] = np.arange(cache.blocks.size).reshape(cache.shape)
+    cache.scales[...] = np.arange(cache.scales.size).reshape(cache.scales.shape)
+    copied = cache.copy_pages(np.array([[2, 1]], np.int32))
+    assert np.array_equal(copied.blocks[1], cache.blocks[2])
+    assert np.array_equal(copied.scales[1], cache.scales[2])
+    assert np.array_equal(copied.scales[[0, 2]], cache.scales[[0, 2]])
+    tensor = quantized_cache("i8", "tensor")
+    tensor.scales[...] = [[1, 2]]
+    copied = tensor.copy_pages(np.array([[2, 1]], np.int32))
+    assert copied.scales.tolist() == [[1, 2]]
+    with pytest.raises(ValueError, match=r"use cache.copy_pages\(pairs\)"):
+        reference.copy_pages(cache, np.array([[2, 1]], np.int32))
+    with pytest.raises(ValueError, match=r"use view.store_ragged\(new, "
+                       r"row_offsets\), which returns the new cache"):
+        reference.store_ragged(cache.key_cache(0), np.zeros((1, 1, 4), np.float32),
+                               [0, 1])
+
+
+def test_attention_reads_dequantized_keys_and_values():
+    # Token 0: K codes 1 at scale 1, V codes [2, 4, 6, 8] at 0.5; token 1:
+    # K codes 2 at scale 0.5 (the same values: equal scores), V codes
+    # [-2, 0, 2, 4] at 1. Row 0 (position 1) sees both: the mean of V.
+    cache = quantized_cache("i8", "token_head", cache_length=1)
+    cache.blocks[2, 0, 0, 0, 0], cache.scales[2, 0, 0, 0, 0] = 1, 1.0
+    cache.blocks[2, 0, 0, 1, 0], cache.scales[2, 0, 0, 1, 0] = 2, 0.5
+    cache.blocks[2, 1, 0, 0, 0], cache.scales[2, 1, 0, 0, 0] = [2, 4, 6, 8], 0.5
+    cache.blocks[2, 1, 0, 1, 0], cache.scales[2, 1, 0, 1, 0] = [-2, 0, 2, 4], 1.0
+    q = np.array([[[0.5, -1, 2, 0.25]]] * 2, np.float16)     # GQA 2
+    out = reference.attention_ragged(q.reshape(1, 2, 4), cache.key_cache(0),
+                                     cache.value_cache(0), [0, 1],
+                                     np.zeros((1, 2, 4), np.float16), 0.5)
+    assert out.dtype == np.float16
+    assert out.tolist() == [[[-0.5, 1, 2.5, 4]] * 2]
+    new, _ = reference.decode_step(cache, 0, q.reshape(1, 2, 4),
+                                   np.zeros((1, 1, 4), np.float32),
+                                   np.zeros((1, 1, 4), np.float32), [0, 1],
+                                   np.zeros((1, 2, 4), np.float16), 0.5)
+    assert new.scales[2, :, 0, 1, 0].tolist() == [1.0, 1.0]  # amax 0: scale 1
+    with pytest.raises(TypeError, match="float q and out"):
+        reference.attention_ragged(np.zeros((1, 2, 4), np.int8), cache.key_cache(0),
+                                   cache.value_cache(0), [0, 1],
+                                   np.zeros((1, 2, 4), np.int8), 0.5)
+
+
+def test_quantized_cache_values():
+    cache = quantized_cache("i8", "block<2>")
+    assert cache.scales_kind == "block<2>" and cache.scale_group == 2
+    assert len(cache.arguments()) == 6 and cache.arguments()[5] is cache.scales
+    view = cache.value_cache(0)
+    assert len(view.parameters()) == 8 and view.parameters()[7] is cache.scales
+    copy = cache.copy()
+    copy.scales[...] = 1
+    assert np.all(cache.scales == 0.25)            # a deep copy
+    assert copy.scales_kind == "block<2>"
+    # the kind is read from the shape when not given
+    inferred = reference.PagedCache(cache.blocks, [1], TABLE, 2, 3, "i8",
+                                    cache.scales)
+    assert inferred.scales_kind == "block<2>"
+    assert reference.PagedCache(cache.blocks, [1], TABLE, 2, 3, "i8",
+                                np.ones((1, 2), np.float32)).scales_kind == "tensor"
+    assert len(quantized_cache("i8", "tensor").key_cache(0).parameters()) == 8
+    assert len(make_cache().arguments()) == 5
+    assert len(make_cache().key_cache(0).parameters()) == 7
+
+
+@pytest.mark.parametrize("arguments, error, message", [
+    (dict(dtype="f32", scales=np.ones((1, 2), np.float32)), ValueError,
+     "scales need a storage type"),
+    (dict(scales=np.ones((1, 2), np.float64)), TypeError,
+     "scales must be a float32 numpy array, got float64"),
+    (dict(scales=np.ones((3, 2, 1, 2, 2), np.float32)), ValueError,
+     r"token_head scales of blocks of shape \(3, 2, 1, 2, 1, 4\) have shape "
+     r"\(3, 2, 1, 2, 1\), got \(3, 2, 1, 2, 2\)"),
+    (dict(scales=np.ones((2, 2), np.float32)), ValueError, "have shape"),
+    (dict(scales=np.ones((3, 2, 1, 2, 1, 3), np.float32)), ValueError,
+     r"the last dim of block<G> scales, head_size / G, must divide head_size "
+     r"\(4\)"),
+    (dict(scales=np.ones((3, 2, 1, 2), np.float32)), ValueError,
+     r"scales must be 2-D \(tensor\), 5-D \(token_head\) or 6-D \(block<G>\)"),
+    (dict(scales=np.ones((1, 2), np.float32), scales_kind="block<3>"),
+     ValueError, "dividing head_size"),
+    (dict(scales=np.ones((1, 2), np.float32), scales_kind="token_head"),
+     ValueError, "have shape"),
+    (dict(scales_kind="tensor"), ValueError, "without scales"),
+])
+def test_bad_quantized_caches(arguments, error, message):
+    dtype = arguments.pop("dtype", "i8")
+    blocks = np.zeros((3, 2, 1, 2, 1, 4), reference.storage_dtype(dtype))
+    with pytest.raises(error, match=message):
+        reference.PagedCache(blocks, [1], TABLE, 2, 3, dtype, **arguments)
+
+
+@pytest.mark.parametrize("scales", ["tensor", "token_head", "block<4>"])
+@pytest.mark.parametrize("dtype", ["f8E4M3FN", "f8E5M2", "i8"])
+@pytest.mark.parametrize("kind", ["paged", "continuous"])
+def test_random_quantized_caches(kind, dtype, scales):
+    config = CacheConfig(dtype, 2, 8, 4 if kind == "paged" else None,
+                         kind=kind, scales=scales)
+    cache = reference.random_cache(config, [4, 0, 7], [2, 3, 1], rng=3)
+    assert cache.scales_kind == scales and cache.scales.dtype == np.float32
+    assert cache.scales.shape == config.scales_shape(
+        cache.num_blocks, cache.num_layers, cache.shape[3])
+    assert cache.scales.flags.c_contiguous
+    codes = reference.to_float32(cache.blocks, dtype)
+    limit = reference.MAX_FINITE[dtype]
+    if scales == "tensor":
+        # values in [-1, 1) fit: scale * max_finite in [1, 2)
+        assert np.all((cache.scales * limit >= 1) & (cache.scales * limit < 2.001))
+        assert np.abs(codes).max() < limit
+    else:
+        # each group's largest value becomes the largest code
+        group = 8 if scales == "token_head" else 4
+        largest = np.abs(codes).reshape(cache.shape[:5] + (-1, group)).max(-1)
+        assert np.all(largest == limit)
+    # dequantized: the values in [-1, 1), within half a step of the codes
+    # (at most 1/8 relative for f8E5M2)
+    values = np.abs(np.stack([cache.key_cache(1).tokens(2, 8),
+                              cache.value_cache(0).tokens(2, 8)]))
+    assert 0.5 < values.max() < 1.125

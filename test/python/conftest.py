@@ -1,0 +1,26 @@
+"""Sampling of the emulator-heavy quantized-cache tests under the
+sanitizers (sampling.py): with KVCACHE_TEST_SAMPLE=N, every N-th
+parametrized case of each test function in SAMPLED_MODULES runs (the first
+one included) and the others are deselected. Unsampled runs keep every
+case."""
+
+from sampling import SAMPLE
+
+SAMPLED_MODULES = {"test_quantized.py", "test_scaled_caches.py"}
+
+
+def pytest_collection_modifyitems(config, items):
+    if SAMPLE == 1:
+        return
+    kept, deselected, seen = [], [], {}
+    for item in items:
+        if item.path.name not in SAMPLED_MODULES:
+            kept.append(item)
+            continue
+        key = (item.path.name, item.originalname)
+        index = seen.get(key, 0)
+        seen[key] = index + 1
+        (kept if index % SAMPLE == 0 else deselected).append(item)
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = kept
