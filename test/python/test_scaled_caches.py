@@ -230,3 +230,43 @@ def test_cache_typed_argument_errors():
     with pytest.raises(TypeError, match=r"takes a reference.PagedCache or .*"
                        r"max_cache_length\), got 6 values"):
         plain.store_collection(cache, 0, rows.astype(np.float16), offsets)
+
+
+# Tensor-core attention over quantized caches (f16/bf16 q, head_size 64,
+# 128 or 256, scale groups of 16 or more): the codes stream through shared
+# memory and each thread dequantizes its chunks (stored * scale, rounded
+# once to q's type) before the mma.sync fragments are read. A case per
+# storage type x scales kind, a head of 64 with GQA 8, a split decode.
+TENSOR_CORE_CASES = [
+    (dtype, scales, "bf16" if dtype == "f8E5M2" else "f16", 128, 8, False)
+    for dtype in STORAGE for scales in ("tensor", "token_head", "block<32>")] + [
+    ("f8E4M3FN", "token_head", "f16", 64, 16, False),
+    ("i8", "block<16>", "bf16", 128, 2, True)]
+
+
+@pytest.mark.parametrize("dtype, scales, rows, head_size, q_heads, split",
+                         TENSOR_CORE_CASES)
+def test_tensor_core_attention_over_quantized_caches(dtype, scales, rows, head_size,
+                                                     q_heads, split):
+    config = CacheConfig(dtype, num_heads=2, head_size=head_size, page_size=16,
+                         num_layers=2, q_heads=q_heads, scales=scales, rows_dtype=rows)
+    module = kvcache.EmulatedGPUModule(
+        builders.attention_ragged(config, "attention", workspace=split))
+    assert "__kvemu_mma" in str(module.lowered)        # the tensor-core kernel
+    rng = np.random.default_rng(len(dtype) + len(scales) + head_size)
+    # Decode rows after 40 and 700 keys (many steps, a masked last step;
+    # split in 2 with a workspace), a prefill of 20 rows on an empty cache.
+    new = [1, 3, 20]
+    cache = reference.random_cache(config, [40, 700, 0], new, rng)
+    offsets = reference.row_offsets(new)
+    q = float_rows(rng, sum(new), q_heads, config)
+    out = np.zeros_like(q)
+    expected = reference.attention_ragged(
+        q, cache.key_cache(1), cache.value_cache(1), offsets, out, config.default_scale)
+    extra = (np.zeros(sum(new) * q_heads * (head_size + 2) * 2, np.float32),) if split else ()
+    module.attention(*cache.arguments(), 1, q, offsets, out, *extra)
+    # K and V are rounded to q's type once more than the reference's f32
+    # dequantized values: within the f16 (bf16) attention tolerance.
+    error = np.abs(reference.to_float32(out, rows) -
+                   reference.to_float32(expected, rows)).max()
+    assert error <= ATTENTION_TOLERANCE[rows]

@@ -187,9 +187,13 @@ def ConvertKVCacheToGPU : Pass<"convert-kvcache-to-gpu", "ModuleOp"> {
     a store of float rows quantizes (the lanes holding one scale group's
     chunks take its amax with xor shuffles: at most 32 of them, a power of
     two, else an error), and `copy_pages` also copies per-page scales, one
-    f32 per thread. `attention_ragged` over a quantized cache runs on CUDA
-    cores, K and V slices (at most 8 elements a lane) read dequantized
-    straight from the cache (no cp.async, no tensor cores). On sm_89 and
+    f32 per thread. `attention_ragged` over a quantized cache with f16 or
+    bf16 q and scale groups of 16 elements or more runs on tensor cores: the
+    codes stream through shared memory by cp.async and each thread
+    dequantizes the chunks it copied (`stored * scale`, rounded to q's type)
+    into the tile the fragments are read from; otherwise on CUDA cores, K
+    and V slices (at most 8 elements a lane) read dequantized straight from
+    the cache. On sm_89 and
     newer the quantizing store computes fp8 codes with the chip's
     conversion instruction (`nvvm.convert.f32x2.to.f8x2`,
     cvt.rn.satfinite.e4m3x2.f32), two at a time, NaN codes then set as the

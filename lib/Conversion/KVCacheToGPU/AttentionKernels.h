@@ -12,6 +12,7 @@
 #define KVCACHE_LIB_CONVERSION_KVCACHETOGPU_ATTENTIONKERNELS_H
 
 #include "GPUKernel.h"
+#include "../KernelCommon/Quantization.h"
 #include "KVCache/Conversion/KVCacheToGPU/KVCacheToGPU.h"
 #include "KVCache/IR/KVCacheOps.h"
 
@@ -47,15 +48,30 @@ struct AttentionPlan {
   /// The element type of q and out (the cache's, or any float type over a
   /// quantized cache).
   Type rowsElementType;
-  /// A quantized cache (with scales): K and V slices are read dequantized
-  /// to f32 (page_load with an f32 result), each within one scale group,
-  /// straight from the cache (no cp.async, no tensor cores).
+  /// A quantized cache (with scales). On CUDA cores K and V slices are
+  /// read dequantized to f32 (page_load with an f32 result), each within
+  /// one scale group, straight from the cache (no cp.async); on tensor
+  /// cores see `mmaType`.
   bool dequantize = false;
+  /// How fp8 codes are converted (the chip's instructions from sm_89).
+  Fp8Conversion fp8Conversion = Fp8Conversion::Software;
 
   /// The tensor-core kernel (AttentionMMA.cpp): the group's query heads are
   /// the rows of m16n8k16 mma.sync tiles; fields below describe it. When
   /// false, the CUDA-core kernel (AttentionToGPU.cpp) and the fields above.
   bool tensorCores = false;
+  /// The element type of the mma.sync operands: the cache's (f16 or bf16),
+  /// or over a quantized cache q's (f16 or bf16). A quantized cache's codes
+  /// then stream through shared memory by cp.async, and each thread
+  /// dequantizes the 16-code chunks it copied (`stored * scale`, rounded
+  /// once to mmaType) into the tile the fragments are read from.
+  Type mmaType;
+  /// Scales of a quantized cache's chunks each copying thread holds per
+  /// step (chunks of 16 codes: within one scale group).
+  int64_t chunksPerThread = 0;
+  /// Elements per scale of a quantized cache (head_size for tensor and
+  /// token_head scales).
+  int64_t scaleGroup = 0;
   /// 16-head tiles of the group (a power of two; heads past the group are
   /// zero rows).
   int64_t mTiles = 0;

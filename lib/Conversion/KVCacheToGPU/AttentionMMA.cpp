@@ -33,6 +33,14 @@
 //   a finite initial max (no -inf tests), row sums kept per lane and
 //   summed across the quad once at the end. Only the last step, which can
 //   hold keys past the end, masks scores.
+// - A quantized cache (f16/bf16 q, scale groups of 16 or more): the codes
+//   stream through `stages` code buffers the same way; after its wait each
+//   thread dequantizes the chunks it copied (`stored * scale` in f32, the
+//   scale loaded when the copy was issued and parked in shared memory,
+//   rounded once to q's type) into one K (V) tile, and a barrier later the
+//   fragments are read from it as above. Every fp8, i8 code is exact in f16
+//   and bf16; the rounding of `stored * scale` is the one an f16 (bf16)
+//   cache has.
 //
 //===----------------------------------------------------------------------===//
 
@@ -120,6 +128,21 @@ private:
                               bool transpose);
   void waitGroups(int64_t pending);
 
+  /// Quantized caches: the scale of each chunk this thread copies for
+  /// `step` of `cache` (0 past the end), loaded when the copy is issued.
+  SmallVector<Value> loadChunkScales(const KeyRange &range, Value step,
+                                     Value cache);
+  /// Parks `scales` in this thread's slots of buffer `step % stages`.
+  void storeChunkScales(ArrayRef<Value> scales, Value step, Value slots);
+  /// Dequantizes this thread's chunks of buffer `buffer` of `codes` with
+  /// its parked scales into `tile`, then waits for the block.
+  void dequantizeChunks(Value buffer, Value codes, Value slots, Value tile);
+  /// The buffer of the fragments' tiles for step buffer `buffer` (a
+  /// quantized cache has one dequantized tile).
+  Value tileBuffer(Value buffer) {
+    return plan.dequantize ? k.index(0) : buffer;
+  }
+
   GPUKernel &kernel;
   KernelBuilder &k;
   AttentionRaggedOp op;
@@ -127,6 +150,9 @@ private:
   SplitWorkspace layout;
   Value q, keys, values, offsets, out, workspace;
   Value sharedK, sharedV, sharedQ;
+  /// Quantized caches: the code buffers the copies land in, and the
+  /// threads' chunk scales ([stages][threads * chunksPerThread]).
+  Value codesK, codesV, slotsK, slotsV;
   Value kvHead, split, numSplits, lane, groupId, tig, mTile, firstColumn;
   /// The key row (within a step) and first chunk this thread copies.
   Value copyKey, copyChunk;
@@ -144,14 +170,25 @@ TensorCoreAttention::TensorCoreAttention(GPUKernel &kernel,
       layout{plan.headSize, plan.qHeads} {
   std::tie(q, keys, values, offsets, out, workspace) =
       getAttentionParams(kernel, op);
-  sharedK = kernel.addSharedBuffer(
-      {plan.stages, plan.keysPerStep, plan.sharedRow}, plan.elementType);
-  sharedV = kernel.addSharedBuffer(
-      {plan.stages, plan.keysPerStep, plan.sharedRow}, plan.elementType);
+  int64_t tiles = plan.dequantize ? 1 : plan.stages;
+  sharedK = kernel.addSharedBuffer({tiles, plan.keysPerStep, plan.sharedRow},
+                                   plan.mmaType);
+  sharedV = kernel.addSharedBuffer({tiles, plan.keysPerStep, plan.sharedRow},
+                                   plan.mmaType);
+  if (plan.dequantize) {
+    SmallVector<int64_t> codes = {plan.stages, plan.keysPerStep,
+                                  plan.headSize};
+    codesK = kernel.addSharedBuffer(codes, plan.elementType);
+    codesV = kernel.addSharedBuffer(codes, plan.elementType);
+    SmallVector<int64_t> slots = {plan.stages,
+                                  plan.threads * plan.chunksPerThread};
+    slotsK = kernel.addSharedBuffer(slots, k.b.getF32Type());
+    slotsV = kernel.addSharedBuffer(slots, k.b.getF32Type());
+  }
   if (plan.stageQueries)
     sharedQ = kernel.addSharedBuffer({plan.mTiles * 16, plan.sharedRow},
-                                     plan.elementType);
-  pairType = VectorType::get({2}, plan.elementType);
+                                     plan.mmaType);
+  pairType = VectorType::get({2}, plan.mmaType);
   accPairType = VectorType::get({2}, k.b.getF32Type());
   columnsPerWarp = plan.headSize / plan.dSplit;
   chunksPerRow = plan.headSize * plan.elementBytes / 16;
@@ -186,8 +223,14 @@ void TensorCoreAttention::emitRow(const KeyRange &range) {
   k.ifThen(k.ult(k.index(0), range.numSteps), [&] {
     for (int64_t s = 0; s + 1 < plan.stages; ++s) {
       Value step = k.index(s);
-      issueCopies(copySource(range, step, keys), step, sharedK);
-      issueCopies(copySource(range, step, values), step, sharedV);
+      for (auto [cache, codes, slots, shared] :
+           {std::tuple{keys, codesK, slotsK, sharedK},
+            std::tuple{values, codesV, slotsV, sharedV}}) {
+        CopySource source = copySource(range, step, cache);
+        if (plan.dequantize)
+          storeChunkScales(loadChunkScales(range, step, cache), step, slots);
+        issueCopies(source, step, plan.dequantize ? codes : shared);
+      }
     }
   });
   TileState init;
@@ -237,7 +280,7 @@ TensorCoreAttention::loadQueries(Value row) {
   }
   SmallVector<SmallVector<Value>> fragments;
   Value zero = k.splatConstant(pairType, 0);
-  int64_t alignment = std::min<int64_t>(2 * plan.elementBytes, plan.rowAlignment);
+  int64_t alignment = std::min<int64_t>(4, plan.rowAlignment);
   for (int64_t kk = 0; kk < plan.headSize / 16; ++kk) {
     SmallVector<Value> fragment;
     for (auto [rowOffset, columnOffset] :
@@ -267,8 +310,8 @@ void TensorCoreAttention::stageQueries(Value row) {
   // A fragments with ldmatrix.x4 (matrices: rows 0-7 and 8-15 of columns
   // 16 kk .. + 8, then of 16 kk + 8 .. + 16).
   int64_t chunkBytes = std::min<int64_t>(16, plan.rowAlignment);
-  int64_t chunkElements = std::max<int64_t>(chunkBytes / plan.elementBytes, 1);
-  auto chunkType = VectorType::get({chunkElements}, plan.elementType);
+  int64_t chunkElements = std::max<int64_t>(chunkBytes / 2, 1);
+  auto chunkType = VectorType::get({chunkElements}, plan.mmaType);
   int64_t chunksPerQRow = plan.headSize / chunkElements;
   int64_t total = plan.mTiles * 16 * chunksPerQRow;
   Value thread = kernel.threadId(gpu::Dimension::x);
@@ -384,8 +427,19 @@ TileState TensorCoreAttention::emitStep(const KeyRange &range, Value step,
   // copies are issued, after the scores.
   CopySource nextK = copySource(range, next, keys);
   CopySource nextV = copySource(range, next, values);
-  issueCopies(nextK, next, sharedK);
-  SmallVector<Accumulator> scores = computeScores(buffer, queries);
+  // The scales' lookups next to the tiles' (one load of each table entry).
+  SmallVector<Value> scalesK, scalesV;
+  if (plan.dequantize) {
+    scalesK = loadChunkScales(range, next, keys);
+    scalesV = loadChunkScales(range, next, values);
+  }
+  issueCopies(nextK, next, plan.dequantize ? codesK : sharedK);
+  if (plan.dequantize)
+    dequantizeChunks(buffer, codesK, slotsK, sharedK);
+  SmallVector<Accumulator> scores =
+      computeScores(tileBuffer(buffer), queries);
+  if (plan.dequantize)
+    storeChunkScales(scalesK, next, slotsK);
 
   // Softmax over the step's keys, rows groupID (r = 0) and groupID + 8, in
   // the log2 domain: a scale c > 0 applies to the row max and inside
@@ -448,8 +502,12 @@ TileState TensorCoreAttention::emitStep(const KeyRange &range, Value step,
   // K(next)); buffer next % stages of V was read before this barrier.
   waitGroups(pending);
   gpu::BarrierOp::create(k.b, k.loc);
-  issueCopies(nextV, next, sharedV);
-  accumulateValues(buffer, probs, updated.out);
+  issueCopies(nextV, next, plan.dequantize ? codesV : sharedV);
+  if (plan.dequantize)
+    dequantizeChunks(buffer, codesV, slotsV, sharedV);
+  accumulateValues(tileBuffer(buffer), probs, updated.out);
+  if (plan.dequantize)
+    storeChunkScales(scalesV, next, slotsV);
   return updated;
 }
 
@@ -531,8 +589,7 @@ void TensorCoreAttention::writeResult(const KeyRange &range,
           vector::StoreOp::create(
               k.b, k.loc, k.narrow(normalized, pairType), out,
               ValueRange{range.row, head, column}, /*nontemporal=*/false,
-              llvm::Align(std::min<int64_t>(2 * plan.elementBytes,
-                                            plan.rowAlignment)));
+              llvm::Align(std::min<int64_t>(4, plan.rowAlignment)));
         });
       };
       auto writePartial = [&] {
@@ -563,12 +620,76 @@ void TensorCoreAttention::writeResult(const KeyRange &range,
   }
 }
 
+SmallVector<Value>
+TensorCoreAttention::loadChunkScales(const KeyRange &range, Value step,
+                                     Value cache) {
+  // The key row of copySource, through the cache's own lookup.
+  Value key = k.add(range.begin,
+                    k.add(k.mul(step, k.index(plan.keysPerStep)), copyKey));
+  Value valid = k.ult(key, range.end);
+  auto [page, slot] = k.lookup(cache, range.batch,
+                               k.select(valid, key, range.begin),
+                               /*servesWrite=*/false);
+  // One load per scale group: a token_head or tensor scale serves all of
+  // the thread's chunks of the row.
+  bool onePerRow = plan.scaleGroup >= plan.headSize;
+  SmallVector<Value> scales;
+  for (int64_t i = 0; i < plan.chunksPerThread; ++i) {
+    if (onePerRow && i > 0) {
+      scales.push_back(scales.front());
+      continue;
+    }
+    Value element =
+        k.mul(k.add(copyChunk, k.index(i * threadsPerKey)), k.index(16));
+    Value scale =
+        PageLoadScaleOp::create(k.b, k.loc, cache, page, slot, kvHead, element);
+    // Past the end the codes are zero-filled: a zero scale keeps the
+    // tile's rows zero whatever the scale of the row they were read from.
+    scales.push_back(k.select(valid, scale, k.f32(0)));
+  }
+  return scales;
+}
+
+void TensorCoreAttention::storeChunkScales(ArrayRef<Value> scales,
+                                           Value step, Value slots) {
+  Value buffer = k.remu(step, k.index(plan.stages));
+  Value first = k.mul(kernel.threadId(gpu::Dimension::x),
+                      k.index(plan.chunksPerThread));
+  for (auto [i, scale] : llvm::enumerate(scales))
+    memref::StoreOp::create(k.b, k.loc, scale, slots,
+                            ValueRange{buffer, k.add(first, k.index(i))});
+}
+
+void TensorCoreAttention::dequantizeChunks(Value buffer, Value codes,
+                                           Value slots, Value tile) {
+  // This thread's own chunks: its cp.async copies have landed (the wait),
+  // and the block's reads of the tile's previous step are done (the
+  // barrier before).
+  auto codesType = VectorType::get({16}, plan.elementType);
+  Value first = k.mul(kernel.threadId(gpu::Dimension::x),
+                      k.index(plan.chunksPerThread));
+  for (int64_t i = 0; i < plan.chunksPerThread; ++i) {
+    Value element =
+        k.mul(k.add(copyChunk, k.index(i * threadsPerKey)), k.index(16));
+    Value chunk = vector::LoadOp::create(k.b, k.loc, codesType, codes,
+                                         ValueRange{buffer, copyKey, element});
+    Value values = decodeStorageToF32(k.b, k.loc, chunk, plan.fp8Conversion);
+    Value scale = memref::LoadOp::create(
+        k.b, k.loc, slots, ValueRange{buffer, k.add(first, k.index(i))});
+    values = k.fmul(values, k.splat(scale, cast<VectorType>(values.getType())));
+    vector::StoreOp::create(
+        k.b, k.loc, k.narrow(values, VectorType::get({16}, plan.mmaType)),
+        tile, ValueRange{k.index(0), copyKey, element});
+  }
+  gpu::BarrierOp::create(k.b, k.loc);
+}
+
 Accumulator TensorCoreAttention::mma(ArrayRef<Value> a, ArrayRef<Value> b,
                                      const Accumulator &c) {
   // bf16 operands travel as i32 (MLIR 22's nvgpu.mma.sync cannot deduce
   // bf16 PTX types, so this builds nvvm.mma.sync for both types).
   MLIRContext *ctx = k.b.getContext();
-  bool bf16 = plan.elementType.isBF16();
+  bool bf16 = plan.mmaType.isBF16();
   auto operand = [&](Value pair) -> Value {
     return bf16 ? LLVM::BitcastOp::create(k.b, k.loc, k.b.getI32Type(), pair)
                       .getResult()
@@ -597,7 +718,7 @@ SmallVector<Value> TensorCoreAttention::ldmatrix(Value shared,
                                                  ValueRange indices,
                                                  int64_t tiles,
                                                  bool transpose) {
-  auto type = VectorType::get({tiles, 2}, plan.elementType);
+  auto type = VectorType::get({tiles, 2}, plan.mmaType);
   Value matrices = nvgpu::LdMatrixOp::create(k.b, k.loc, type, shared, indices,
                                              transpose, tiles);
   SmallVector<Value> registers;

@@ -41,16 +41,31 @@ int64_t estimateTensorCoreRegisters(int64_t headSize, int64_t dSplit,
          keysPerStep / 2;
 }
 
-/// Turns `plan` into the tensor-core plan when the attention qualifies: an
-/// f16 or bf16 cache, sm_80 or newer, head_size 64, 128 or 256, a group of
-/// at most 256 heads, the registers within kMaxTensorCoreRegisters.
-void planTensorCores(AttentionPlan &plan, const GPUKernelTarget &target) {
-  if (!target.tensorCores || plan.dequantize ||
-      getChipVersion(target.chip) < 80 ||
-      !(plan.elementType.isF16() || plan.elementType.isBF16()) ||
+/// The element type of the tensor-core kernel's mma.sync operands, or null
+/// when the attention has none: the cache's f16 or bf16, or over a quantized
+/// cache with scale groups of 16 elements or more (each 16-code chunk
+/// dequantized with one scale) q's f16 or bf16.
+Type getMmaType(const AttentionPlan &plan, int64_t scaleGroup) {
+  Type type = plan.dequantize ? plan.rowsElementType : plan.elementType;
+  if (!(type.isF16() || type.isBF16()) ||
+      (plan.dequantize && scaleGroup % 16 != 0))
+    return Type();
+  return type;
+}
+
+/// Turns `plan` into the tensor-core plan when the attention qualifies: f16
+/// or bf16 mma operands (getMmaType), sm_80 or newer, head_size 64, 128 or
+/// 256, a group of at most 256 heads, the registers within
+/// kMaxTensorCoreRegisters; over a quantized cache, every thread copies
+/// codes each step.
+void planTensorCores(AttentionPlan &plan, const GPUKernelTarget &target,
+                     int64_t scaleGroup) {
+  Type mmaType = getMmaType(plan, scaleGroup);
+  if (!target.tensorCores || !mmaType || getChipVersion(target.chip) < 80 ||
       !(plan.headSize == 64 || plan.headSize == 128 || plan.headSize == 256) ||
       plan.group < kMinTensorCoreGroup)
     return;
+  constexpr int64_t kMmaBytes = 2;
   int64_t mTiles = llvm::PowerOf2Ceil(llvm::divideCeil(plan.group, 16));
   // Four warps per block when the group is small: they share the tile's
   // output columns.
@@ -58,8 +73,8 @@ void planTensorCores(AttentionPlan &plan, const GPUKernelTarget &target) {
   int64_t warps = mTiles * dSplit;
   // 8 KiB of K (and of V) per step, at most 32 keys (64 keys of a head of
   // 64 spilled).
-  int64_t keysPerStep = std::clamp<int64_t>(
-      8192 / (plan.headSize * plan.elementBytes), 16, 32);
+  int64_t keysPerStep =
+      std::clamp<int64_t>(8192 / (plan.headSize * kMmaBytes), 16, 32);
   // One warp per tile (groups of 64 and more) holds q's A fragments and
   // all headSize output columns in registers: 170-250 of them, 2-3 blocks
   // per SM. Those take 16 keys per step in 4 stages (the same shared
@@ -70,17 +85,30 @@ void planTensorCores(AttentionPlan &plan, const GPUKernelTarget &target) {
     stages = 2 * keysPerStep / 16;
     keysPerStep = 16;
   }
-  int64_t sharedRow = plan.headSize + 16 / plan.elementBytes;
-  int64_t kvBytes = 2 * stages * keysPerStep * sharedRow * plan.elementBytes;
+  int64_t sharedRow = plan.headSize + 16 / kMmaBytes;
+  int64_t kvBytes = 2 * stages * keysPerStep * sharedRow * kMmaBytes;
+  // A quantized cache: codes of `stages` steps, one dequantized tile, and
+  // each thread's chunk scales of `stages` steps, for K and for V.
+  int64_t chunks = keysPerStep * plan.headSize * plan.elementBytes / 16;
+  int64_t chunksPerThread = chunks / (warps * 32);
+  if (plan.dequantize) {
+    if (chunksPerThread < 1)
+      return;
+    kvBytes = 2 * (stages * keysPerStep * plan.headSize * plan.elementBytes +
+                   keysPerStep * sharedRow * kMmaBytes +
+                   stages * chunks * 4);
+  }
   // q goes through shared memory when the warps of a tile share it and it
   // fits.
-  int64_t queryBytes = mTiles * 16 * sharedRow * plan.elementBytes;
+  int64_t queryBytes = mTiles * 16 * sharedRow * kMmaBytes;
   bool stageQueries = dSplit > 1 && kvBytes + queryBytes <= kSharedBytes;
   if (warps > 16 ||
       estimateTensorCoreRegisters(plan.headSize, dSplit, keysPerStep,
                                   stageQueries) > kMaxTensorCoreRegisters)
     return;
   plan.tensorCores = true;
+  plan.mmaType = mmaType;
+  plan.chunksPerThread = plan.dequantize ? chunksPerThread : 0;
   plan.mTiles = mTiles;
   plan.dSplit = dSplit;
   plan.keysPerStep = keysPerStep;
@@ -118,8 +146,11 @@ attention::makeAttentionPlan(AttentionRaggedOp op,
   plan.rowsElementType =
       cast<MemRefType>(op.getQ().getType()).getElementType();
   plan.dequantize = static_cast<bool>(params.scales);
+  if (hasFp8ConversionInstructions(target.chip))
+    plan.fp8Conversion = Fp8Conversion::NVVM;
   // A dequantizing slice lies within one scale group.
   int64_t scaleGroup = params.scales.groupSize(params.headSize);
+  plan.scaleGroup = scaleGroup;
   // Lanes per key: a power of two dividing head_size, at most 32; the
   // fewest that keep a lane's slice within 16 bytes (one vector access, few
   // registers for q and the accumulators), else as many as divide it. Head
@@ -190,7 +221,7 @@ attention::makeAttentionPlan(AttentionRaggedOp op,
               "smaller head size";
   plan.threads = plan.keysPerStep * plan.lanes;
   plan.sharedBytes = sharedBytes(plan.keysPerStep, plan.headsPerPass);
-  planTensorCores(plan, target);
+  planTensorCores(plan, target, scaleGroup);
   return plan;
 }
 

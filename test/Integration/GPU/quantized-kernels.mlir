@@ -53,13 +53,39 @@
 // SM80-NOT: e4m3
 // SM80-LABEL: .entry attention_i8_block_attention_ragged(
 // attention_ragged over an i8 block<32> cache with f16 q/out (head 128,
-// GQA 4): 16 lanes per key, 8 codes per slice (one 64-bit load; 16 held
-// twice the registers), one scale per slice; no cp.async, no tensor cores.
+// GQA 4) runs on tensor cores: the codes stream into shared memory by
+// cp.async (16 bytes a chunk), each thread converts its chunks (i8 to f32,
+// times the chunk's scale, to f16) into the K/V tile, then ldmatrix and
+// mma.sync as for an f16 cache.
 // CHECK-LABEL: .entry attention_i8_block_attention_ragged(
+// CHECK: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16
+// CHECK: cvt.rn.f32.s16
+// CHECK: cvt.rn.f16x2.f32
+// CHECK: st.shared.v4.b32
+// CHECK: bar.sync
+// CHECK: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// CHECK: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// CHECK: st.global
+// An fp8 token_head cache, bf16 q: the codes are decoded by
+// cvt.rn.f16x2.e4m3x2 (sm_90; integer operations on sm_80, still on
+// tensor cores), the bf16 mma.
+// CHECK-LABEL: .entry attention_fp8_token_head_attention_ragged(
+// CHECK: cp.async.cg.shared.global
+// CHECK: cvt.rn.f16x2.e4m3x2
+// CHECK: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// SM80-LABEL: .entry attention_fp8_token_head_attention_ragged(
+// SM80-NOT: e4m3
+// SM80: cp.async.cg.shared.global
+// SM80: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// SM80-NOT: e4m3
+// With f32 q (or scale groups under 16 elements) the CUDA-core kernel:
+// 8 codes per slice (one 64-bit load), one scale per slice, straight from
+// the cache.
+// CHECK-LABEL: .entry attention_fp8_f32_attention_ragged(
 // CHECK-NOT: cp.async
 // CHECK-NOT: mma.sync
-// CHECK: ld.global.v2.b32
-// CHECK: cvt.rn.f32.s16
+// CHECK: ld.global.v4.b16
+// CHECK: cvt.rn.f16x2.e4m3x2
 // CHECK: shfl.sync.bfly
 // CHECK: st.global
 // copy_pages of a block<32> collection: the codes in 16-byte chunks, then
@@ -93,6 +119,19 @@ func.func @store_bf16_token_head(%k: !s, %rows: memref<?x4x64xbf16>, %offsets: m
 func.func @attention_i8_block(%q: memref<?x8x128xf16>, %k: !a, %v: !a, %offsets: memref<?xi32>, %out: memref<?x8x128xf16>) {
   kvcache.attention_ragged %q, %k, %v, %offsets, %out {scale = 0.0883883 : f32}
       : memref<?x8x128xf16>, !a, !a, memref<?xi32>, memref<?x8x128xf16>
+  return
+}
+
+!ft = !kvcache.paged_cache<f8E4M3FN, num_heads = 2, head_size = 128, page_size = 16, scales = token_head>
+func.func @attention_fp8_token_head(%q: memref<?x8x128xbf16>, %k: !ft, %v: !ft, %offsets: memref<?xi32>, %out: memref<?x8x128xbf16>) {
+  kvcache.attention_ragged %q, %k, %v, %offsets, %out {scale = 0.0883883 : f32}
+      : memref<?x8x128xbf16>, !ft, !ft, memref<?xi32>, memref<?x8x128xbf16>
+  return
+}
+
+func.func @attention_fp8_f32(%q: memref<?x8x128xf32>, %k: !ft, %v: !ft, %offsets: memref<?xi32>, %out: memref<?x8x128xf32>) {
+  kvcache.attention_ragged %q, %k, %v, %offsets, %out {scale = 0.0883883 : f32}
+      : memref<?x8x128xf32>, !ft, !ft, memref<?xi32>, memref<?x8x128xf32>
   return
 }
 
