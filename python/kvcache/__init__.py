@@ -30,6 +30,9 @@ Modules:
     builders   IR text of the kernel ops and of a decode step, from a CacheConfig
     reference  numpy model of docs/Contract.md 1, 2.2 and 3.3 (no compiler
                code): PagedCache, ContinuousCache, quantized or not
+    attention_reference  its attention_ragged with the optional clauses
+               (window, chunk, noncausal, softcap, alibi, sinks, lse),
+               key_range and merge_states (re-exported by reference)
     compiler   parse / verify / print / run_pipeline / compile_ptx (extension)
     cpu        CPUModule: in-process CPU execution on numpy arrays (extension)
     emulator   EmulatedGPUModule: the same calls, the kernels run on the GPU
@@ -46,11 +49,12 @@ others are plain Python + numpy and also work from the source tree.
 import importlib.util
 
 from . import abi, builders, reference  # noqa: F401
+from . import attention_reference  # noqa: F401  (loaded by reference, after it)
 from .config import CacheConfig  # noqa: F401
 from .errors import CompileError, Diagnostic, EmulatorError  # noqa: F401
 
 __all__ = ["CacheConfig", "CompileError", "Diagnostic", "EmulatorError", "abi",
-           "builders", "reference"]
+           "attention_reference", "builders", "reference"]
 _EXTENSION_NAMES = ("Module", "compile_ptx", "kernel_names", "lower_to_cpu",
                     "lower_to_emulated_gpu", "parse", "run_pipeline", "verify",
                     "CPUModule", "EmulatedGPUModule", "compiler", "cpu",

@@ -30,18 +30,22 @@ i8 as int8: `to_float32` and `from_float32` convert (the fp8 codec is
 written here from the formats' bit fields: `fp8_values`, `fp8_encode`);
 `quantize`, `dequantize` and `dynamic_scale` are the quantized caches'
 arithmetic.
+
+`attention_ragged` (with its optional clauses: window, chunk, noncausal,
+softcap, alibi, sinks, lse), `key_range` and `merge_states` live in
+attention_reference.py and are re-exported here.
 """
 
 import numpy as np
 
-from .config import ELEMENT_TYPES, FLOAT_TYPES, CacheConfig
+from .config import ELEMENT_TYPES, CacheConfig
 
 __all__ = ["CacheCollection", "CacheView", "ContinuousCache", "PagedCache",
            "attention_ragged", "copy_pages", "decode_step", "dequantize",
            "dynamic_scale", "fp8_encode", "fp8_values", "from_float32",
-           "gather_ragged", "group_scales", "quantize", "random_cache",
-           "random_rows", "row_offsets", "storage_dtype", "store_ragged",
-           "to_float32"]
+           "gather_ragged", "group_scales", "key_range", "merge_states",
+           "quantize", "random_cache", "random_rows", "row_offsets",
+           "storage_dtype", "store_ragged", "to_float32"]
 
 
 def storage_dtype(dtype):
@@ -572,42 +576,6 @@ def _copied_pages(cache, pairs):
     return blocks
 
 
-def attention_ragged(q, key_view, value_view, row_offsets, out, scale):
-    """`kvcache.attention_ragged`: a copy of `out` where query row r of
-    sequence b, at position p = cache_length(b) + r - row_offsets[b], is
-    softmax_j(scale * q[r, h] . K[b, j, h / G]) @ V[b, j, h / G] over
-    j in [0, p], G = q_heads / kv_heads; computed in float64 from the stored
-    values (dequantized, in f32, on a quantized cache), rounded once to
-    the element type of q and out: the cache's dtype, or on a quantized
-    cache f32, f16 or bf16 by q's numpy dtype. K/V must hold the step's
-    rows."""
-    cache = key_view.cache
-    dtype = _rows_element(cache, q, "attention_ragged's q")
-    if dtype not in FLOAT_TYPES:
-        raise TypeError(f"attention_ragged takes float q and out (f32, f16 or "
-                        f"bf16), not {dtype} codes")
-    out = np.array(out, copy=True)
-    q_heads = q.shape[1]
-    group = q_heads // cache.num_heads
-    scale = float(np.float32(scale))
-    for b, begin, end in _ragged(row_offsets, cache.batch):
-        if end <= begin:
-            continue
-        length = int(cache.cache_lengths[b]) + end - begin
-        keys = key_view.tokens(b, length).astype(np.float64)
-        values = value_view.tokens(b, length).astype(np.float64)
-        for r in range(begin, end):
-            p = int(cache.cache_lengths[b]) + r - begin
-            query = to_float32(q[r], dtype).astype(np.float64)  # [Hq, D]
-            kv_head = np.arange(q_heads) // group
-            scores = np.einsum("hd,jhd->hj", query, keys[:p + 1, kv_head]) * scale
-            weights = np.exp(scores - scores.max(axis=1, keepdims=True))
-            weights /= weights.sum(axis=1, keepdims=True)
-            result = np.einsum("hj,jhd->hd", weights, values[:p + 1, kv_head])
-            out[r] = from_float32(result.astype(np.float32), dtype)
-    return out
-
-
 def decode_step(cache, layer, q, new_keys, new_values, row_offsets, out, scale):
     """builders.decode_step on a standard cache: store K and V, then attend.
     Returns (new cache of the same kind, new out)."""
@@ -738,3 +706,8 @@ def row_offsets(lengths):
     """[0, l0, l0 + l1, ...] as int32: ragged offsets of consecutive rows."""
     return np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
 
+
+# Last: attention_reference builds on this module's conversions and lookups
+# (imported from it while this module finishes loading).
+from .attention_reference import (attention_ragged, key_range,  # noqa: E402
+                                  merge_states)
