@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KVCache/IR/KVCacheOps.h"
+#include "VerifierHelpers.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
@@ -14,6 +15,7 @@
 
 using namespace mlir;
 using namespace mlir::kvcache;
+using namespace mlir::kvcache::opverify;
 
 #include "KVCache/IR/KVCacheInterfaces.cpp.inc"
 
@@ -47,9 +49,9 @@ static LogicalResult verifyMemRef(Operation *op, StringRef what, Value value,
 }
 
 /// Checks that dimension `dim` of `type` is static and equal to `expected`.
-static LogicalResult verifyStaticDim(Operation *op, StringRef what,
-                                     MemRefType type, unsigned dim,
-                                     StringRef dimName, int64_t expected) {
+LogicalResult opverify::verifyStaticDim(Operation *op, StringRef what,
+                                      MemRefType type, unsigned dim,
+                                      StringRef dimName, int64_t expected) {
   if (type.isDynamicDim(dim))
     return op->emitOpError("expects '")
            << what << "' dim " << dim << " (" << dimName
@@ -64,8 +66,9 @@ static LogicalResult verifyStaticDim(Operation *op, StringRef what,
 
 /// Checks that the memref `what` of a kernel op holds elements of the cache
 /// element type `elementType`.
-static LogicalResult verifyCacheElementType(Operation *op, StringRef what,
-                                            MemRefType type, Type elementType) {
+LogicalResult opverify::verifyCacheElementType(Operation *op, StringRef what,
+                                             MemRefType type,
+                                             Type elementType) {
   if (type.getElementType() != elementType)
     return op->emitOpError("expects '")
            << what << "' to have the cache element type " << elementType
@@ -75,7 +78,7 @@ static LogicalResult verifyCacheElementType(Operation *op, StringRef what,
 
 /// Whether `type` is a float type quantized caches convert to and from:
 /// f32, f16, bf16.
-static bool isDequantizedType(Type type) {
+bool opverify::isDequantizedType(Type type) {
   return type.isF32() || type.isF16() || type.isBF16();
 }
 
@@ -100,9 +103,9 @@ static LogicalResult verifyRowElementType(Operation *op, StringRef what,
 /// Checks token rows `[tokens, num_heads, head_size]` (a 3-D memref in the
 /// default memory space, as ODS checked) against the cache: its element type
 /// and static dims.
-static LogicalResult verifyTokenRows(Operation *op, StringRef what,
-                                     MemRefType type,
-                                     const KVCacheParams &params) {
+LogicalResult opverify::verifyTokenRows(Operation *op, StringRef what,
+                                      MemRefType type,
+                                      const KVCacheParams &params) {
   if (failed(verifyRowElementType(op, what, type, params)) ||
       failed(verifyStaticDim(op, what, type, 1, "num_heads",
                              params.numHeads)) ||
@@ -611,71 +614,5 @@ LogicalResult TileOp::verify() {
       return emitOpError("head index ")
              << *h << " is out of range for num_heads = "
              << cache.getNumHeads();
-  return success();
-}
-
-//===----------------------------------------------------------------------===//
-// Kernel ops
-//===----------------------------------------------------------------------===//
-
-// ODS checks the ranks, the element types that do not depend on the cache
-// and the memory space of the kernel ops' memrefs; the verifiers check them
-// against the cache.
-
-LogicalResult StoreRaggedOp::verify() {
-  return verifyTokenRows(*this, "values", getValues().getType(),
-                         KVCacheParams::get(getCache().getType()));
-}
-
-LogicalResult GatherRaggedOp::verify() {
-  return verifyTokenRows(*this, "out", getOut().getType(),
-                         KVCacheParams::get(getCache().getType()));
-}
-
-LogicalResult AttentionRaggedOp::verify() {
-  KVCacheTypeInterface keyType = getKeyCache().getType();
-  if (getValueCache().getType() != keyType)
-    return emitOpError("expects the key and value caches to have one type, "
-                       "got ")
-           << keyType << " and " << getValueCache().getType();
-  if (keyType.getMla())
-    return emitOpError("does not support MLA caches (mla = true)");
-  if (getQ().getType() != getOut().getType())
-    return emitOpError("expects 'q' and 'out' to have one type, got ")
-           << getQ().getType() << " and " << getOut().getType();
-  MemRefType qType = getQ().getType();
-  KVCacheParams params = KVCacheParams::get(keyType);
-  if (isStorageElementType(params.elementType) && !params.scales)
-    return emitOpError("needs values, not raw stored codes: the ")
-           << params.elementType
-           << " cache has no 'scales'; give its type 'scales = tensor | "
-              "token_head | block<G>'";
-  if (params.scales) {
-    if (!isDequantizedType(qType.getElementType()))
-      return emitOpError("expects 'q' of f32, f16 or bf16 over a quantized "
-                         "cache, got ")
-             << qType;
-  } else if (failed(verifyCacheElementType(*this, "q", qType,
-                                           keyType.getElementType()))) {
-    return failure();
-  }
-  if (failed(verifyStaticDim(*this, "q", qType, 2, "head_size",
-                             keyType.getHeadSize())))
-    return failure();
-  if (qType.isDynamicDim(1) || qType.getDimSize(1) <= 0 ||
-      qType.getDimSize(1) % keyType.getNumHeads() != 0)
-    return emitOpError("expects 'q' dim 1 (q_heads) to be a static multiple "
-                       "of num_heads = ")
-           << keyType.getNumHeads() << ", got " << qType;
-  return success();
-}
-
-LogicalResult CopyPagesOp::verify() {
-  KVCollectionTypeInterface type = getCollection().getType();
-  if (ShapedType::isDynamic(type.getPageSize()))
-    return emitOpError("needs a collection with pages of a static size; ")
-           << type << " (kind \"" << type.getKindName()
-           << "\") has none: copy a sequence's tokens with "
-              "kvcache.gather_ragged and kvcache.store_ragged instead";
   return success();
 }

@@ -57,8 +57,8 @@ from .config import FLOAT_TYPES, CacheConfig
 
 __all__ = ["CacheConfig", "attention_ragged", "blocks_type", "cache_type",
            "collection_type", "copy_pages", "decode_step", "gather_ragged",
-           "kernel_names", "kernels", "lookup_table_type", "module",
-           "rows_type", "scales_type", "store_ragged"]
+           "kernel_names", "kernels", "lookup_table_type", "merge_states",
+           "module", "rows_type", "scales_type", "store_ragged"]
 
 OFFSETS_TYPE = "memref<?xi32>"
 CACHE_LENGTHS_TYPE = "memref<?xi32>"
@@ -204,7 +204,36 @@ def _store(fn, kv, values):
           f"{cache_type(config)}, {rows_type(config)}, {OFFSETS_TYPE}")
 
 
-def _attention(fn, scale, workspace):
+def _clause_text(clauses, config):
+    """(operand text, types text, attribute text) of attention_ragged's
+    optional clauses (docs/Contract.md 3.3): `clauses` maps window, chunk,
+    noncausal, softcap (attributes) and sinks, alibi, lse (True: the
+    operand is a function argument of that name)."""
+    unknown = set(clauses) - {"window", "chunk", "noncausal", "softcap",
+                              "sinks", "alibi", "lse"}
+    if unknown:
+        raise ValueError(f"attention_ragged has no clause {sorted(unknown)[0]!r}; "
+                         "the clauses are window, chunk, noncausal, softcap, "
+                         "sinks, alibi, lse")
+    heads = config.query_heads
+    operands, types, attributes = "", "", []
+    for name, type_ in (("sinks", f"memref<{heads}xf32>"),
+                        ("alibi", f"memref<{heads}xf32>"),
+                        ("lse", f"memref<?x{heads}xf32>")):
+        if clauses.get(name):
+            operands += f" {name}(%{name})"
+            types += f", {type_}"
+    for name in ("window", "chunk"):
+        if clauses.get(name) is not None:
+            attributes.append(f"{name} = {int(clauses[name])} : i64")
+    if clauses.get("noncausal"):
+        attributes.append("noncausal")
+    if clauses.get("softcap") is not None:
+        attributes.append(f"softcap = {float(clauses['softcap'])!r} : f32")
+    return operands, types, attributes
+
+
+def _attention(fn, scale, workspace, clauses=None):
     config = fn.config
     if config.mla:
         raise ValueError("attention_ragged does not take mla caches "
@@ -228,8 +257,10 @@ def _attention(fn, scale, workspace):
     if workspace:
         operands += ", %workspace"
         types += f", {WORKSPACE_TYPE}"
-    fn.op(f"kvcache.attention_ragged {operands} {{scale = "
-          f"{_scale_literal(config, scale)} : f32}} : {types}")
+    extra_operands, extra_types, attributes = _clause_text(clauses or {}, config)
+    attributes = [f"scale = {_scale_literal(config, scale)} : f32"] + attributes
+    fn.op(f"kvcache.attention_ragged {operands}{extra_operands} "
+          f"{{{', '.join(attributes)}}} : {types}{extra_types}")
 
 
 def store_ragged(config, name="store_ragged", kv="key"):
@@ -271,10 +302,15 @@ def copy_pages(config, name="copy_pages"):
 
 
 def attention_ragged(config, name="attention_ragged", scale=None,
-                     workspace=False):
+                     workspace=False, window=None, chunk=None, noncausal=False,
+                     softcap=None, sinks=False, alibi=False, lse=False):
     """`(collection..., %layer, %q: [T, Hq, D], %row_offsets, %out: [T, Hq, D]
-    [, %workspace: f32])`: causal attention of each query row over its
-    sequence (scale default 1/sqrt(head_size))."""
+    [, %workspace: f32] [, %sinks: [Hq]] [, %alibi: [Hq]] [, %lse: [T, Hq]])`:
+    attention of each query row over its sequence (scale default
+    1/sqrt(head_size)), causal unless a clause says otherwise
+    (docs/Contract.md 3.3): `window`/`chunk` (ints), `noncausal`, `softcap`
+    (a float) as attributes; `sinks`, `alibi`, `lse` True add those f32
+    operands as arguments, in that order."""
     fn = _Function(config, name)
     fn.collection()
     q_type = rows_type(config, config.query_heads)
@@ -283,7 +319,33 @@ def attention_ragged(config, name="attention_ragged", scale=None,
     fn.argument("out", q_type)
     if workspace:
         fn.argument("workspace", WORKSPACE_TYPE)
-    _attention(fn, scale, workspace)
+    heads = config.query_heads
+    for flag, argument, type_ in ((sinks, "sinks", f"memref<{heads}xf32>"),
+                                  (alibi, "alibi", f"memref<{heads}xf32>"),
+                                  (lse, "lse", f"memref<?x{heads}xf32>")):
+        if flag:
+            fn.argument(argument, type_)
+    _attention(fn, scale, workspace,
+               dict(window=window, chunk=chunk, noncausal=noncausal,
+                    softcap=softcap, sinks=sinks, alibi=alibi, lse=lse))
+    return fn.text()
+
+
+def merge_states(config, name="merge_states", lse=True):
+    """`(%out_a, %lse_a, %out_b, %lse_b, %out [, %lse])`, outs [T, Hq, D] of
+    config.rows_element, lses [T, Hq] f32: kvcache.merge_states of two
+    partial attention results (docs/Contract.md 3.3); pass out_a (lse_a)
+    again as out (lse) to merge in place."""
+    fn = _Function(config, name)
+    out_type = rows_type(config, config.query_heads)
+    lse_type = f"memref<?x{config.query_heads}xf32>"
+    names = [("out_a", out_type), ("lse_a", lse_type), ("out_b", out_type),
+             ("lse_b", lse_type), ("out", out_type)] + (
+                 [("lse", lse_type)] if lse else [])
+    for argument, type_ in names:
+        fn.argument(argument, type_)
+    fn.op(f"kvcache.merge_states {', '.join('%' + n for n, _ in names)} : "
+          f"{', '.join(t for _, t in names)}")
     return fn.text()
 
 

@@ -292,4 +292,5 @@ void mlir::kvcache::populateKVCacheToSCFConversionPatterns(
                CopyPagesToSCF>(
       patterns.getContext(), vectorBytes, checked);
   populateAttentionToSCFConversionPatterns(patterns);
+  populateMergeStatesToSCFConversionPatterns(patterns);
 }

@@ -27,6 +27,9 @@ void populateKVCacheToSCFConversionPatterns(RewritePatternSet &patterns,
 /// The attention_ragged part of the above: an online-softmax loop nest.
 void populateAttentionToSCFConversionPatterns(RewritePatternSet &patterns);
 
+/// The merge_states part: a loop over rows and query heads.
+void populateMergeStatesToSCFConversionPatterns(RewritePatternSet &patterns);
+
 } // namespace kvcache
 } // namespace mlir
 

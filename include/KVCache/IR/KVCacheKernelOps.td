@@ -1,0 +1,264 @@
+//===- KVCacheKernelOps.td - kvcache kernel operations -----*- tablegen -*-===//
+//
+// Part of the kvcache-mlir project.
+//
+// Whole-batch operations (destination-passing on memrefs), lowered to loops
+// for the CPU (convert-kvcache-to-scf) or GPU kernels
+// (convert-kvcache-to-gpu). Included by KVCacheOps.td.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KVCACHE_IR_KVCACHEKERNELOPS_TD
+#define KVCACHE_IR_KVCACHEKERNELOPS_TD
+
+//===----------------------------------------------------------------------===//
+// Kernel ops
+//===----------------------------------------------------------------------===//
+
+// Every memref a kernel op takes is in the default memory space.
+def KVCache_InDefaultMemorySpacePred
+    : CPred<"!::llvm::cast<::mlir::MemRefType>($_self).getMemorySpace()">;
+
+// A memref operand of a kernel op: `base` in the default memory space.
+class KVCache_KernelMemRef<Type base, list<Pred> predicates, string summary>
+    : ConfinedType<base, !listconcat(predicates,
+                                     [KVCache_InDefaultMemorySpacePred]),
+                   summary # " in the default memory space",
+                   "::mlir::MemRefType">;
+
+// Token rows; the op verifiers check the element type and the static dims
+// against the cache.
+def KVCache_TokenRowsMemRef
+    : KVCache_KernelMemRef<MemRefRankOf<[AnyType], [3]>, [],
+                           "3-D memref [tokens, heads, head_size]">;
+
+// Ragged offsets: sequence b owns rows [offsets[b], offsets[b+1]).
+def KVCache_RaggedOffsetsMemRef
+    : KVCache_KernelMemRef<MemRefRankOf<[I32], [1]>, [],
+                           "1-D memref of i32 [batch + 1]">;
+
+def KVCache_PagePairsMemRef
+    : KVCache_KernelMemRef<
+          MemRefRankOf<[I32], [2]>,
+          [CPred<"::llvm::cast<::mlir::MemRefType>($_self).getDimSize(1) "
+                 "== 2">],
+          "2-D memref of i32 [num_pairs, 2] of (src, dst) page pairs">;
+
+def KVCache_WorkspaceMemRef
+    : KVCache_KernelMemRef<MemRefRankOf<[F32], [1]>, [], "1-D memref of f32">;
+
+// One f32 per query head (sinks, ALiBi slopes); the verifier checks the
+// static size.
+def KVCache_PerHeadMemRef
+    : KVCache_KernelMemRef<MemRefRankOf<[F32], [1]>, [],
+                           "1-D memref of f32 [q_heads]">;
+
+// A log-sum-exp per row and query head, row-major.
+def KVCache_LseMemRef
+    : KVCache_KernelMemRef<MemRefRankOf<[F32], [2]>, [],
+                           "2-D memref of f32 [tokens, q_heads]">;
+
+def KVCache_StoreRaggedOp
+    : KVCache_Op<"store_ragged", [KVCache_KernelOpInterface]> {
+  let summary = "Appends a ragged batch of new tokens to the cache";
+  let description = [{
+    MAX's `kv_cache.store.paged.ragged`. `values` is `[T, num_heads,
+    head_size]`, `row_offsets` `[batch + 1]`: row `r` in
+    `[row_offsets[b], row_offsets[b+1])` is written at token position
+    `cache_length(b) + r - row_offsets[b]` of sequence `b`. `cache_lengths`
+    is not changed.
+
+    On a quantized cache (with `scales`), rows of the storage type are
+    copied as codes (scales untouched) and f32, f16 or bf16 rows are
+    quantized, `saturate(rne(value / scale))`: with the layer's scale for
+    `scales = tensor`, and for `token_head` and `block<G>` with each
+    group's scale `amax / max_finite` (1 when amax is 0), which the op
+    writes too (docs/Contract.md section 2.2).
+
+    ```mlir
+    kvcache.store_ragged %k, %new, %row_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x8x128xf16>, memref<?xi32>
+    ```
+  }];
+  let arguments = (ins
+    Arg<KVCache_AnyLayerCache, "cache written", [MemRead, MemWrite]>:$cache,
+    Arg<KVCache_TokenRowsMemRef, "new rows", [MemRead]>:$values,
+    Arg<KVCache_RaggedOffsetsMemRef, "row offsets", [MemRead]>:$row_offsets);
+  let assemblyFormat = [{
+    $cache `,` $values `,` $row_offsets attr-dict `:` qualified(type($cache))
+    `,` type($values) `,` type($row_offsets)
+  }];
+  let hasVerifier = 1;
+}
+
+def KVCache_GatherRaggedOp
+    : KVCache_Op<"gather_ragged", [KVCache_KernelOpInterface]> {
+  let summary = "Reads the contexts of a ragged batch out of the cache";
+  let description = [{
+    The inverse of `store_ragged` for reading a context: `out` row `r` in
+    `[ctx_offsets[b], ctx_offsets[b+1])` receives token position
+    `r - ctx_offsets[b]` of sequence `b`. On a quantized cache, `out` of
+    the storage type receives the codes and f32, f16 or bf16 `out` the
+    dequantized values.
+
+    ```mlir
+    kvcache.gather_ragged %k, %out, %ctx_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x8x128xf16>, memref<?xi32>
+    ```
+  }];
+  let arguments = (ins
+    Arg<KVCache_AnyLayerCache, "cache read", [MemRead]>:$cache,
+    Arg<KVCache_TokenRowsMemRef, "gathered rows", [MemWrite]>:$out,
+    Arg<KVCache_RaggedOffsetsMemRef, "context offsets", [MemRead]>:$ctx_offsets);
+  let assemblyFormat = [{
+    $cache `,` $out `,` $ctx_offsets attr-dict `:` qualified(type($cache))
+    `,` type($out) `,` type($ctx_offsets)
+  }];
+  let hasVerifier = 1;
+}
+
+def KVCache_CopyPagesOp
+    : KVCache_Op<"copy_pages", [KVCache_KernelOpInterface]> {
+  let summary = "Copies whole pages, every layer, K and V";
+  let description = [{
+    For each row `(src, dst)` of `pairs` (`memref<?x2xi32>`), copies physical
+    page `src` to page `dst` in every layer, for K and V (prefix-cache
+    copy-on-write). Pairs must not overlap (the dst of one is never the src
+    of another). The collection must have pages of a static size (a
+    `!kvcache.continuous_collection` has none: it is an error).
+
+    ```mlir
+    kvcache.copy_pages %c, %pairs : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x2xi32>
+    ```
+  }];
+  let arguments = (ins
+    Arg<KVCache_AnyCollection, "cache copied", [MemRead, MemWrite]>:$collection,
+    Arg<KVCache_PagePairsMemRef, "page pairs", [MemRead]>:$pairs);
+  let assemblyFormat = [{
+    $collection `,` $pairs attr-dict `:` qualified(type($collection)) `,`
+    type($pairs)
+  }];
+  let hasVerifier = 1;
+}
+
+def KVCache_AttentionRaggedOp
+    : KVCache_Op<"attention_ragged", [KVCache_KernelOpInterface,
+                                      AttrSizedOperandSegments]> {
+  let summary = "Paged attention over a ragged batch, with optional masks, "
+                "score transforms, sinks and log-sum-exp";
+  let description = [{
+    MAX's `mha.ragged.paged`. Query row `r` of sequence `b` sits at absolute
+    position `p = cache_length(b) + r - row_offsets[b]`; by default it
+    attends causally to key positions `[0, p]`:
+    `out[r, h] = softmax_j(s_j) @ V[b, j, h / G]` with
+    `s_j = scale * q[r, h] . K[b, j, h / G]` and `G = q_heads / kv_heads`
+    (grouped-query attention); softmax and accumulation in f32. The step's
+    new K/V must already be stored. `q` and `out` are
+    `[T, q_heads, head_size]` of the cache's element type (any of f32, f16,
+    bf16 over a quantized cache), with `q_heads` a static multiple of
+    `num_heads`. The optional f32 `workspace` lets the GPU lowering split
+    long contexts across thread blocks.
+
+    Optional clauses (docs/Contract.md section 3.3), in any combination
+    except the exclusions below:
+
+    - `window = W` (i64 >= 1): keys `[max(0, p - W + 1), p]` (sliding
+      window); `chunk = C` (i64 >= 1): keys `[floor(p / C) * C, p]`
+      (chunked attention); they exclude each other;
+    - `noncausal`: keys `[0, cache_length(b))`, every cached token of the
+      sequence and none of the step's own rows (cascade inference: a shared
+      prefix stored once); excludes `window` and `chunk`;
+    - `softcap = c` (f32 > 0): `s = c * tanh(s / c)` after the scale;
+    - `alibi(%slopes)` (`memref<q_heads x f32>`): `s += slopes[h] * (j - p)`
+      after the soft cap;
+    - `sinks(%sinks)` (`memref<q_heads x f32>`): one extra logit per query
+      head in the softmax's denominator (not scaled, capped or biased, with
+      no value);
+    - `lse(%lse)` (`memref<T x q_heads x f32>`, row-major): receives
+      `m + log(denominator)` per row and head (natural log, the sink
+      included; `-inf` for a row with no keys and no sink, whose `out` is
+      0), for `kvcache.merge_states`.
+
+    ```mlir
+    kvcache.attention_ragged %q, %k, %v, %row_offsets, %out {scale = 0.0883883 : f32}
+        : memref<?x32x128xf16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?xi32>, memref<?x32x128xf16>
+    kvcache.attention_ragged %q, %k, %v, %row_offsets, %out sinks(%sinks) lse(%lse)
+        {scale = 0.0883883 : f32, softcap = 30.0 : f32, window = 4096 : i64}
+        : memref<?x32x128xbf16>, !kvcache.paged_cache<bf16, num_heads = 8, head_size = 128, page_size = 16>, !kvcache.paged_cache<bf16, num_heads = 8, head_size = 128, page_size = 16>, memref<?xi32>, memref<?x32x128xbf16>, memref<32xf32>, memref<?x32xf32>
+    ```
+  }];
+  let arguments = (ins
+    Arg<KVCache_TokenRowsMemRef, "queries", [MemRead]>:$q,
+    Arg<KVCache_AnyLayerCache, "key cache", [MemRead]>:$key_cache,
+    Arg<KVCache_AnyLayerCache, "value cache", [MemRead]>:$value_cache,
+    Arg<KVCache_RaggedOffsetsMemRef, "row offsets", [MemRead]>:$row_offsets,
+    Arg<KVCache_TokenRowsMemRef, "attention output", [MemWrite]>:$out,
+    Arg<Optional<KVCache_WorkspaceMemRef>, "scratch space",
+        [MemRead, MemWrite]>:$workspace,
+    Arg<Optional<KVCache_PerHeadMemRef>, "sink logits", [MemRead]>:$sinks,
+    Arg<Optional<KVCache_PerHeadMemRef>, "ALiBi slopes", [MemRead]>:$alibi,
+    Arg<Optional<KVCache_LseMemRef>, "log-sum-exp of each row and head",
+        [MemWrite]>:$lse,
+    F32Attr:$scale,
+    OptionalAttr<F32Attr>:$softcap,
+    OptionalAttr<I64Attr>:$window,
+    OptionalAttr<I64Attr>:$chunk,
+    UnitAttr:$noncausal);
+  let assemblyFormat = [{
+    $q `,` $key_cache `,` $value_cache `,` $row_offsets `,` $out
+    (`,` $workspace^)? (`sinks` `(` $sinks^ `)`)? (`alibi` `(` $alibi^ `)`)?
+    (`lse` `(` $lse^ `)`)? attr-dict `:` type($q) `,`
+    qualified(type($key_cache)) `,` qualified(type($value_cache)) `,`
+    type($row_offsets) `,`
+    custom<OptionalOperandTypes>(type($out), ref($workspace), type($workspace),
+                                 ref($sinks), type($sinks), ref($alibi),
+                                 type($alibi), ref($lse), type($lse))
+  }];
+  let extraClassDeclaration = [{
+    /// Whether any optional clause (window, chunk, noncausal, softcap,
+    /// alibi, sinks, lse) is present: plain causal attention otherwise.
+    bool hasClauses() {
+      return getWindow() || getChunk() || getNoncausal() || getSoftcap() ||
+             getAlibi() || getSinks() || getLse();
+    }
+  }];
+  let hasVerifier = 1;
+}
+
+def KVCache_MergeStatesOp
+    : KVCache_Op<"merge_states", [KVCache_KernelOpInterface]> {
+  let summary = "Merges two partial attention results by their log-sum-exp";
+  let description = [{
+    Two attention results over disjoint key sets, each with the log-sum-exp
+    `lse` that `attention_ragged`'s `lse(...)` clause writes, combined into
+    the result over their union (cascade inference: a shared prefix and each
+    sequence's own tokens attended separately). Per row and head, in f32:
+    `lse = max + log(e^(lse_a - max) + e^(lse_b - max))` with
+    `max = max(lse_a, lse_b)` and
+    `out = e^(lse_a - lse) out_a + e^(lse_b - lse) out_b`, rounded once to
+    the element type; when both are `-inf`, `out = 0` and `lse = -inf`. The
+    three outs are `[T, q_heads, head_size]` of one type (f32, f16 or
+    bf16), the lses `[T, q_heads]` f32; `out` may be `out_a` (in place), and
+    the optional `lse` receives the merged log-sum-exp (it may be `lse_a`).
+    Equal, within rounding, to attention over the union when at most one
+    partial result had sinks (docs/Contract.md section 3.3).
+
+    ```mlir
+    kvcache.merge_states %out_a, %lse_a, %out_b, %lse_b, %out_a, %lse_a
+        : memref<?x32x128xf16>, memref<?x32xf32>, memref<?x32x128xf16>, memref<?x32xf32>, memref<?x32x128xf16>, memref<?x32xf32>
+    ```
+  }];
+  let arguments = (ins
+    Arg<KVCache_TokenRowsMemRef, "first partial output", [MemRead]>:$out_a,
+    Arg<KVCache_LseMemRef, "first log-sum-exp", [MemRead]>:$lse_a,
+    Arg<KVCache_TokenRowsMemRef, "second partial output", [MemRead]>:$out_b,
+    Arg<KVCache_LseMemRef, "second log-sum-exp", [MemRead]>:$lse_b,
+    Arg<KVCache_TokenRowsMemRef, "merged output", [MemWrite]>:$out,
+    Arg<Optional<KVCache_LseMemRef>, "merged log-sum-exp", [MemWrite]>:$lse);
+  let assemblyFormat = [{
+    $out_a `,` $lse_a `,` $out_b `,` $lse_b `,` $out (`,` $lse^)? attr-dict
+    `:` type($out_a) `,` type($lse_a) `,` type($out_b) `,` type($lse_b) `,`
+    type($out) (`,` type($lse)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // KVCACHE_IR_KVCACHEKERNELOPS_TD

@@ -1,0 +1,199 @@
+//===- KVCacheKernelOps.cpp - kvcache kernel operations ---------*- C++ -*-===//
+//
+// Part of the kvcache-mlir project.
+//
+// Verifiers and custom assembly of the kernel ops (KVCacheKernelOps.td).
+//
+//===----------------------------------------------------------------------===//
+
+#include "KVCache/IR/KVCacheOps.h"
+#include "VerifierHelpers.h"
+
+using namespace mlir;
+using namespace mlir::kvcache;
+using namespace mlir::kvcache::opverify;
+
+//===----------------------------------------------------------------------===//
+// Kernel ops
+//===----------------------------------------------------------------------===//
+
+// ODS checks the ranks, the element types that do not depend on the cache
+// and the memory space of the kernel ops' memrefs; the verifiers check them
+// against the cache.
+
+LogicalResult StoreRaggedOp::verify() {
+  return verifyTokenRows(*this, "values", getValues().getType(),
+                         KVCacheParams::get(getCache().getType()));
+}
+
+LogicalResult GatherRaggedOp::verify() {
+  return verifyTokenRows(*this, "out", getOut().getType(),
+                         KVCacheParams::get(getCache().getType()));
+}
+
+/// Checks an f32 operand of one value per query head (`sinks`, `alibi`).
+static LogicalResult verifyPerHead(Operation *op, StringRef what,
+                                   Value operand, int64_t qHeads) {
+  if (!operand)
+    return success();
+  auto type = cast<MemRefType>(operand.getType());
+  if (type.getDimSize(0) != qHeads)
+    return op->emitOpError("expects '")
+           << what << "' to hold one f32 per query head, memref<" << qHeads
+           << "xf32>, got " << type;
+  return success();
+}
+
+/// Checks a log-sum-exp operand `[T, q_heads]` (row-major) against the rows
+/// `rows` `[T, q_heads, ...]`.
+static LogicalResult verifyLse(Operation *op, StringRef what, Value lse,
+                               MemRefType rows) {
+  if (!lse)
+    return success();
+  auto type = cast<MemRefType>(lse.getType());
+  if (type.getDimSize(1) != rows.getDimSize(1) ||
+      (!type.isDynamicDim(0) && !rows.isDynamicDim(0) &&
+       type.getDimSize(0) != rows.getDimSize(0)))
+  {
+    InFlightDiagnostic diag = op->emitOpError("expects '")
+                              << what << "' to be [tokens, q_heads] = [";
+    if (rows.isDynamicDim(0))
+      diag << "?";
+    else
+      diag << rows.getDimSize(0);
+    return diag << ", " << rows.getDimSize(1)
+                << "] like the rows' first dims, got " << type;
+  }
+  if (!type.getLayout().isIdentity())
+    return op->emitOpError("expects '")
+           << what << "' to be row-major (the identity layout), got " << type;
+  return success();
+}
+
+/// The optional clauses of attention_ragged (docs/Contract.md 4.7).
+static LogicalResult verifyAttentionClauses(AttentionRaggedOp op) {
+  if (std::optional<APFloat> softcap = op.getSoftcap())
+    if (!(softcap->convertToFloat() > 0.0f) || softcap->isInfinity())
+      return op.emitOpError("expects 'softcap' to be a finite f32 > 0, got ")
+             << softcap->convertToFloat();
+  for (auto [name, attr] : {std::pair{"window", op.getWindowAttr()},
+                            std::pair{"chunk", op.getChunkAttr()}})
+    if (attr && attr.getInt() < 1)
+      return op.emitOpError("expects '")
+             << name << "' to be at least 1 (keys a row sees), got "
+             << attr.getInt();
+  if (op.getWindow() && op.getChunk())
+    return op.emitOpError("takes 'window' or 'chunk', not both");
+  if (op.getNoncausal() && (op.getWindow() || op.getChunk()))
+    return op.emitOpError("takes 'noncausal' without 'window' and 'chunk': "
+                          "a noncausal row sees every cached token");
+  int64_t qHeads = op.getQ().getType().getDimSize(1);
+  if (failed(verifyPerHead(op, "sinks", op.getSinks(), qHeads)) ||
+      failed(verifyPerHead(op, "alibi", op.getAlibi(), qHeads)))
+    return failure();
+  return verifyLse(op, "lse", op.getLse(), op.getQ().getType());
+}
+
+LogicalResult AttentionRaggedOp::verify() {
+  KVCacheTypeInterface keyType = getKeyCache().getType();
+  if (getValueCache().getType() != keyType)
+    return emitOpError("expects the key and value caches to have one type, "
+                       "got ")
+           << keyType << " and " << getValueCache().getType();
+  if (keyType.getMla())
+    return emitOpError("does not support MLA caches (mla = true)");
+  if (getQ().getType() != getOut().getType())
+    return emitOpError("expects 'q' and 'out' to have one type, got ")
+           << getQ().getType() << " and " << getOut().getType();
+  MemRefType qType = getQ().getType();
+  KVCacheParams params = KVCacheParams::get(keyType);
+  if (isStorageElementType(params.elementType) && !params.scales)
+    return emitOpError("needs values, not raw stored codes: the ")
+           << params.elementType
+           << " cache has no 'scales'; give its type 'scales = tensor | "
+              "token_head | block<G>'";
+  if (params.scales) {
+    if (!isDequantizedType(qType.getElementType()))
+      return emitOpError("expects 'q' of f32, f16 or bf16 over a quantized "
+                         "cache, got ")
+             << qType;
+  } else if (failed(verifyCacheElementType(*this, "q", qType,
+                                           keyType.getElementType()))) {
+    return failure();
+  }
+  if (failed(verifyStaticDim(*this, "q", qType, 2, "head_size",
+                             keyType.getHeadSize())))
+    return failure();
+  if (qType.isDynamicDim(1) || qType.getDimSize(1) <= 0 ||
+      qType.getDimSize(1) % keyType.getNumHeads() != 0)
+    return emitOpError("expects 'q' dim 1 (q_heads) to be a static multiple "
+                       "of num_heads = ")
+           << keyType.getNumHeads() << ", got " << qType;
+  return verifyAttentionClauses(*this);
+}
+
+LogicalResult CopyPagesOp::verify() {
+  KVCollectionTypeInterface type = getCollection().getType();
+  if (ShapedType::isDynamic(type.getPageSize()))
+    return emitOpError("needs a collection with pages of a static size; ")
+           << type << " (kind \"" << type.getKindName()
+           << "\") has none: copy a sequence's tokens with "
+              "kvcache.gather_ragged and kvcache.store_ragged instead";
+  return success();
+}
+
+LogicalResult MergeStatesOp::verify() {
+  MemRefType outType = getOut().getType();
+  for (auto [name, value] : {std::pair{"out_a", getOutA()},
+                             std::pair{"out_b", getOutB()}})
+    if (value.getType() != outType)
+      return emitOpError("expects '")
+             << name << "' to have the type of 'out', " << outType << ", got "
+             << value.getType();
+  if (!isDequantizedType(outType.getElementType()))
+    return emitOpError("merges f32, f16 or bf16 results, got ") << outType;
+  if (outType.isDynamicDim(1))
+    return emitOpError("expects the results' dim 1 (q_heads) to be static, "
+                       "got ")
+           << outType;
+  for (auto [name, value] : {std::pair{"lse_a", getLseA()},
+                             std::pair{"lse_b", getLseB()},
+                             std::pair{"lse", getLse()}})
+    if (failed(verifyLse(*this, name, value, outType)))
+      return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Custom assembly
+//===----------------------------------------------------------------------===//
+
+ParseResult mlir::kvcache::parseOptionalOperandTypes(
+    OpAsmParser &parser, Type &outType,
+    std::optional<OpAsmParser::UnresolvedOperand> workspace,
+    Type &workspaceType, std::optional<OpAsmParser::UnresolvedOperand> sinks,
+    Type &sinksType, std::optional<OpAsmParser::UnresolvedOperand> alibi,
+    Type &alibiType, std::optional<OpAsmParser::UnresolvedOperand> lse,
+    Type &lseType) {
+  if (parser.parseType(outType))
+    return failure();
+  for (auto [operand, type] :
+       {std::pair{&workspace, &workspaceType}, std::pair{&sinks, &sinksType},
+        std::pair{&alibi, &alibiType}, std::pair{&lse, &lseType}})
+    if (operand->has_value() &&
+        (parser.parseComma() || parser.parseType(*type)))
+      return failure();
+  return success();
+}
+
+void mlir::kvcache::printOptionalOperandTypes(
+    OpAsmPrinter &printer, Operation *, Type outType, Value workspace,
+    Type workspaceType, Value sinks, Type sinksType, Value alibi,
+    Type alibiType, Value lse, Type lseType) {
+  printer << outType;
+  for (auto [operand, type] :
+       {std::pair{workspace, workspaceType}, std::pair{sinks, sinksType},
+        std::pair{alibi, alibiType}, std::pair{lse, lseType}})
+    if (operand)
+      printer << ", " << type;
+}

@@ -1,0 +1,59 @@
+//===- VerifierHelpers.h - checks shared by the op verifiers ----*- C++ -*-===//
+//
+// Part of the kvcache-mlir project.
+//
+// Private to lib/IR: the verification helpers the access ops
+// (KVCacheOps.cpp) and the kernel ops (KVCacheKernelOps.cpp) share, and the
+// custom assembly directive of attention_ragged's optional operand types.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KVCACHE_LIB_IR_VERIFIERHELPERS_H
+#define KVCACHE_LIB_IR_VERIFIERHELPERS_H
+
+#include "KVCache/IR/KVCacheOps.h"
+#include "mlir/IR/OpImplementation.h"
+
+namespace mlir::kvcache {
+namespace opverify {
+
+/// Checks that dimension `dim` of `type` is static and equal to `expected`.
+LogicalResult verifyStaticDim(Operation *op, StringRef what, MemRefType type,
+                              unsigned dim, StringRef dimName,
+                              int64_t expected);
+
+/// Checks that the memref `what` of a kernel op holds elements of the cache
+/// element type `elementType`.
+LogicalResult verifyCacheElementType(Operation *op, StringRef what,
+                                     MemRefType type, Type elementType);
+
+/// Whether `type` is a float type quantized caches convert to and from:
+/// f32, f16, bf16.
+bool isDequantizedType(Type type);
+
+/// Checks token rows `[tokens, num_heads, head_size]` (a 3-D memref in the
+/// default memory space, as ODS checked) against the cache: its element type
+/// and static dims.
+LogicalResult verifyTokenRows(Operation *op, StringRef what, MemRefType type,
+                              const KVCacheParams &params);
+
+} // namespace opverify
+
+/// `out`'s type, then the types of the optional operands, each present
+/// exactly when its operand is (`, type` in operand order): the end of
+/// attention_ragged's types list.
+ParseResult parseOptionalOperandTypes(
+    OpAsmParser &parser, Type &outType,
+    std::optional<OpAsmParser::UnresolvedOperand> workspace,
+    Type &workspaceType, std::optional<OpAsmParser::UnresolvedOperand> sinks,
+    Type &sinksType, std::optional<OpAsmParser::UnresolvedOperand> alibi,
+    Type &alibiType, std::optional<OpAsmParser::UnresolvedOperand> lse,
+    Type &lseType);
+void printOptionalOperandTypes(OpAsmPrinter &printer, Operation *op,
+                               Type outType, Value workspace, Type workspaceType,
+                               Value sinks, Type sinksType, Value alibi,
+                               Type alibiType, Value lse, Type lseType);
+
+} // namespace mlir::kvcache
+
+#endif // KVCACHE_LIB_IR_VERIFIERHELPERS_H
