@@ -1,0 +1,126 @@
+//===- AttentionMMA.h - the tensor-core attention kernel --------*- C++ -*-===//
+//
+// Part of the kvcache-mlir project.
+//
+// Private to lib/Conversion/KVCacheToGPU: the state of the tensor-core
+// attention kernel (AttentionMMA.cpp: the key loop, the softmax and the
+// result; AttentionMMAData.cpp: q fragments, K/V copies and their
+// dequantization, ldmatrix and mma.sync).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KVCACHE_LIB_CONVERSION_KVCACHETOGPU_ATTENTIONMMA_H
+#define KVCACHE_LIB_CONVERSION_KVCACHETOGPU_ATTENTIONMMA_H
+
+#include "AttentionKernels.h"
+#include "../KernelCommon/Softmax.h"
+
+#include <array>
+
+namespace mlir::kvcache::attention {
+
+/// An m16n8 f32 accumulator fragment: c0, c1 (row groupID, columns
+/// 2 * tig, 2 * tig + 1) and c2, c3 (row groupID + 8, same columns).
+using Accumulator = std::array<Value, 4>;
+
+/// The running softmax state of the lane's two rows (groupID, groupID + 8):
+/// max in the log2 domain, the lane's partial sum, the output tiles.
+struct TileState {
+  Value max[2], sum[2];
+  SmallVector<Accumulator> out;
+
+  SmallVector<Value> flatten() const {
+    SmallVector<Value> values = {max[0], max[1], sum[0], sum[1]};
+    for (const Accumulator &tile : out)
+      values.append(tile.begin(), tile.end());
+    return values;
+  }
+  static TileState unflatten(ValueRange values) {
+    TileState state;
+    for (int r = 0; r < 2; ++r) {
+      state.max[r] = values[r];
+      state.sum[r] = values[2 + r];
+    }
+    for (size_t i = 4; i < values.size(); i += 4)
+      state.out.push_back({values[i], values[i + 1], values[i + 2], values[i + 3]});
+    return state;
+  }
+};
+
+class TensorCoreAttention {
+public:
+  TensorCoreAttention(GPUKernel &kernel, AttentionRaggedOp op,
+                      const AttentionPlan &plan);
+  void emit();
+
+private:
+  void emitRow(const KeyRange &range);
+  /// The lane's A fragments of q, one per 16 columns of the head.
+  SmallVector<SmallVector<Value>> loadQueries(Value row);
+  /// Copies q into shared memory (sharedQ), zero rows past the group.
+  void stageQueries(Value row);
+  /// The A fragment of q's columns [16 kk, 16 kk + 16).
+  SmallVector<Value> queryFragment(ArrayRef<SmallVector<Value>> queries,
+                                   int64_t kk);
+  /// The row this thread copies for `step` of `cache` (a lookup) and the
+  /// bytes of each chunk (0 past the end: zero fill, from a valid row).
+  struct CopySource {
+    Value tile, count;
+  };
+  CopySource copySource(const KeyRange &range, Value step, Value cache);
+  /// Copies `source`, the keys of `step`, into buffer `step % stages` of
+  /// `shared` and commits them as one group.
+  void issueCopies(const CopySource &source, Value step, Value shared);
+  TileState emitStep(const KeyRange &range, Value step,
+                     ArrayRef<SmallVector<Value>> queries,
+                     const TileState &state, bool masked);
+  SmallVector<Accumulator> computeScores(Value buffer,
+                                         ArrayRef<SmallVector<Value>> queries);
+  void accumulateValues(Value buffer, ArrayRef<SmallVector<Value>> probs,
+                        SmallVector<Accumulator> &out);
+  void writeResult(const KeyRange &range, const TileState &state);
+
+  /// D += A B on tensor cores (m16n8k16, f32 accumulation).
+  Accumulator mma(ArrayRef<Value> a, ArrayRef<Value> b, const Accumulator &c);
+  /// `tiles` 8x8 matrices of `shared` at `indices` (this lane's address).
+  SmallVector<Value> ldmatrix(Value shared, ValueRange indices, int64_t tiles,
+                              bool transpose);
+  void waitGroups(int64_t pending);
+
+  /// Quantized caches: the scale of each chunk this thread copies for
+  /// `step` of `cache` (0 past the end), loaded when the copy is issued.
+  SmallVector<Value> loadChunkScales(const KeyRange &range, Value step,
+                                     Value cache);
+  /// Parks `scales` in this thread's slots of buffer `step % stages`.
+  void storeChunkScales(ArrayRef<Value> scales, Value step, Value slots);
+  /// Dequantizes this thread's chunks of buffer `buffer` of `codes` with
+  /// its parked scales into `tile`, then waits for the block.
+  void dequantizeChunks(Value buffer, Value codes, Value slots, Value tile);
+  /// The buffer of the fragments' tiles for step buffer `buffer` (a
+  /// quantized cache has one dequantized tile).
+  Value tileBuffer(Value buffer) {
+    return plan.dequantize ? k.index(0) : buffer;
+  }
+
+  GPUKernel &kernel;
+  KernelBuilder &k;
+  AttentionRaggedOp op;
+  const AttentionPlan &plan;
+  SplitWorkspace layout;
+  Value q, keys, values, offsets, out, workspace;
+  Value sharedK, sharedV, sharedQ;
+  /// Quantized caches: the code buffers the copies land in, and the
+  /// threads' chunk scales ([stages][threads * chunksPerThread]).
+  Value codesK, codesV, slotsK, slotsV;
+  Value kvHead, split, numSplits, lane, groupId, tig, mTile, firstColumn;
+  /// The key row (within a step) and first chunk this thread copies.
+  Value copyKey, copyChunk;
+  VectorType pairType, accPairType;
+  /// Threads that copy (a step may hold fewer 16-byte chunks than the
+  /// block has threads: the others only commit empty groups).
+  int64_t columnsPerWarp, chunksPerRow, copyThreads, threadsPerKey;
+};
+
+} // namespace mlir::kvcache::attention
+
+#endif // KVCACHE_LIB_CONVERSION_KVCACHETOGPU_ATTENTIONMMA_H
