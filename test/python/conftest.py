@@ -6,7 +6,8 @@ case."""
 
 from sampling import SAMPLE
 
-SAMPLED_MODULES = {"test_quantized.py", "test_scaled_caches.py"}
+SAMPLED_MODULES = {"test_attention_variants.py", "test_quantized.py",
+                   "test_scaled_caches.py"}
 
 
 def pytest_collection_modifyitems(config, items):

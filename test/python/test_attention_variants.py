@@ -4,7 +4,8 @@ equal to and larger than the context, chunk boundaries inside and at page
 edges, soft caps with large scores, ALiBi, dominant sinks, lse, noncausal
 rows, every clause together, GQA 1/4/8, pages of 1 and 16, decode and
 prefill rows; merge_states of a prefix and a suffix equal to attention over
-both."""
+both. window and chunk also on the emulated GPU (both attention kernels,
+split or not), where keys outside the window are never read."""
 
 import numpy as np
 import pytest
@@ -193,3 +194,60 @@ def test_merge_states_of_empty_partials():
     np.testing.assert_array_equal(out[0, 1], b[0, 1])
     np.testing.assert_array_equal(out[1, 1], a[1, 1])
     np.testing.assert_array_equal(lse, [[-np.inf, 2.0], [-np.inf, 1.5]])
+
+
+# window and chunk on the emulated GPU: the CUDA-core kernel (f32, head 16)
+# and the tensor-core kernel (f16, head 64), with and without a workspace
+# (a 700-key context splits in 2), decode and prefill rows.
+GPU_CLAUSES = [{"window": 1}, {"window": 37}, {"window": 600}, {"chunk": 16},
+               {"chunk": 100}]
+
+
+@pytest.mark.parametrize("workspace", [False, True], ids=["one-split", "workspace"])
+@pytest.mark.parametrize("dtype, head_size", [("f32", 16), ("f16", 64)],
+                         ids=["cuda-cores", "tensor-cores"])
+@pytest.mark.parametrize("clauses", GPU_CLAUSES, ids=lambda c: f"{next(iter(c))}-{next(iter(c.values()))}")
+def test_window_and_chunk_on_the_emulated_gpu(clauses, dtype, head_size, workspace):
+    config = CacheConfig(dtype, num_heads=2, head_size=head_size, page_size=16,
+                         num_layers=2, q_heads=8)
+    module = kvcache.EmulatedGPUModule(builders.attention_ragged(
+        config, "attention", scale=0.3, workspace=workspace, **clauses))
+    assert ("__kvemu_mma" in str(module.lowered)) == (dtype == "f16")
+    rng = np.random.default_rng(len(str(clauses)) + head_size)
+    new = [1, 3, 20]
+    cache = reference.random_cache(config, [700, 20, 0], new, rng)
+    offsets = reference.row_offsets(new)
+    q = reference.random_rows(rng, sum(new), 8, head_size, dtype)
+    out = np.zeros_like(q)
+    expected = reference.attention_ragged(q, cache.key_cache(1), cache.value_cache(1),
+                                          offsets, out, 0.3, **clauses)
+    extra = (np.zeros(sum(new) * 8 * (head_size + 2) * 2, np.float32),) if workspace else ()
+    module.attention(*cache.arguments(), 1, q, offsets, out, *extra)
+    error = np.abs(reference.to_float32(out, dtype) -
+                   reference.to_float32(expected, dtype)).max()
+    assert error <= TOLERANCE[dtype]
+
+
+def test_keys_outside_the_window_are_never_read(tmp_path, monkeypatch):
+    # A decode row over 4096 keys with a window of 256: the kernel copies
+    # 256 keys' K and V, not 4096 (the emulator's profile, cp.async bytes).
+    config = CacheConfig("f16", num_heads=2, head_size=64, page_size=16,
+                         num_layers=1, q_heads=8)
+    rng = np.random.default_rng(12)
+    cache = reference.random_cache(config, [4095], [1], rng)
+    q = reference.random_rows(rng, 1, 8, 64, "f16")
+    copied = {}
+    for name, clauses in (("plain", {}), ("window", {"window": 256})):
+        module = kvcache.EmulatedGPUModule(builders.attention_ragged(
+            config, "attention", **clauses))
+        profile = tmp_path / f"{name}.jsonl"
+        monkeypatch.setenv("KVCACHE_EMU_PROFILE", str(profile))
+        module.attention(*cache.arguments(), 0, q, reference.row_offsets([1]),
+                         np.zeros_like(q))
+        monkeypatch.delenv("KVCACHE_EMU_PROFILE")
+        import json
+        copied[name] = sum(json.loads(line)["cp_async_bytes"]
+                           for line in profile.read_text().splitlines())
+    row_bytes = 2 * 2 * 64 * 2                       # K and V, 2 heads, f16
+    assert copied["plain"] == 4096 * row_bytes
+    assert copied["window"] == 256 * row_bytes        # keys 3840 .. 4095

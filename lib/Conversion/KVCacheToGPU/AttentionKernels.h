@@ -109,10 +109,11 @@ struct KeyRange {
 };
 
 /// The key range of query `row` for `split` of `numSplits` (each split
-/// takes ceil(keys / numSplits) of the row's causal keys).
-KeyRange planKeyRange(KernelBuilder &k, Value offsets, Value keyCache,
-                      Value row, Value numSequences, Value split,
-                      Value numSplits, int64_t keysPerStep);
+/// takes ceil(keys / numSplits) of the row's keys: [0, p], or from the
+/// start of `op`'s window or chunk).
+KeyRange planKeyRange(KernelBuilder &k, AttentionRaggedOp op, Value offsets,
+                      Value keyCache, Value row, Value numSequences,
+                      Value split, Value numSplits, int64_t keysPerStep);
 
 /// The kernel parameters of the op's q, key cache, value cache, row
 /// offsets, out and workspace (null without one).

@@ -106,7 +106,7 @@ void TensorCoreAttention::emit() {
   copyKey = k.divu(thread, k.index(threadsPerKey));
   copyChunk = k.remu(thread, k.index(threadsPerKey));
   kernel.forEachBatchRow(q, offsets, [&](Value row, Value numSequences) {
-    emitRow(planKeyRange(k, offsets, keys, row, numSequences, split,
+    emitRow(planKeyRange(k, op, offsets, keys, row, numSequences, split,
                          numSplits, plan.keysPerStep));
   });
 }

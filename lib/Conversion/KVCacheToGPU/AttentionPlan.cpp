@@ -126,10 +126,12 @@ FailureOr<AttentionPlan>
 attention::makeAttentionPlan(AttentionRaggedOp op,
                              const GPUKernelTarget &target) {
   auto params = KVCacheParams::get(op.getKeyCache().getType());
-  if (op.hasClauses())
-    return op.emitOpError("cannot be lowered to the GPU yet: the window, "
-                          "chunk, noncausal, softcap, alibi, sinks and lse "
-                          "clauses run on the CPU (kvcache-to-cpu) for now");
+  if (op.getNoncausal() || op.getSoftcap() || op.getAlibi() || op.getSinks() ||
+      op.getLse())
+    return op.emitOpError("cannot be lowered to the GPU yet: the noncausal, "
+                          "softcap, alibi, sinks and lse clauses run on the "
+                          "CPU (kvcache-to-cpu) for now; window and chunk "
+                          "run on both");
   for (Value rows : {op.getQ(), op.getOut()}) {
     SmallVector<int64_t> strides;
     int64_t offset;

@@ -37,8 +37,8 @@ using namespace mlir;
 using namespace mlir::kvcache;
 using namespace mlir::kvcache::attention;
 
-KeyRange attention::planKeyRange(KernelBuilder &k, Value offsets,
-                                 Value keyCache, Value row,
+KeyRange attention::planKeyRange(KernelBuilder &k, AttentionRaggedOp op,
+                                 Value offsets, Value keyCache, Value row,
                                  Value numSequences, Value split,
                                  Value numSplits, int64_t keysPerStep) {
   Value batch = k.sequenceOf(offsets, numSequences, row);
@@ -52,9 +52,24 @@ KeyRange attention::planKeyRange(KernelBuilder &k, Value offsets,
   // in i32 too, ptxas used more registers in some kernels. Divisions by the
   // constant keysPerStep need no div instruction.
   Value numKeys = k.add(position, k.index(1));
+  // A window or chunk: the keys from its start (never empty: p is in it).
+  Value first;
+  if (std::optional<uint64_t> window = op.getWindow()) {
+    Value w = k.index(int64_t(*window));
+    first = k.sub(k.maxu(numKeys, w), w);
+  } else if (std::optional<uint64_t> size = op.getChunk()) {
+    Value c = k.index(int64_t(*size));
+    first = k.mul(k.divu(position, c), c);
+  }
+  if (first)
+    numKeys = k.sub(numKeys, first);
   Value chunk = k.toIndex(k.ceilDiv(k.toI32(numKeys), k.toI32(numSplits)));
   Value begin = k.minu(k.mul(split, chunk), numKeys);
   Value end = k.minu(k.add(begin, chunk), numKeys);
+  if (first) {
+    begin = k.add(first, begin);
+    end = k.add(first, end);
+  }
   Value numSteps = k.ceilDiv(k.sub(end, begin), k.index(keysPerStep));
   return {row, batch, begin, end, numSteps};
 }
@@ -188,8 +203,8 @@ void AttentionKernel::emit() {
 
 KeyRange AttentionKernel::planKeys(Value row,
                                                     Value numSequences) {
-  return planKeyRange(k, offsets, keys, row, numSequences, split, numSplits,
-                      plan.keysPerStep);
+  return planKeyRange(k, op, offsets, keys, row, numSequences, split,
+                      numSplits, plan.keysPerStep);
 }
 
 void AttentionKernel::emitPass(const KeyRange &range, Value firstHead) {
@@ -486,6 +501,10 @@ struct AttentionToGPU : OpRewritePattern<AttentionRaggedOp> {
     if (!workspace)
       return host.index(1);
     Value maxContext = MaxCacheLengthOp::create(host.b, host.loc, op.getKeyCache());
+    // A row sees at most a window's or a chunk's keys.
+    if (std::optional<uint64_t> keys =
+            op.getWindow() ? op.getWindow() : op.getChunk())
+      maxContext = host.minu(maxContext, host.index(int64_t(*keys)));
     Value wanted = host.ceilDiv(maxContext, host.index(target.keysPerSplit));
     SplitWorkspace layout{plan.headSize, plan.qHeads};
     Value perSplit = layout.floatsPerSplit(host, numRows);
