@@ -17,7 +17,10 @@ Writes bench/report.md and bench/plots/*.png. Sections:
   5. GPU kernels, emulated: traffic and coalescing of every kernel op from
      the GPU emulator's profile (bench/emulated.py);
   6. quantized caches: decode attention over an fp8 cache against an f16
-     one, CPU time and emulated GPU traffic (bench/quantized.py).
+     one, CPU time and emulated GPU traffic (bench/quantized.py);
+  7. attention variants: CPU decode attention with a 4096-key window over
+     32k-token contexts against none, time ratio and key ratio
+     (bench/window.py).
 Every figure is the min and the median of several repetitions; on these
 shared CPUs only ratios measured side by side are meaningful.
 """
@@ -40,6 +43,7 @@ RUNNER_LIBS = f"{LLVM}/lib/libmlir_c_runner_utils.so,{LLVM}/lib/libmlir_runner_u
 sys.path.insert(0, os.path.join(HERE, "cpu"))
 from emulated import emulated_section  # noqa: E402  (bench/, the script's directory)
 from quantized import quantized_section  # noqa: E402
+from window import window_section  # noqa: E402
 
 
 def timed(command, reps, stdin=None):
@@ -449,6 +453,7 @@ def main():
     gpu_section(lines)
     emulated_section(build, args.quick, lines)
     quantized_section(build, args.quick, lines)
+    window_section(build, args.quick, lines)
     lines += ["## Plots", ""] + write_plots(plots, os.path.join(HERE, "plots")) + [""]
     lines.append(f"Total benchmark time: {time.time() - start:.0f} s.")
     with open(os.path.join(HERE, "report.md"), "w") as f:

@@ -1,4 +1,6 @@
-"""examples/python_decode_step.py, the newcomer's first run, keeps working."""
+"""The Python examples keep working: examples/python_decode_step.py (the
+newcomer's first run) and examples/cascade_attention.py (a shared prefix
+attended once and merged, equal to plain attention)."""
 
 import os
 import subprocess
@@ -8,8 +10,8 @@ import pytest
 
 pytest.importorskip("kvcache._kvcache")
 
-EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "examples",
-                       "python_decode_step.py")
+EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
+EXAMPLE = os.path.join(EXAMPLES, "python_decode_step.py")
 
 
 def test_python_decode_step_example(tmp_path):
@@ -21,3 +23,14 @@ def test_python_decode_step_example(tmp_path):
     assert "K/V stored as the reference" in run.stdout
     assert "decode_step_attention_ragged (78 parameters)" in run.stdout
     assert ".visible .entry decode_step_attention_merge" in ptx.read_text()
+
+
+def test_cascade_attention_example():
+    # A small batch (3 sequences, a 256-token prefix) keeps it to a second.
+    run = subprocess.run([sys.executable, os.path.join(EXAMPLES, "cascade_attention.py"),
+                          "--batch", "3", "--prefix", "256"],
+                         capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "cascade == plain attention over prefix + suffix" in run.stdout
+    assert "K/V bytes read: cascade" in run.stdout
