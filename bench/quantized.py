@@ -153,9 +153,5 @@ def quantized_section(build, quick, lines):
 
 
 if __name__ == "__main__":
-    import argparse
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--build", default=os.path.join(os.path.dirname(__file__), "..", "build"))
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args()
-    quantized_section(os.path.abspath(args.build), args.quick, [])
+    from section_cli import run_section
+    run_section(quantized_section, __doc__.splitlines()[0])
