@@ -29,6 +29,10 @@ using namespace mlir::kvcache;
 
 namespace {
 
+/// The most scale groups of a quantized head row the CPU loop reads (one
+/// unrolled dequantizing load each).
+constexpr int64_t kMaxScaleGroupsPerRow = 64;
+
 /// Whether the innermost stride of `memref` is 1 (rows can be vector-loaded).
 bool hasUnitInnerStride(Value memref) {
   SmallVector<int64_t> strides;
@@ -76,6 +80,18 @@ struct AttentionToSCF : OpRewritePattern<AttentionRaggedOp> {
       return op.emitOpError("cannot be lowered: q and out need a unit "
                             "innermost stride (copy them into contiguous "
                             "buffers)");
+    // A head row is read one scale group at a time, unrolled: bound the
+    // number of reads per key.
+    auto params = KVCacheParams::get(op.getKeyCache().getType());
+    if (params.scales &&
+        params.headSize / params.scales.groupSize(params.headSize) >
+            kMaxScaleGroupsPerRow)
+      return op.emitOpError("cannot be lowered to the CPU: a head of ")
+             << params.headSize << " elements holds more than "
+             << kMaxScaleGroupsPerRow << " scale groups of "
+             << params.scales.groupSize(params.headSize)
+             << "; use block<G> with G >= head_size / "
+             << kMaxScaleGroupsPerRow;
     KernelBuilder k{rewriter, getKernelLoc(op)};
     Value offsets = op.getRowOffsets();
     Value numSequences = k.numSequences(offsets);

@@ -9,3 +9,15 @@ func.func @attention_strided_q(%q: memref<?x1x4xf32, strided<[8, 8, 2]>>, %k: !c
       : memref<?x1x4xf32, strided<[8, 8, 2]>>, !cache, !cache, memref<?xi32>, memref<?x1x4xf32, strided<[8, 8, 2]>>
   return
 }
+
+// -----
+
+// A quantized head row is read one scale group at a time, unrolled: at
+// most 64 groups (found by the fuzzer: 32768 groups of 2 took minutes).
+!q = !kvcache.paged_cache<f8E4M3FN, num_heads = 2, head_size = 1024, page_size = 16, scales = block<8>>
+func.func @many_scale_groups(%q: memref<?x8x1024xf16>, %k: !q, %v: !q, %offsets: memref<?xi32>, %out: memref<?x8x1024xf16>) {
+  // expected-error @below {{cannot be lowered to the CPU: a head of 1024 elements holds more than 64 scale groups of 8; use block<G> with G >= head_size / 64}}
+  kvcache.attention_ragged %q, %k, %v, %offsets, %out {scale = 0.125 : f32}
+      : memref<?x8x1024xf16>, !q, !q, memref<?xi32>, memref<?x8x1024xf16>
+  return
+}
