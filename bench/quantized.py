@@ -16,9 +16,10 @@ Two figures per pair, each measured side by side in one run:
 import json
 import os
 import statistics
-import sys
 import tempfile
 import time
+
+from section_cli import import_package
 
 from emulated import _aligned  # noqa: E402  (bench/, the script's directory)
 
@@ -104,14 +105,10 @@ def quantized_section(build, quick, lines):
               "against an f8E4M3FN cache with token_head scales (f16 q and out), measured side by "
               "side in one run (bench/quantized.py). Targets (issue 16): CPU fp8 / f16 time <= 1; "
               "emulated GPU fp8 / f16 traffic <= 0.55.", ""]
-    sys.path.insert(0, os.path.join(build, "python"))
-    try:
-        import numpy as np
-        import kvcache
-        from kvcache import reference
-    except ImportError as error:
-        lines += [f"Not measured: the Python package is not built ({error}).", ""]
+    imported = import_package(build, lines)
+    if imported is None:
         return
+    np, kvcache, builders, reference = imported
     rng = np.random.default_rng(0)
     cases = {name: _Case(np, reference, name == "fp8", rng) for name in ("f16", "fp8")}
     for case in cases.values():

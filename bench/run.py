@@ -20,13 +20,14 @@ Writes bench/report.md and bench/plots/*.png. Sections:
      one, CPU time and emulated GPU traffic (bench/quantized.py);
   7. attention variants: CPU decode attention with a 4096-key window over
      32k-token contexts against none, time ratio and key ratio
-     (bench/window.py).
+     (bench/window.py);
+  8. CPU attention against peers: ours, numpy, PyTorch (when installed) and
+     a copy of the K+V bytes on the same data (bench/attention_peers.py).
 Every figure is the min and the median of several repetitions; on these
 shared CPUs only ratios measured side by side are meaningful.
 """
 
 import argparse
-import json
 import os
 import platform
 import re
@@ -44,6 +45,7 @@ sys.path.insert(0, os.path.join(HERE, "cpu"))
 from emulated import emulated_section  # noqa: E402  (bench/, the script's directory)
 from quantized import quantized_section  # noqa: E402
 from window import window_section  # noqa: E402
+from attention_peers import attention_peers_section  # noqa: E402
 
 
 def timed(command, reps, stdin=None):
@@ -454,6 +456,7 @@ def main():
     emulated_section(build, args.quick, lines)
     quantized_section(build, args.quick, lines)
     window_section(build, args.quick, lines)
+    attention_peers_section(build, args.quick, lines)
     lines += ["## Plots", ""] + write_plots(plots, os.path.join(HERE, "plots")) + [""]
     lines.append(f"Total benchmark time: {time.time() - start:.0f} s.")
     with open(os.path.join(HERE, "report.md"), "w") as f:

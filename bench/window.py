@@ -18,10 +18,10 @@ against the reference after it (a few seconds); a difference over the f16
 tolerance stops the script.
 """
 
-import os
 import statistics
-import sys
 import time
+
+from section_cli import import_package
 
 HEADS, HEAD_SIZE, GROUP, PAGE = 8, 128, 4, 16
 CONTEXT, WINDOW, BATCH = 32768, 4096, 2
@@ -113,14 +113,10 @@ def window_section(build, quick, lines):
               "lowered with `kvcache-to-cpu` (kvcache.CPUModule) and measured side by side in "
               "one run (bench/window.py). Target (issue 17): the time ratio close to the key "
               f"ratio {WINDOW} / {CONTEXT} = {WINDOW / CONTEXT:.3f}.", ""]
-    sys.path.insert(0, os.path.join(build, "python"))
-    try:
-        import numpy as np
-        import kvcache
-        from kvcache import builders, reference
-    except ImportError as error:
-        lines += [f"Not measured: the Python package is not built ({error}).", ""]
+    imported = import_package(build, lines)
+    if imported is None:
         return
+    np, kvcache, builders, reference = imported
     config = kvcache.CacheConfig("f16", num_heads=HEADS, head_size=HEAD_SIZE,
                                  page_size=PAGE, num_layers=1, q_heads=HEADS * GROUP)
     cpu = kvcache.CPUModule(builders.module(

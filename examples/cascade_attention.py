@@ -20,24 +20,31 @@ largest difference.
 
 Why: the plain way stores and reads the prefix once per sequence; the
 cascade way stores it once and, in a kernel that streams each sequence's
-K/V once per step, reads it once for the whole batch. The script prints the
+K/V once per step, reads it once for the whole batch. (Our kernels run a
+block per query row: each row still streams the prefix, and on a GPU the
+rows' blocks read the same pages from L2 rather than memory.) The script prints the
 K/V bytes each way (computed from the shapes) and this machine's CPU time of
 each (one call after a warm-up: noisy on shared CPUs). The CPU lowering
 walks the keys of every (row, query head) pair, so both ways do the same
 arithmetic; they differ in the memory they stream (12.6 MB against 71.4 MB
-at the default size). The GPU kernels for the clauses are still to come
-(docs/Contract.md section 9).
+at the default size). With --emulated-gpu the same three functions run as
+GPU kernels (kvcache-to-emulated-gpu: the PTX kernels, executed by the GPU
+emulator) and the script also prints the K/V bytes the kernels actually
+copied, from the emulator's profile (docs/Contract.md section 7).
 
 How to run, after the README's set-up commands, from the repository root:
 
     PYTHONPATH=build/python /usr/bin/python3 examples/cascade_attention.py
     PYTHONPATH=build/python /usr/bin/python3 examples/cascade_attention.py --batch 3 --prefix 256
+    PYTHONPATH=build/python /usr/bin/python3 examples/cascade_attention.py --batch 3 --prefix 256 --emulated-gpu
 """
 
 import argparse
 import importlib.util
+import json
 import os
 import sys
+import tempfile
 import time
 
 if importlib.util.find_spec("kvcache") is None:  # run without PYTHONPATH
@@ -89,6 +96,20 @@ def timed(function):
     return time.perf_counter() - start
 
 
+def copied_bytes(function):
+    """Bytes the GPU kernels of one call of `function` copy with cp.async
+    (K and V tiles), summed over the launches of the emulator's profile."""
+    with tempfile.TemporaryDirectory() as directory:
+        profile = os.path.join(directory, "profile.jsonl")
+        os.environ["KVCACHE_EMU_PROFILE"] = profile
+        try:
+            function()
+        finally:
+            del os.environ["KVCACHE_EMU_PROFILE"]
+        with open(profile) as lines:
+            return sum(json.loads(line)["cp_async_bytes"] for line in lines)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batch", type=int, default=8,
@@ -96,6 +117,9 @@ def main():
     parser.add_argument("--prefix", type=int, default=2048,
                         help="tokens of the shared prefix (default 2048)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--emulated-gpu", action="store_true",
+                        help="run the functions as GPU kernels on the GPU "
+                             "emulator and report the bytes they copy")
     args = parser.parse_args()
     if args.batch < 1 or args.prefix < 1:
         parser.error("--batch and --prefix must be at least 1")
@@ -110,9 +134,14 @@ def main():
                                   lse=True),
         builders.attention_ragged(config, "causal_attention", lse=True),
         builders.merge_states(config))
-    cpu = kvcache.CPUModule(ir)
+    if args.emulated_gpu:
+        module = kvcache.EmulatedGPUModule(ir)
+        pipeline = "kvcache-to-emulated-gpu (GPU kernels on the emulator)"
+    else:
+        module = kvcache.CPUModule(ir)
+        pipeline = "kvcache-to-cpu"
     print("-- built @prefix_attention (noncausal, lse), @causal_attention "
-          "(lse), @merge_states; lowered with kvcache-to-cpu")
+          f"(lse), @merge_states; lowered with {pipeline}")
 
     # 2. The tokens: a shared prefix, then each sequence's own 64-256 cached
     #    tokens and its decode token (already stored, as after store_ragged).
@@ -150,17 +179,20 @@ def main():
     plain_out, plain_lse = np.zeros_like(q), np.zeros((rows, Hq), np.float32)
 
     def cascade():
-        cpu.prefix_attention(*prefix_cache.arguments(), 0, q, prefix_offsets,
-                             out, lse)
-        cpu.causal_attention(*suffix_cache.arguments(), 0, q, offsets,
-                             own_out, own_lse)
-        cpu.merge_states(out, lse, own_out, own_lse, out, lse)
+        module.prefix_attention(*prefix_cache.arguments(), 0, q,
+                                prefix_offsets, out, lse)
+        module.causal_attention(*suffix_cache.arguments(), 0, q, offsets,
+                                own_out, own_lse)
+        module.merge_states(out, lse, own_out, own_lse, out, lse)
 
     def plain():
-        cpu.causal_attention(*plain_cache.arguments(), 0, q, offsets,
-                             plain_out, plain_lse)
+        module.causal_attention(*plain_cache.arguments(), 0, q, offsets,
+                                plain_out, plain_lse)
 
-    cascade_s, plain_s = timed(cascade), timed(plain)
+    if args.emulated_gpu:
+        cascade_copied, plain_copied = copied_bytes(cascade), copied_bytes(plain)
+    else:
+        cascade_s, plain_s = timed(cascade), timed(plain)
 
     # 4. Equal within f16 rounding; the plain result is checked against the
     #    numpy reference too, so the two cannot agree on a wrong answer.
@@ -186,6 +218,22 @@ def main():
     print(f"-- K/V bytes read: cascade {cascade_bytes:,} (prefix once + "
           f"suffixes), plain {plain_bytes:,} (prefix per sequence + suffixes): "
           f"{cascade_bytes / plain_bytes:.2f}x")
+    if args.emulated_gpu:
+        print(f"-- K/V bytes the GPU kernels copied (emulator profile): "
+              f"cascade {cascade_copied:,}, plain {plain_copied:,}: "
+              f"{cascade_copied / plain_copied:.2f}x")
+        # Today's kernels run a block per (row, KV head): every row's block
+        # copies the whole prefix, so the copies equal the plain way's. On
+        # a GPU the batch's blocks read the same prefix pages at once, so
+        # most of those copies hit L2; a block that takes all rows of the
+        # prefix's sequence as tensor-core rows would copy it once.
+        if (cascade_copied, plain_copied) != (plain_bytes, plain_bytes):
+            sys.exit("mismatch: the kernels copied other bytes than each "
+                     "row's keys once")
+        print("-- (a block per row and KV head: each row's block copies the "
+              "whole prefix; the saving comes from L2 on a GPU, not from "
+              "fewer copies)")
+        return
     print(f"-- CPU time on this machine ({os.cpu_count()} CPUs, one run after "
           f"a warm-up): cascade {cascade_s * 1e3:.1f} ms (prefix + suffix + "
           f"merge), plain {plain_s * 1e3:.1f} ms")

@@ -4,8 +4,9 @@ equal to and larger than the context, chunk boundaries inside and at page
 edges, soft caps with large scores, ALiBi, dominant sinks, lse, noncausal
 rows, every clause together, GQA 1/4/8, pages of 1 and 16, decode and
 prefill rows; merge_states of a prefix and a suffix equal to attention over
-both. window and chunk also on the emulated GPU (both attention kernels,
-split or not), where keys outside the window are never read."""
+both. Every clause and merge_states also on the emulated GPU (both
+attention kernels, split or not), where keys outside the window are never
+read."""
 
 import numpy as np
 import pytest
@@ -130,13 +131,15 @@ def test_continuous_cache_with_a_window():
     assert_close(*run(*case, {"window": 8, "alibi": True}, rng), "f32")
 
 
+@pytest.mark.parametrize("backend", ["cpu", "emulated-gpu"])
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
-def test_cascade_merge_equals_attention_over_prefix_and_suffix(dtype):
+def test_cascade_merge_equals_attention_over_prefix_and_suffix(dtype, backend):
     # A shared prefix of 40 tokens stored once as sequence 0 of its own
     # cache, attended noncausally by every row; each sequence's own tokens
     # attended causally in another cache; merge_states in place gives
     # attention over prefix + own tokens.
     rng = np.random.default_rng(10)
+    Module = kvcache.CPUModule if backend == "cpu" else kvcache.EmulatedGPUModule
     q_heads, own, new = 4, [3, 0, 7], [1, 2, 1]
     prefix_config, prefix, _, _ = make_case(rng, dtype, 16, q_heads, [40], [0])
     config, suffix, q, offsets = make_case(rng, dtype, 16, q_heads, own, new)
@@ -144,14 +147,14 @@ def test_cascade_merge_equals_attention_over_prefix_and_suffix(dtype):
     # All rows in the prefix's one sequence.
     prefix_offsets = np.array([0, rows], np.int32)
     prefix_out, prefix_lse = np.zeros_like(q), np.zeros((rows, q_heads), np.float32)
-    kvcache.CPUModule(builders.attention_ragged(
+    Module(builders.attention_ragged(
         prefix_config, "attention", scale=0.5, noncausal=True, lse=True)).attention(
             *prefix.arguments(), 1, q, prefix_offsets, prefix_out, prefix_lse)
     own_out, own_lse = np.zeros_like(q), np.zeros((rows, q_heads), np.float32)
-    kvcache.CPUModule(builders.attention_ragged(
+    Module(builders.attention_ragged(
         config, "attention", scale=0.5, lse=True)).attention(
             *suffix.arguments(), 1, q, offsets, own_out, own_lse)
-    merge = kvcache.CPUModule(builders.merge_states(config))
+    merge = Module(builders.merge_states(config))
     expected_out, expected_lse = reference.merge_states(
         prefix_out, prefix_lse, own_out, own_lse, dtype)
     merge.merge_states(prefix_out, prefix_lse, own_out, own_lse, prefix_out, prefix_lse)
@@ -196,58 +199,212 @@ def test_merge_states_of_empty_partials():
     np.testing.assert_array_equal(lse, [[-np.inf, 2.0], [-np.inf, 1.5]])
 
 
-# window and chunk on the emulated GPU: the CUDA-core kernel (f32, head 16)
-# and the tensor-core kernel (f16, head 64), with and without a workspace
-# (a 700-key context splits in 2), decode and prefill rows.
+# Every clause on the emulated GPU: the CUDA-core kernel (f32, head 16) and
+# the tensor-core kernel (f16, head 64), with and without a workspace (a
+# 700-key context splits in 2: the sink joins once, in the merge kernel),
+# decode and prefill rows, lse always written; a sequence with nothing
+# cached gives noncausal rows without keys.
 GPU_CLAUSES = [{"window": 1}, {"window": 37}, {"window": 600}, {"chunk": 16},
-               {"chunk": 100}]
+               {"chunk": 100}, {"softcap": 0.5}, {"softcap": 30.0},
+               {"alibi": True}, {"sinks": True}, {"noncausal": True},
+               {"noncausal": True, "sinks": True, "alibi": True},
+               {"window": 9, "softcap": 2.0, "alibi": True, "sinks": True},
+               {"chunk": 16, "softcap": 1.0, "alibi": True, "sinks": True}]
+
+
+def clause_id(clauses):
+    return "-".join(f"{k}{'' if v is True else v}" for k, v in clauses.items())
 
 
 @pytest.mark.parametrize("workspace", [False, True], ids=["one-split", "workspace"])
 @pytest.mark.parametrize("dtype, head_size", [("f32", 16), ("f16", 64)],
                          ids=["cuda-cores", "tensor-cores"])
-@pytest.mark.parametrize("clauses", GPU_CLAUSES, ids=lambda c: f"{next(iter(c))}-{next(iter(c.values()))}")
-def test_window_and_chunk_on_the_emulated_gpu(clauses, dtype, head_size, workspace):
+@pytest.mark.parametrize("clauses", GPU_CLAUSES, ids=clause_id)
+def test_clauses_on_the_emulated_gpu(clauses, dtype, head_size, workspace):
+    q_heads = 8
     config = CacheConfig(dtype, num_heads=2, head_size=head_size, page_size=16,
-                         num_layers=2, q_heads=8)
+                         num_layers=2, q_heads=q_heads)
+    attributes = {k: v for k, v in clauses.items()
+                  if k in ("window", "chunk", "noncausal", "softcap")}
     module = kvcache.EmulatedGPUModule(builders.attention_ragged(
-        config, "attention", scale=0.3, workspace=workspace, **clauses))
+        config, "attention", scale=0.3, workspace=workspace, lse=True,
+        sinks="sinks" in clauses, alibi="alibi" in clauses, **attributes))
     assert ("__kvemu_mma" in str(module.lowered)) == (dtype == "f16")
     rng = np.random.default_rng(len(str(clauses)) + head_size)
+    operands = {}
+    if clauses.get("sinks"):
+        operands["sinks"] = rng.uniform(-2, 2, q_heads).astype(np.float32)
+    if clauses.get("alibi"):
+        operands["alibi"] = rng.uniform(0, 0.5, q_heads).astype(np.float32)
     new = [1, 3, 20]
     cache = reference.random_cache(config, [700, 20, 0], new, rng)
     offsets = reference.row_offsets(new)
-    q = reference.random_rows(rng, sum(new), 8, head_size, dtype)
+    q = reference.random_rows(rng, sum(new), q_heads, head_size, dtype)
     out = np.zeros_like(q)
-    expected = reference.attention_ragged(q, cache.key_cache(1), cache.value_cache(1),
-                                          offsets, out, 0.3, **clauses)
-    extra = (np.zeros(sum(new) * 8 * (head_size + 2) * 2, np.float32),) if workspace else ()
-    module.attention(*cache.arguments(), 1, q, offsets, out, *extra)
+    lse = np.full((sum(new), q_heads), 7, np.float32)
+    expected = reference.attention_ragged(
+        q, cache.key_cache(1), cache.value_cache(1), offsets, out, 0.3,
+        lse=lse, **attributes, **operands)
+    extra = ((np.zeros(sum(new) * q_heads * (head_size + 2) * 2, np.float32),)
+             if workspace else ())
+    module.attention(*cache.arguments(), 1, q, offsets, out, *extra,
+                     *operands.values(), lse)
+    assert_close((out, lse), expected, dtype)
+
+
+@pytest.mark.parametrize("in_place", [False, True], ids=["separate", "in-place"])
+@pytest.mark.parametrize("dtype, head_size", [("f32", 16), ("f16", 128), ("bf16", 64)])
+def test_merge_states_on_the_emulated_gpu(dtype, head_size, in_place):
+    # Random partial states with -inf log-sum-exps among them (one or both
+    # partials empty), 70 rows over the grid's rows.
+    rng = np.random.default_rng(head_size)
+    config = CacheConfig(dtype, 2, head_size, 16, q_heads=4)
+    shape = (70, 4, head_size)
+    a = reference.random_rows(rng, 70, 4, head_size, dtype)
+    b = reference.random_rows(rng, 70, 4, head_size, dtype)
+    lse_a = rng.uniform(-20, 20, shape[:2]).astype(np.float32)
+    lse_b = rng.uniform(-20, 20, shape[:2]).astype(np.float32)
+    lse_a[rng.random(shape[:2]) < 0.2] = -np.inf
+    lse_b[rng.random(shape[:2]) < 0.2] = -np.inf
+    expected_out, expected_lse = reference.merge_states(a, lse_a, b, lse_b, dtype)
+    module = kvcache.EmulatedGPUModule(builders.merge_states(config))
+    if in_place:
+        out, lse = a, lse_a
+    else:
+        out, lse = np.zeros_like(a), np.zeros_like(lse_a)
+    module.merge_states(a, lse_a, b, lse_b, out, lse)
     error = np.abs(reference.to_float32(out, dtype) -
-                   reference.to_float32(expected, dtype)).max()
-    assert error <= TOLERANCE[dtype]
+                   reference.to_float32(expected_out, dtype)).max()
+    assert error <= TOLERANCE[dtype], error
+    finite = np.isfinite(expected_lse)
+    np.testing.assert_array_equal(np.isfinite(lse), finite)
+    assert np.abs(lse[finite] - expected_lse[finite]).max() <= LSE_TOLERANCE
 
 
-def test_keys_outside_the_window_are_never_read(tmp_path, monkeypatch):
-    # A decode row over 4096 keys with a window of 256: the kernel copies
-    # 256 keys' K and V, not 4096 (the emulator's profile, cp.async bytes).
-    config = CacheConfig("f16", num_heads=2, head_size=64, page_size=16,
-                         num_layers=1, q_heads=8)
-    rng = np.random.default_rng(12)
-    cache = reference.random_cache(config, [4095], [1], rng)
-    q = reference.random_rows(rng, 1, 8, 64, "f16")
-    copied = {}
-    for name, clauses in (("plain", {}), ("window", {"window": 256})):
+def profiled_launches(path, monkeypatch, call):
+    """The emulator's profile records (one per launch) of `call()`."""
+    import json
+    monkeypatch.setenv("KVCACHE_EMU_PROFILE", str(path))
+    call()
+    monkeypatch.delenv("KVCACHE_EMU_PROFILE")
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+@pytest.mark.parametrize("context, window, kv_heads, page_size", [
+    (4096, 256, 2, 16),
+    # The figure the window exists for: keys 126976 .. 131071 of 131072.
+    (131072, 4096, 1, 128),
+])
+def test_keys_outside_the_window_are_never_read(context, window, kv_heads,
+                                                page_size, tmp_path, monkeypatch):
+    # A decode row at position context - 1 with a window: the kernel copies
+    # exactly the window's keys' K and V (the emulator's profile, cp.async
+    # bytes), in the split kernels (workspace) too, and its output is the
+    # reference's; without the window (the smaller case) every key's.
+    config = CacheConfig("f16", num_heads=kv_heads, head_size=64,
+                         page_size=page_size, num_layers=1, q_heads=4 * kv_heads)
+    rng = np.random.default_rng(context)
+    cache = reference.random_cache(config, [context - 1], [1], rng)
+    q = reference.random_rows(rng, 1, 4 * kv_heads, 64, "f16")
+    offsets = reference.row_offsets([1])
+    row_bytes = 2 * kv_heads * 64 * 2                # K and V, f16
+    runs = [({"window": window}, False), ({"window": window}, True)]
+    if context <= 4096:
+        runs.append(({}, False))
+    for clauses, workspace in runs:
         module = kvcache.EmulatedGPUModule(builders.attention_ragged(
-            config, "attention", **clauses))
-        profile = tmp_path / f"{name}.jsonl"
-        monkeypatch.setenv("KVCACHE_EMU_PROFILE", str(profile))
-        module.attention(*cache.arguments(), 0, q, reference.row_offsets([1]),
-                         np.zeros_like(q))
-        monkeypatch.delenv("KVCACHE_EMU_PROFILE")
-        import json
-        copied[name] = sum(json.loads(line)["cp_async_bytes"]
-                           for line in profile.read_text().splitlines())
-    row_bytes = 2 * 2 * 64 * 2                       # K and V, 2 heads, f16
-    assert copied["plain"] == 4096 * row_bytes
-    assert copied["window"] == 256 * row_bytes        # keys 3840 .. 4095
+            config, "attention", scale=0.125, workspace=workspace, **clauses))
+        out = np.zeros_like(q)
+        extra = (np.zeros(4 * kv_heads * 66 * 16, np.float32),) if workspace else ()
+        launches = profiled_launches(
+            tmp_path / f"{len(clauses)}-{workspace}.jsonl", monkeypatch,
+            lambda: module.attention(*cache.arguments(), 0, q, offsets, out, *extra))
+        keys = clauses.get("window", context)
+        assert sum(launch["cp_async_bytes"] for launch in launches) == keys * row_bytes
+        # Split (keys-per-split 512): the merge kernel too.
+        assert len(launches) == (2 if workspace and keys > 512 else 1)
+        expected = reference.attention_ragged(
+            q, cache.key_cache(0), cache.value_cache(0), offsets,
+            np.zeros_like(q), 0.125, **clauses)
+        error = np.abs(reference.to_float32(out, "f16") -
+                       reference.to_float32(expected, "f16")).max()
+        assert error <= TOLERANCE["f16"]
+
+
+# All clauses together on the emulated GPU over page sizes 1, 16 and 128 and
+# GQA groups 1, 4 and 8, on both kernels: rows at and across page and chunk
+# edges (a prefill of 20 over 150 cached tokens), decode rows, a sequence
+# with nothing cached.
+GPU_COMBINATIONS = [
+    {"window": 9, "softcap": 2.0, "alibi": True, "sinks": True},
+    {"chunk": 128, "softcap": 1.0, "alibi": True, "sinks": True},
+    {"noncausal": True, "softcap": 3.0, "alibi": True, "sinks": True},
+]
+
+
+@pytest.mark.parametrize("dtype, head_size", [("f32", 16), ("bf16", 64)],
+                         ids=["cuda-cores", "tensor-cores"])
+@pytest.mark.parametrize("page_size, group", [(1, 1), (16, 8), (128, 4), (128, 1)])
+@pytest.mark.parametrize("clauses", GPU_COMBINATIONS, ids=clause_id)
+def test_combined_clauses_over_pages_and_groups_on_the_emulated_gpu(
+        clauses, page_size, group, dtype, head_size):
+    kv_heads = 2
+    q_heads = kv_heads * group
+    config = CacheConfig(dtype, num_heads=kv_heads, head_size=head_size,
+                         page_size=page_size, num_layers=1, q_heads=q_heads)
+    attributes = {k: v for k, v in clauses.items()
+                  if k in ("window", "chunk", "noncausal", "softcap")}
+    module = kvcache.EmulatedGPUModule(builders.attention_ragged(
+        config, "attention", scale=0.4, workspace=True, lse=True, sinks=True,
+        alibi=True, **attributes))
+    assert ("__kvemu_mma" in str(module.lowered)) == (dtype == "bf16")
+    rng = np.random.default_rng(page_size * 10 + group)
+    sinks = rng.uniform(-2, 2, q_heads).astype(np.float32)
+    slopes = rng.uniform(0, 0.5, q_heads).astype(np.float32)
+    new = [20, 1, 2]
+    cache = reference.random_cache(config, [150, 1200, 0], new, rng)
+    offsets = reference.row_offsets(new)
+    q = reference.random_rows(rng, sum(new), q_heads, head_size, dtype)
+    out, lse = np.zeros_like(q), np.zeros((sum(new), q_heads), np.float32)
+    expected = reference.attention_ragged(
+        q, cache.key_cache(0), cache.value_cache(0), offsets, out, 0.4,
+        lse=lse, sinks=sinks, alibi=slopes, **attributes)
+    workspace = np.zeros(sum(new) * q_heads * (head_size + 2) * 4, np.float32)
+    module.attention(*cache.arguments(), 0, q, offsets, out, workspace, sinks,
+                     slopes, lse)
+    assert_close((out, lse), expected, dtype)
+
+
+@pytest.mark.parametrize("dtype, head_size", [("f32", 16), ("f16", 64)],
+                         ids=["cuda-cores", "tensor-cores"])
+def test_large_scores_and_dominant_sinks_on_the_emulated_gpu(dtype, head_size):
+    # Scores up to ~1e4 before a cap of 5 (tanh saturates to +-1, nothing
+    # overflows), and a sink of 50 that outweighs every key (out ~ 0, lse ~
+    # 50), split across blocks.
+    config = CacheConfig(dtype, num_heads=2, head_size=head_size, page_size=16,
+                         num_layers=1, q_heads=8)
+    rng = np.random.default_rng(14)
+    cache = reference.random_cache(config, [700], [2], rng)
+    offsets = reference.row_offsets([2])
+    q = reference.from_float32(
+        reference.to_float32(reference.random_rows(rng, 2, 8, head_size, dtype), dtype) * 8,
+        dtype)
+    workspace = np.zeros(2 * 8 * (head_size + 2) * 4, np.float32)
+    module = kvcache.EmulatedGPUModule(builders.attention_ragged(
+        config, "attention", scale=100.0, softcap=5.0, workspace=True, lse=True))
+    out, lse = np.zeros_like(q), np.zeros((2, 8), np.float32)
+    expected = reference.attention_ragged(
+        q, cache.key_cache(0), cache.value_cache(0), offsets, out, 100.0,
+        softcap=5.0, lse=lse)
+    module.attention(*cache.arguments(), 0, q, offsets, out, workspace, lse)
+    assert np.all(np.isfinite(reference.to_float32(out, dtype)))
+    assert_close((out, lse), expected, dtype)
+
+    sinks = np.full(8, 50, np.float32)
+    module = kvcache.EmulatedGPUModule(builders.attention_ragged(
+        config, "attention", scale=0.5, sinks=True, workspace=True, lse=True))
+    q = reference.random_rows(rng, 2, 8, head_size, dtype)   # scores below ~5
+    out, lse = np.full_like(q, 3), np.zeros((2, 8), np.float32)
+    module.attention(*cache.arguments(), 0, q, offsets, out, workspace, sinks, lse)
+    assert np.abs(reference.to_float32(out, dtype)).max() < 1e-15
+    np.testing.assert_allclose(lse, 50, atol=1e-5)

@@ -34,3 +34,17 @@ def test_cascade_attention_example():
     assert run.returncode == 0, run.stdout + run.stderr
     assert "cascade == plain attention over prefix + suffix" in run.stdout
     assert "K/V bytes read: cascade" in run.stdout
+
+
+def test_cascade_attention_example_on_the_emulated_gpu():
+    # The same step as GPU kernels (noncausal + lse, causal + lse,
+    # merge_states) on the emulator; the script checks the bytes the kernels
+    # copied against each row's keys.
+    run = subprocess.run([sys.executable, os.path.join(EXAMPLES, "cascade_attention.py"),
+                          "--batch", "2", "--prefix", "128", "--emulated-gpu"],
+                         capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "kvcache-to-emulated-gpu" in run.stdout
+    assert "cascade == plain attention over prefix + suffix" in run.stdout
+    assert "K/V bytes the GPU kernels copied (emulator profile)" in run.stdout

@@ -91,11 +91,17 @@ def ConvertKVCacheToSCF : Pass<"convert-kvcache-to-scf"> {
     - `copy_pages`: for each pair, each layer (`kvcache.num_layers`), K and V
       (K only for MLA), the `[page_size, num_heads, head_size]` block of the
       source page is copied to the destination page;
-    - `attention_ragged`: for each query row (position `p`) and query head
-      `h`, one loop over keys `[0, p]` of KV head `h / G` with an online
-      softmax in f32 (running max, running sum, rescaled accumulator;
-      `scale` folded into q), one lookup per key shared by K and V, whole
-      rows read as vectors. The `workspace` is not needed on the CPU.
+    - `attention_ragged`: for each query row (position `p`) and KV head,
+      the query heads of its GQA group (up to 8, else passes of the largest
+      divisor of the group up to 8) in one loop over keys `[0, p]`: each K
+      and V row is read once, as a vector, for all of them, and each head
+      keeps an online softmax in f32 (running max, running sum, rescaled
+      accumulator; `scale` folded into q) in loop-carried values. The K and
+      V rows 8 keys ahead are prefetched (a head's rows are num_heads *
+      head_size elements apart: a stride the hardware prefetchers miss),
+      dot products are reassociable reductions, and 2^x is inline
+      arithmetic (a degree-7 polynomial and the exponent bits: no libm call
+      in the loop). The `workspace` is not needed on the CPU.
 
     On a quantized cache (docs/Contract.md section 2.2) `store_ragged` of
     float rows quantizes each scale group (computing and writing the
@@ -146,7 +152,8 @@ def ConvertKVCacheToGPU : Pass<"convert-kvcache-to-gpu", "ModuleOp"> {
   let summary = "Lower kvcache kernel ops to GPU kernels and their launches";
   let description = [{
     Lowers `kvcache.store_ragged`, `kvcache.gather_ragged`,
-    `kvcache.copy_pages` and `kvcache.attention_ragged` to kernels written
+    `kvcache.copy_pages`, `kvcache.attention_ragged` and
+    `kvcache.merge_states` to kernels written
     with kvcache access ops: a `gpu.func` named `<function>_<op>` (`_0`,
     `_1`, ... when taken) in `gpu.module @kvcache_kernels`, whose parameters
     are exactly the op's operands in order (the kernel ABI,
@@ -178,7 +185,12 @@ def ConvertKVCacheToGPU : Pass<"convert-kvcache-to-gpu", "ModuleOp"> {
       double-buffered cp.async when a lane's slice is 4, 8 or 16 bytes; with a workspace the context is split (`max-splits`,
       `keys-per-split`; never more splits than fill `sm-count` SMs at the
       kernel's estimated occupancy: a batch that fills the GPU is not split)
-      and a second kernel merges the splits. A head too
+      and a second kernel merges the splits. The optional clauses
+      (docs/Contract.md 3.3) run in both kernels: the key range starts at
+      the window or chunk (or covers the cached tokens, `noncausal`), a soft
+      cap (tanh from `ex2.approx`) and ALiBi transform each score, a sink
+      joins the softmax once where the row is normalised (the merge kernel
+      when split) and `lse` is written there. A head too
       large for one key's partial state in 48 KiB of shared memory, or q with
       2^31 heads or more, is rejected with an error.
 
@@ -200,6 +212,10 @@ def ConvertKVCacheToGPU : Pass<"convert-kvcache-to-gpu", "ModuleOp"> {
     contract says; older chips use the integer encoder of the CPU. (Reads
     decode in `convert-kvcache-to-memref`, whose `nvvm-fp8-conversions`
     option the pipelines set for the same chips.)
+
+    - `merge_states`: block `(x, y)` merges rows x, x + gridDim.x, ... of
+      query head y, a thread per 16-byte vector of the head; in place is
+      safe (a barrier orders the log-sum-exp reads before the write).
 
     A launch with no work (no rows, no sequences, no pairs) is skipped. Vector
     widths follow `convert-kvcache-to-scf` (16 bytes when head_size allows).

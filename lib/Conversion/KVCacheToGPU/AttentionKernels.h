@@ -103,14 +103,16 @@ struct AttentionPlan {
 };
 
 /// The keys of a row that a block's split covers: [begin, end), in
-/// `numSteps` steps of the plan's keysPerStep keys.
+/// `numSteps` steps of the plan's keysPerStep keys; `position` is the row's
+/// position p in its sequence (ALiBi's distances are j - p).
 struct KeyRange {
-  Value row, batch, begin, end, numSteps;
+  Value row, batch, begin, end, numSteps, position;
 };
 
 /// The key range of query `row` for `split` of `numSplits` (each split
-/// takes ceil(keys / numSplits) of the row's keys: [0, p], or from the
-/// start of `op`'s window or chunk).
+/// takes ceil(keys / numSplits) of the row's keys: [0, p], from the start of
+/// `op`'s window or chunk, or the cached tokens [0, cache_length) when
+/// noncausal).
 KeyRange planKeyRange(KernelBuilder &k, AttentionRaggedOp op, Value offsets,
                       Value keyCache, Value row, Value numSequences,
                       Value split, Value numSplits, int64_t keysPerStep);
@@ -119,6 +121,9 @@ KeyRange planKeyRange(KernelBuilder &k, AttentionRaggedOp op, Value offsets,
 /// offsets, out and workspace (null without one).
 std::tuple<Value, Value, Value, Value, Value, Value>
 getAttentionParams(GPUKernel &kernel, AttentionRaggedOp op);
+
+/// The kernel parameter of an optional operand, or null without one.
+Value getOptionalParam(GPUKernel &kernel, Value operand);
 
 /// A block's result: `writeOut` (the normalised output) without a
 /// workspace or with one split, else `writePartial` (the split's state).

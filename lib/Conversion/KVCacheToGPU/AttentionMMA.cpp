@@ -60,8 +60,11 @@ using namespace mlir::kvcache::attention;
 TensorCoreAttention::TensorCoreAttention(GPUKernel &kernel,
                                          AttentionRaggedOp op,
                                          const AttentionPlan &plan)
-    : kernel(kernel), k(kernel.builder()),
-      op(op), plan(plan),
+    : kernel(kernel), k(kernel.builder()), op(op), plan(plan),
+      softmax(k, OnlineSoftmax::Exp2::NVVMApprox),
+      clauses(k, op, OnlineSoftmax::Exp2::NVVMApprox,
+              getOptionalParam(kernel, op.getSinks()),
+              getOptionalParam(kernel, op.getAlibi())),
       layout{plan.headSize, plan.qHeads} {
   std::tie(q, keys, values, offsets, out, workspace) =
       getAttentionParams(kernel, op);
@@ -105,6 +108,14 @@ void TensorCoreAttention::emit() {
                       k.index(columnsPerWarp));
   copyKey = k.divu(thread, k.index(threadsPerKey));
   copyChunk = k.remu(thread, k.index(threadsPerKey));
+  for (int r = 0; r < 2; ++r) {
+    // Rows past the group (padding of the last tile) take its last head.
+    Value local = k.minu(k.add(k.add(k.mul(mTile, k.index(16)), groupId),
+                               k.index(8 * r)),
+                         k.index(plan.group - 1));
+    slopes[r] = clauses.loadSlope(
+        k.add(k.mul(kvHead, k.index(plan.group)), local));
+  }
   kernel.forEachBatchRow(q, offsets, [&](Value row, Value numSequences) {
     emitRow(planKeyRange(k, op, offsets, keys, row, numSequences, split,
                          numSplits, plan.keysPerStep));
@@ -198,24 +209,26 @@ TileState TensorCoreAttention::emitStep(const KeyRange &range, Value step,
   // the log2 domain: a scale c > 0 applies to the row max and inside
   // exp2(s c - max) (one fma per score); any other scale multiplies the
   // scores first.
+  // A soft cap or ALiBi transforms the scores into the log2 domain first.
   float scale = OnlineSoftmax::getLog2Scale(op.getScale().convertToFloat());
-  Value log2Scale = k.f32(scale > 0 ? scale : 1.0f);
-  if (!(scale > 0))
+  bool transforms = clauses.transformsScores();
+  Value log2Scale = k.f32(scale > 0 && !transforms ? scale : 1.0f);
+  Value stepBegin =
+      k.add(range.begin, k.mul(step, k.index(plan.keysPerStep)));
+  if (transforms)
+    transformScores(scores, range, stepBegin);
+  else if (!(scale > 0))
     for (Accumulator &tile : scores)
       for (Value &s : tile)
         s = k.fmul(s, k.f32(scale));
   Value minusInf = k.f32(-std::numeric_limits<float>::infinity());
-  Value stepBegin =
-      k.add(range.begin, k.mul(step, k.index(plan.keysPerStep)));
   TileState updated;
   Value rescale[2];
   if (masked)
     for (size_t n = 0; n < scores.size(); ++n)
-      for (int64_t i = 0; i < 4; ++i) {
-        Value key = k.add(stepBegin, k.add(k.mul(tig, k.index(2)),
-                                           k.index(8 * n + i % 2)));
-        scores[n][i] = k.select(k.ult(key, range.end), scores[n][i], minusInf);
-      }
+      for (int64_t i = 0; i < 4; ++i)
+        scores[n][i] = k.select(k.ult(scoreKey(stepBegin, n, i), range.end),
+                                scores[n][i], minusInf);
   for (int r = 0; r < 2; ++r) {
     Value max = state.max[r];
     Value local = scores[0][2 * r];
@@ -264,6 +277,22 @@ TileState TensorCoreAttention::emitStep(const KeyRange &range, Value step,
   return updated;
 }
 
+Value TensorCoreAttention::scoreKey(Value stepBegin, size_t n, int64_t i) {
+  return k.add(stepBegin,
+               k.add(k.mul(tig, k.index(2)), k.index(8 * n + i % 2)));
+}
+
+void TensorCoreAttention::transformScores(SmallVector<Accumulator> &scores,
+                                          const KeyRange &range,
+                                          Value stepBegin) {
+  Value scale = k.f32(op.getScale().convertToFloat());
+  for (size_t n = 0; n < scores.size(); ++n)
+    for (int64_t i = 0; i < 4; ++i)
+      scores[n][i] = clauses.transformScore(
+          k.fmul(scores[n][i], scale), slopes[i / 2],
+          scoreKey(stepBegin, n, i), range.position);
+}
+
 void TensorCoreAttention::writeResult(const KeyRange &range,
                                       const TileState &state) {
   Value sums[2] = {k.laneSum(state.sum[0], 4), k.laneSum(state.sum[1], 4)};
@@ -285,13 +314,26 @@ void TensorCoreAttention::writeResult(const KeyRange &range,
         }
       };
       auto writeOut = [&] {
+        // The sink joins the softmax once, here or in the merge kernel.
+        AttentionClauses::SinkTerms terms{state.max[r], sums[r], Value()};
+        if (Value sink = clauses.loadSinkLogit(head))
+          terms = clauses.addSinkTerms(softmax, state.max[r], sums[r], sink);
         forEachPair([&](Value column, Value pair) {
-          Value normalized = k.fdiv(pair, k.splat(sums[r], accPairType));
+          if (terms.rescale)
+            pair = k.fmul(pair, k.splat(terms.rescale, accPairType));
+          Value normalized =
+              clauses.normalize(softmax, {terms.max, terms.sum, pair});
           vector::StoreOp::create(
               k.b, k.loc, k.narrow(normalized, pairType), out,
               ValueRange{range.row, head, column}, /*nontemporal=*/false,
               llvm::Align(std::min<int64_t>(4, plan.rowAlignment)));
         });
+        if (Value lse = getOptionalParam(kernel, op.getLse()))
+          k.ifThen(k.andi(isFirstColumnWarp, k.eq(tig, k.index(0))), [&] {
+            memref::StoreOp::create(k.b, k.loc,
+                                    clauses.logSumExp(terms.max, terms.sum),
+                                    lse, ValueRange{range.row, head});
+          });
       };
       auto writePartial = [&] {
         // This split's partial state, unnormalised (docs/KernelABI.md); an

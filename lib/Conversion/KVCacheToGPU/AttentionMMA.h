@@ -13,7 +13,7 @@
 #define KVCACHE_LIB_CONVERSION_KVCACHETOGPU_ATTENTIONMMA_H
 
 #include "AttentionKernels.h"
-#include "../KernelCommon/Softmax.h"
+#include "../KernelCommon/AttentionClauses.h"
 
 #include <array>
 
@@ -102,10 +102,20 @@ private:
     return plan.dequantize ? k.index(0) : buffer;
   }
 
+  /// Soft cap and ALiBi on the step's scores (log2 domain after it).
+  void transformScores(SmallVector<Accumulator> &scores, const KeyRange &range,
+                       Value stepBegin);
+  /// The key of score element `i` of key tile `n` of a step.
+  Value scoreKey(Value stepBegin, size_t n, int64_t i);
+
   GPUKernel &kernel;
   KernelBuilder &k;
   AttentionRaggedOp op;
   const AttentionPlan &plan;
+  OnlineSoftmax softmax;
+  AttentionClauses clauses;
+  /// ALiBi slopes of the thread's two rows (groupID, groupID + 8).
+  Value slopes[2];
   SplitWorkspace layout;
   Value q, keys, values, offsets, out, workspace;
   Value sharedK, sharedV, sharedQ;

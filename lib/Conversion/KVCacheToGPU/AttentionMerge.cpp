@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AttentionKernels.h"
-#include "../KernelCommon/Softmax.h"
+#include "../KernelCommon/AttentionClauses.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
@@ -25,15 +25,24 @@ LogicalResult attention::emitAttentionMergeKernel(OpBuilder &host,
                                                   Value grid, Value splits) {
   KernelBuilder hostBuilder{host, getKernelLoc(op)};
   int64_t threads = std::min<int64_t>(plan.headSize, 256);
+  // The sinks and lse operands follow when the op has them
+  // (docs/KernelABI.md).
+  SmallVector<Value> operands = {op.getWorkspace(), op.getRowOffsets(),
+                                 op.getOut(), splits};
+  for (Value optional : {op.getSinks(), op.getLse()})
+    if (optional)
+      operands.push_back(optional);
   std::unique_ptr<GPUKernel> kernel = GPUKernel::create(
-      host, op, "attention_merge",
-      {op.getWorkspace(), op.getRowOffsets(), op.getOut(), splits},
+      host, op, "attention_merge", operands,
       LaunchShape{grid, hostBuilder.index(plan.qHeads), hostBuilder.index(1),
                   threads});
   if (!kernel)
     return failure();
   KernelBuilder &k = kernel->builder();
   OnlineSoftmax softmax(k, OnlineSoftmax::Exp2::NVVMApprox);
+  AttentionClauses clauses(k, op, OnlineSoftmax::Exp2::NVVMApprox,
+                           getOptionalParam(*kernel, op.getSinks()));
+  Value lse = getOptionalParam(*kernel, op.getLse());
   SplitWorkspace layout{plan.headSize, plan.qHeads};
   Value workspace = kernel->param(op.getWorkspace());
   Value offsets = kernel->param(op.getRowOffsets());
@@ -57,6 +66,11 @@ LogicalResult attention::emitAttentionMergeKernel(OpBuilder &host,
                             return SmallVector<Value>{
                                 k.fmax(max[0], maxOf(split))};
                           })[0];
+    // The sink joins once: one more logit of weight 1, no value.
+    if (Value sink = clauses.loadSinkLogit(head)) {
+      total.max = k.fmax(total.max, sink);
+      total.sum = softmax.weight(sink, total.max);
+    }
     total.sum = k.forLoop(k.index(0), numSplits, k.index(1), {total.sum},
                           [&](Value split, ValueRange sum) {
                             Value record = layout.recordOffset(k, first, split);
@@ -68,6 +82,12 @@ LogicalResult attention::emitAttentionMergeKernel(OpBuilder &host,
                                                 /*acc=*/{})
                                     .sum};
                           })[0];
+    if (lse)
+      k.ifThen(k.eq(thread, k.index(0)), [&] {
+        memref::StoreOp::create(k.b, k.loc,
+                                clauses.logSumExp(total.max, total.sum), lse,
+                                ValueRange{row, head});
+      });
     k.forLoop(thread, k.index(plan.headSize), k.index(threads), [&](Value d) {
       total.acc = k.forLoop(
           k.index(0), numSplits, k.index(1), {k.f32(0)},
@@ -80,8 +100,8 @@ LogicalResult attention::emitAttentionMergeKernel(OpBuilder &host,
                                 load(layout.accOffset(k, record, d)))
                     .acc};
           })[0];
-      Value result =
-          k.narrow(softmax.normalize(total), plan.rowsElementType);
+      Value result = k.narrow(clauses.normalize(softmax, total),
+                              plan.rowsElementType);
       memref::StoreOp::create(k.b, k.loc, result, out,
                               ValueRange{row, head, d});
     });

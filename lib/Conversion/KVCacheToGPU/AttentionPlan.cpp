@@ -126,22 +126,10 @@ FailureOr<AttentionPlan>
 attention::makeAttentionPlan(AttentionRaggedOp op,
                              const GPUKernelTarget &target) {
   auto params = KVCacheParams::get(op.getKeyCache().getType());
-  if (op.getNoncausal() || op.getSoftcap() || op.getAlibi() || op.getSinks() ||
-      op.getLse())
-    return op.emitOpError("cannot be lowered to the GPU yet: the noncausal, "
-                          "softcap, alibi, sinks and lse clauses run on the "
-                          "CPU (kvcache-to-cpu) for now; window and chunk "
-                          "run on both");
-  for (Value rows : {op.getQ(), op.getOut()}) {
-    SmallVector<int64_t> strides;
-    int64_t offset;
-    if (failed(cast<MemRefType>(rows.getType())
-                   .getStridesAndOffset(strides, offset)) ||
-        strides.back() != 1)
-      return op.emitOpError("cannot be lowered: q and out need a unit "
-                            "innermost stride (copy them into contiguous "
-                            "buffers)");
-  }
+  if (!hasUnitInnerStride({op.getQ(), op.getOut()}))
+    return op.emitOpError("cannot be lowered: q and out need a unit "
+                          "innermost stride (copy them into contiguous "
+                          "buffers)");
   AttentionPlan plan;
   plan.headSize = params.headSize;
   plan.kvHeads = params.numHeads;

@@ -27,7 +27,7 @@
 
 #include "AttentionToGPU.h"
 #include "AttentionKernels.h"
-#include "../KernelCommon/Softmax.h"
+#include "../KernelCommon/AttentionClauses.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -43,15 +43,15 @@ KeyRange attention::planKeyRange(KernelBuilder &k, AttentionRaggedOp op,
                                  Value numSplits, int64_t keysPerStep) {
   Value batch = k.sequenceOf(offsets, numSequences, row);
   Value start = k.loadOffset(offsets, batch);
-  Value position = k.rowPosition(
-      CacheLengthOp::create(k.b, k.loc, keyCache, batch), row, start);
+  Value cached = CacheLengthOp::create(k.b, k.loc, keyCache, batch);
+  Value position = k.rowPosition(cached, row, start);
   // Each split takes ceil(numKeys / numSplits) keys. The division is one of
   // unsigned i32 (a div.u32 in PTX, where one of index is a div.u64 behind a
   // 32-bit bypass): the key count is at most max_cache_length, an i32, the
   // split count at most 65535 (grid z). The bounds stay in index: with them
   // in i32 too, ptxas used more registers in some kernels. Divisions by the
   // constant keysPerStep need no div instruction.
-  Value numKeys = k.add(position, k.index(1));
+  Value numKeys = op.getNoncausal() ? cached : k.add(position, k.index(1));
   // A window or chunk: the keys from its start (never empty: p is in it).
   Value first;
   if (std::optional<uint64_t> window = op.getWindow()) {
@@ -71,17 +71,19 @@ KeyRange attention::planKeyRange(KernelBuilder &k, AttentionRaggedOp op,
     end = k.add(first, end);
   }
   Value numSteps = k.ceilDiv(k.sub(end, begin), k.index(keysPerStep));
-  return {row, batch, begin, end, numSteps};
+  return {row, batch, begin, end, numSteps, position};
 }
 
 std::tuple<Value, Value, Value, Value, Value, Value>
 attention::getAttentionParams(GPUKernel &kernel, AttentionRaggedOp op) {
-  Value workspace;
-  if (op.getWorkspace())
-    workspace = kernel.param(op.getWorkspace());
   return {kernel.param(op.getQ()),          kernel.param(op.getKeyCache()),
           kernel.param(op.getValueCache()), kernel.param(op.getRowOffsets()),
-          kernel.param(op.getOut()),        workspace};
+          kernel.param(op.getOut()),
+          getOptionalParam(kernel, op.getWorkspace())};
+}
+
+Value attention::getOptionalParam(GPUKernel &kernel, Value operand) {
+  return operand ? kernel.param(operand) : Value();
 }
 
 void attention::writeResultOrPartial(KernelBuilder &k, Value workspace,
@@ -149,6 +151,9 @@ private:
   KernelBuilder &k;
   OnlineSoftmax softmax;
   AttentionRaggedOp op;
+  AttentionClauses clauses;
+  /// The ALiBi slope of each head of the pass (alibi clause only).
+  SmallVector<Value> slopes;
   const AttentionPlan &plan;
   SplitWorkspace layout;
   Value q, keys, values, offsets, out, workspace;
@@ -161,7 +166,11 @@ private:
 AttentionKernel::AttentionKernel(GPUKernel &kernel, AttentionRaggedOp op,
                                  const AttentionPlan &plan)
     : kernel(kernel), k(kernel.builder()),
-      softmax(k, OnlineSoftmax::Exp2::NVVMApprox), op(op), plan(plan),
+      softmax(k, OnlineSoftmax::Exp2::NVVMApprox), op(op),
+      clauses(k, op, OnlineSoftmax::Exp2::NVVMApprox,
+              getOptionalParam(kernel, op.getSinks()),
+              getOptionalParam(kernel, op.getAlibi())),
+      plan(plan),
       layout{plan.headSize, plan.qHeads} {
   std::tie(q, keys, values, offsets, out, workspace) =
       getAttentionParams(kernel, op);
@@ -239,12 +248,13 @@ AttentionKernel::PassHeads AttentionKernel::getPassHeads(Value firstHead) {
 
 SmallVector<Value> AttentionKernel::loadQueries(Value row,
                                                 const PassHeads &heads) {
-  // q slices scaled by scale * log2(e): scores in the log2 domain.
-  Value scale = k.splat(
-      k.f32(OnlineSoftmax::getLog2Scale(op.getScale().convertToFloat())),
-      accType);
+  // q slices scaled by scale * log2(e): scores in the log2 domain (by scale
+  // alone when a soft cap or ALiBi transforms the scores).
+  Value scale = k.splat(k.f32(clauses.queryScale()), accType);
   SmallVector<Value> queries;
+  slopes.clear();
   for (Value head : heads.heads) {
+    slopes.push_back(clauses.loadSlope(head));
     Value slice = vector::LoadOp::create(
         k.b, k.loc, sliceType, q, ValueRange{row, head, sliceStart},
         /*nontemporal=*/false, llvm::Align(plan.rowAlignment));
@@ -316,7 +326,8 @@ SmallVector<SoftmaxState>
 AttentionKernel::emitKeyStep(const KeyRange &range, Value step,
                              ArrayRef<Value> queries,
                              ArrayRef<SoftmaxState> states, bool masked) {
-  auto [key, valid] = keyAt(range, step);
+  Value key, valid;
+  std::tie(key, valid) = keyAt(range, step);
   Value keySlice, valueSlice;
   if (plan.asyncCopy) {
     // Prefetch the next step (an empty group past the end, so that exactly
@@ -341,8 +352,10 @@ AttentionKernel::emitKeyStep(const KeyRange &range, Value step,
   Value keyRow = k.widen(keySlice, accType);
   Value valueRow = k.widen(valueSlice, accType);
   SmallVector<SoftmaxState> next;
-  for (auto [query, state] : llvm::zip(queries, states)) {
-    Value score = k.laneSum(k.dot(query, keyRow), plan.lanes);
+  for (auto [query, state, slope] : llvm::zip(queries, states, slopes)) {
+    Value score = clauses.transformScore(
+        k.laneSum(k.dot(query, keyRow), plan.lanes), slope, key,
+        range.position);
     SoftmaxState updated = softmax.update(state, score, valueRow);
     next.push_back(masked ? softmax.select(valid, updated, state) : updated);
   }
@@ -437,10 +450,20 @@ SoftmaxState AttentionKernel::combineKeyGroups(Value slot) {
 void AttentionKernel::writeResult(Value row, Value head,
                                   const SoftmaxState &state) {
   auto writeOut = [&] {
+    // The sink joins the softmax once, here or in the merge kernel.
+    SoftmaxState total = state;
+    if (Value sink = clauses.loadSinkLogit(head))
+      total = clauses.addSink(softmax, state, sink);
     vector::StoreOp::create(
-        k.b, k.loc, k.narrow(softmax.normalize(state), sliceType), out,
-        ValueRange{row, head, sliceStart}, /*nontemporal=*/false,
+        k.b, k.loc, k.narrow(clauses.normalize(softmax, total), sliceType),
+        out, ValueRange{row, head, sliceStart}, /*nontemporal=*/false,
         llvm::Align(plan.rowAlignment));
+    if (Value lse = getOptionalParam(kernel, op.getLse()))
+      k.ifThen(k.eq(lane, k.index(0)), [&] {
+        memref::StoreOp::create(k.b, k.loc,
+                                clauses.logSumExp(total.max, total.sum), lse,
+                                ValueRange{row, head});
+      });
   };
   auto writePartial = [&] {
     // This split's partial state, unnormalised (docs/KernelABI.md).

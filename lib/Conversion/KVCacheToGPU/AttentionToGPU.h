@@ -14,6 +14,9 @@ namespace mlir::kvcache {
 /// The attention_ragged part of convert-kvcache-to-gpu.
 void populateAttentionToGPUConversionPatterns(RewritePatternSet &patterns,
                                               const GPUKernelTarget &target);
+/// The merge_states part of convert-kvcache-to-gpu (MergeStatesToGPU.cpp).
+void populateMergeStatesToGPUConversionPatterns(RewritePatternSet &patterns,
+                                                const GPUKernelTarget &target);
 
 } // namespace mlir::kvcache
 

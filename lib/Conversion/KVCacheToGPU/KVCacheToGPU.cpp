@@ -195,6 +195,7 @@ void mlir::kvcache::populateKVCacheToGPUConversionPatterns(
   patterns.add<CopyPagesToGPU>(patterns.getContext(), target);
   populateRaggedCopyToGPUConversionPatterns(patterns, target);
   populateAttentionToGPUConversionPatterns(patterns, target);
+  populateMergeStatesToGPUConversionPatterns(patterns, target);
 }
 
 static const llvm::Target *getNVPTXTarget() {

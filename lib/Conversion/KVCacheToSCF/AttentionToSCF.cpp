@@ -15,7 +15,8 @@
 
 #include "KVCache/Conversion/KVCacheToSCF/KVCacheToSCF.h"
 #include "KVCache/IR/KVCacheOps.h"
-#include "../KernelCommon/Softmax.h"
+#include "../KernelCommon/AttentionClauses.h"
+#include "../KernelCommon/KernelLowering.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -32,15 +33,11 @@ namespace {
 /// The most scale groups of a quantized head row the CPU loop reads (one
 /// unrolled dequantizing load each).
 constexpr int64_t kMaxScaleGroupsPerRow = 64;
-
-/// Whether the innermost stride of `memref` is 1 (rows can be vector-loaded).
-bool hasUnitInnerStride(Value memref) {
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  return succeeded(cast<MemRefType>(memref.getType())
-                       .getStridesAndOffset(strides, offset)) &&
-         strides.back() == 1;
-}
+/// Query heads that share one pass over the keys at most (each holds its
+/// q row and output accumulator in registers).
+constexpr int64_t kMaxHeadsPerPass = 8;
+/// How many keys ahead the key loop prefetches K and V rows.
+constexpr int64_t kPrefetchKeys = 8;
 
 /// The head row (page, slot, head) of `cache` as `accType` (f32 x
 /// head_size): widened from a float cache, or dequantized from a cache with
@@ -76,7 +73,7 @@ struct AttentionToSCF : OpRewritePattern<AttentionRaggedOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(AttentionRaggedOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!hasUnitInnerStride(op.getQ()) || !hasUnitInnerStride(op.getOut()))
+    if (!hasUnitInnerStride({op.getQ(), op.getOut()}))
       return op.emitOpError("cannot be lowered: q and out need a unit "
                             "innermost stride (copy them into contiguous "
                             "buffers)");
@@ -129,69 +126,71 @@ struct AttentionToSCF : OpRewritePattern<AttentionRaggedOp> {
     return {k.index(0), end};
   }
 
-  /// The score of a key in the log2 domain from `dot` = q . k: scaled by
-  /// the log2 factor when there is no score transform (q was scaled), else
-  /// scale * dot, soft-capped, ALiBi-biased by slope * (token - position),
-  /// then times log2(e).
-  static Value transformScore(KernelBuilder &k, AttentionRaggedOp op,
-                              Value dot, Value slope, Value token,
-                              Value position) {
-    if (!op.getSoftcap() && !op.getAlibi())
-      return dot;
-    Value score = k.fmul(dot, k.f32(op.getScale().convertToFloat()));
-    if (std::optional<APFloat> cap = op.getSoftcap()) {
-      Value c = k.f32(cap->convertToFloat());
-      score = k.fmul(c, math::TanhOp::create(k.b, k.loc, k.fdiv(score, c)));
-    }
-    if (slope) {
-      Value distance = arith::SIToFPOp::create(
-          k.b, k.loc, k.b.getF32Type(),
-          arith::IndexCastOp::create(k.b, k.loc, k.b.getI64Type(),
-                                     k.sub(token, position)));
-      score = k.fadd(score, k.fmul(slope, distance));
-    }
-    return k.fmul(score, k.f32(float(M_LOG2E)));
-  }
-
   /// The state before the first key: empty, or the sink's logit (log2
   /// domain) with weight 1 and no value.
-  static SoftmaxState initialState(KernelBuilder &k, OnlineSoftmax &softmax,
-                                   AttentionRaggedOp op, Value head,
+  static SoftmaxState initialState(KernelBuilder &k, AttentionClauses &clauses,
+                                   OnlineSoftmax &softmax, Value head,
                                    VectorType accType) {
     SoftmaxState state = softmax.empty(accType);
-    if (Value sinks = op.getSinks()) {
-      Value sink = memref::LoadOp::create(k.b, k.loc, sinks, head);
-      state.max = k.fmul(sink, k.f32(float(M_LOG2E)));
+    if (Value sink = clauses.loadSinkLogit(head)) {
+      state.max = sink;
       state.sum = k.f32(1);
     }
     return state;
   }
 
   /// Writes row `row`, head `head` of out (0 for a row with no keys and no
-  /// sink) and of lse (ln(2) * (max + log2(sum)): -inf when empty).
-  static void writeRow(KernelBuilder &k, OnlineSoftmax &softmax,
-                       AttentionRaggedOp op, const SoftmaxState &state,
-                       Value row, Value head, VectorType outType) {
-    Value out = softmax.normalize(state);
-    if (op.getNoncausal() && !op.getSinks()) {
-      Value zero = arith::ConstantOp::create(
-          k.b, k.loc, cast<VectorType>(out.getType()),
-          DenseElementsAttr::get(cast<VectorType>(out.getType()), 0.0f));
-      Value empty = arith::CmpFOp::create(k.b, k.loc, arith::CmpFPredicate::OEQ,
-                                          state.sum, k.f32(0));
-      out = k.select(empty, zero, out);
-    }
+  /// sink) and of lse (-inf when empty).
+  static void writeRow(KernelBuilder &k, AttentionClauses &clauses,
+                       OnlineSoftmax &softmax, AttentionRaggedOp op,
+                       const SoftmaxState &state, Value row, Value head,
+                       VectorType outType) {
+    Value out = clauses.normalize(softmax, state);
     vector::StoreOp::create(k.b, k.loc, k.narrow(out, outType), op.getOut(),
                             ValueRange{row, head, k.index(0)});
-    if (Value lse = op.getLse()) {
-      Value log2Sum = math::Log2Op::create(k.b, k.loc, state.sum);
-      Value value = k.fmul(k.fadd(state.max, log2Sum), k.f32(float(M_LN2)));
-      memref::StoreOp::create(k.b, k.loc, value, lse, ValueRange{row, head});
+    if (Value lse = op.getLse())
+      memref::StoreOp::create(k.b, k.loc,
+                              clauses.logSumExp(state.max, state.sum), lse,
+                              ValueRange{row, head});
+  }
+
+  /// Prefetches the head rows (token, kvHead) of `caches` into the cache
+  /// hierarchy, a 64-byte line at a time. A head row of a token is
+  /// num_heads * head_size elements from the next token's: the hardware
+  /// prefetchers, which do not cross 4 KiB pages, miss such strides.
+  static void prefetchRows(KernelBuilder &k, ArrayRef<Value> caches,
+                           Value batch, Value token, Value kvHead) {
+    for (Value cache : caches) {
+      auto params = KVCacheParams::get(cache.getType());
+      int64_t bits = params.elementType.getIntOrFloatBitWidth();
+      auto tileType = MemRefType::get(
+          {1, params.headSize}, params.elementType,
+          StridedLayoutAttr::get(k.b.getContext(), ShapedType::kDynamic,
+                                 {params.numHeads * params.headSize, 1}));
+      Value tile = TileOp::create(k.b, k.loc, tileType, cache, batch, token,
+                                  kvHead);
+      int64_t perLine = 512 / bits;
+      for (int64_t element = 0; element < params.headSize; element += perLine)
+        memref::PrefetchOp::create(k.b, k.loc, tile,
+                                   ValueRange{k.index(0), k.index(element)},
+                                   /*isWrite=*/false, /*localityHint=*/3,
+                                   /*isDataCache=*/true);
     }
   }
 
+  /// Query heads of a GQA group that share one pass over the keys: the
+  /// largest divisor of the group of at most kMaxHeadsPerPass.
+  static int64_t getHeadsPerPass(int64_t group) {
+    for (int64_t heads = std::min(group, kMaxHeadsPerPass); heads > 1; --heads)
+      if (group % heads == 0)
+        return heads;
+    return 1;
+  }
+
   /// Every query head of `row` at `position`, which sees keys
-  /// `keyRange` = [begin, end).
+  /// `keyRange` = [begin, end): per KV head, the heads of its group in
+  /// passes of getHeadsPerPass, each pass reading every K and V row once
+  /// for all its heads (one online-softmax state per head).
   static void emitRow(KernelBuilder &k, AttentionRaggedOp op, Value batch,
                       Value row, Value position,
                       std::pair<Value, Value> keyRange) {
@@ -199,6 +198,7 @@ struct AttentionToSCF : OpRewritePattern<AttentionRaggedOp> {
     auto params = KVCacheParams::get(keys.getType());
     int64_t qHeads = cast<MemRefType>(q.getType()).getDimSize(1);
     int64_t group = qHeads / params.numHeads;
+    int64_t perPass = getHeadsPerPass(group);
     // q and out have their own element types (on a quantized cache any of
     // f32, f16, bf16).
     auto rowTypeOf = [&](Value rows) {
@@ -207,42 +207,59 @@ struct AttentionToSCF : OpRewritePattern<AttentionRaggedOp> {
     };
     auto accType = VectorType::get({params.headSize}, k.b.getF32Type());
     OnlineSoftmax softmax(k, OnlineSoftmax::Exp2::Math);
+    AttentionClauses clauses(k, op, OnlineSoftmax::Exp2::Math);
     Value zero = k.index(0);
-    k.forLoop(zero, k.index(qHeads), k.index(1), [&](Value head) {
-      Value kvHead = k.divu(head, k.index(group));
-      // q scaled once: scores in the log2 domain (in natural units when a
-      // score transform follows: transformScore).
-      bool transforms = op.getSoftcap() || op.getAlibi();
-      Value scale = k.splat(
-          k.f32(transforms ? 1.0f
-                           : OnlineSoftmax::getLog2Scale(
-                                 op.getScale().convertToFloat())),
-          accType);
-      Value slope;
-      if (Value alibi = op.getAlibi())
-        slope = memref::LoadOp::create(k.b, k.loc, alibi, head);
-      Value query = k.fmul(
-          k.widen(vector::LoadOp::create(k.b, k.loc, rowTypeOf(q), q,
-                                         ValueRange{row, head, zero}),
-                  accType),
-          scale);
-      SoftmaxState state = unflattenStates(k.forLoop(
-          keyRange.first, keyRange.second, k.index(1),
-          flattenStates(initialState(k, softmax, op, head, accType)),
-          [&](Value token, ValueRange carried) {
-            // Each cache through its own lookup table (K and V of one
-            // collection share it, and CSE merges the two lookups).
-            auto loadRow = [&](Value cache) {
-              auto [page, slot] =
-                  k.lookup(cache, batch, token, /*servesWrite=*/false);
-              return loadHeadRowAsF32(k, cache, page, slot, kvHead, accType);
-            };
-            Value score = transformScore(k, op, k.sum(k.fmul(query, loadRow(keys))),
-                                         slope, token, position);
-            return flattenStates(softmax.update(unflattenStates(carried)[0],
-                                                score, loadRow(values)));
-          }))[0];
-      writeRow(k, softmax, op, state, row, head, rowTypeOf(op.getOut()));
+    // q scaled once: scores in the log2 domain (in natural units when a
+    // score transform follows).
+    Value scale = k.splat(k.f32(clauses.queryScale()), accType);
+    k.forLoop(zero, k.index(params.numHeads), k.index(1), [&](Value kvHead) {
+      k.forLoop(zero, k.index(group), k.index(perPass), [&](Value first) {
+        SmallVector<Value> heads, queries, slopes;
+        SmallVector<SoftmaxState> init;
+        for (int64_t i = 0; i < perPass; ++i) {
+          Value head = k.add(k.mul(kvHead, k.index(group)),
+                             k.add(first, k.index(i)));
+          heads.push_back(head);
+          slopes.push_back(clauses.loadSlope(head));
+          queries.push_back(k.fmul(
+              k.widen(vector::LoadOp::create(k.b, k.loc, rowTypeOf(q), q,
+                                             ValueRange{row, head, zero}),
+                      accType),
+              scale));
+          init.push_back(initialState(k, clauses, softmax, head, accType));
+        }
+        SmallVector<SoftmaxState> states = unflattenStates(k.forLoop(
+            keyRange.first, keyRange.second, k.index(1), flattenStates(init),
+            [&](Value token, ValueRange carried) {
+              // Each cache through its own lookup table (K and V of one
+              // collection share it, and CSE merges the two lookups).
+              auto loadRow = [&](Value cache) {
+                auto [page, slot] =
+                    k.lookup(cache, batch, token, /*servesWrite=*/false);
+                return loadHeadRowAsF32(k, cache, page, slot, kvHead,
+                                        accType);
+              };
+              prefetchRows(k, {keys, values}, batch,
+                           k.minu(k.add(token, k.index(kPrefetchKeys)),
+                                  k.sub(keyRange.second, k.index(1))),
+                           kvHead);
+              Value keyRow = loadRow(keys);
+              SmallVector<Value> scores;
+              for (int64_t i = 0; i < perPass; ++i)
+                scores.push_back(clauses.transformScore(
+                    k.sum(k.fmul(queries[i], keyRow)), slopes[i], token,
+                    position));
+              Value valueRow = loadRow(values);
+              SmallVector<SoftmaxState> previous = unflattenStates(carried);
+              SmallVector<SoftmaxState> next;
+              for (int64_t i = 0; i < perPass; ++i)
+                next.push_back(softmax.update(previous[i], scores[i], valueRow));
+              return flattenStates(next);
+            }));
+        for (int64_t i = 0; i < perPass; ++i)
+          writeRow(k, clauses, softmax, op, states[i], row, heads[i],
+                   rowTypeOf(op.getOut()));
+      });
     });
   }
 };

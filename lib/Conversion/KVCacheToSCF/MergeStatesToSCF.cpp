@@ -12,7 +12,8 @@
 
 #include "KVCache/Conversion/KVCacheToSCF/KVCacheToSCF.h"
 #include "KVCache/IR/KVCacheOps.h"
-#include "../KernelCommon/KernelBuilder.h"
+#include "../KernelCommon/AttentionClauses.h"
+#include "../KernelCommon/KernelLowering.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -27,36 +28,12 @@ using namespace mlir::kvcache;
 
 namespace {
 
-/// The merged log-sum-exp of `a` and `b` and the weights of the two
-/// partials: lse = max + log(e^(a - max) + e^(b - max)), w = e^(x - lse);
-/// with both -inf, lse -inf and weights 0.
-struct MergedWeights {
-  Value lse, weightA, weightB;
-};
-
-MergedWeights mergeLse(KernelBuilder &k, Value a, Value b) {
-  Value minusInf = k.f32(-std::numeric_limits<float>::infinity());
-  Value max = arith::MaximumFOp::create(k.b, k.loc, a, b);
-  Value empty = arith::CmpFOp::create(k.b, k.loc, arith::CmpFPredicate::OEQ,
-                                      max, minusInf);
-  Value top = k.select(empty, k.f32(0), max);
-  auto exp = [&](Value x) { return math::ExpOp::create(k.b, k.loc, x); };
-  Value lse = k.fadd(top, math::LogOp::create(
-                              k.b, k.loc, k.fadd(exp(k.fsub(a, top)),
-                                                 exp(k.fsub(b, top)))));
-  return {lse, k.select(empty, k.f32(0), exp(k.fsub(a, lse))),
-          k.select(empty, k.f32(0), exp(k.fsub(b, lse)))};
-}
-
 struct MergeStatesToSCF : OpRewritePattern<MergeStatesOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MergeStatesOp op,
                                 PatternRewriter &rewriter) const override {
     MemRefType outType = op.getOut().getType();
-    SmallVector<int64_t> strides;
-    int64_t offset;
-    if (failed(outType.getStridesAndOffset(strides, offset)) ||
-        strides.back() != 1)
+    if (!hasUnitInnerStride(op.getOut()))
       return op.emitOpError("cannot be lowered: the outs need a unit "
                             "innermost stride (copy them into contiguous "
                             "buffers)");
@@ -78,7 +55,8 @@ struct MergeStatesToSCF : OpRewritePattern<MergeStatesOp> {
                                                 ValueRange{row, head, zero}),
                          accType);
         };
-        MergedWeights merged = mergeLse(k, lse(op.getLseA()), lse(op.getLseB()));
+        MergedWeights merged = mergeLogSumExps(
+            k, lse(op.getLseA()), lse(op.getLseB()), OnlineSoftmax::Exp2::Math);
         Value a = load(op.getOutA()), b = load(op.getOutB());
         Value out = k.fadd(k.fmul(a, k.splat(merged.weightA, accType)),
                            k.fmul(b, k.splat(merged.weightB, accType)));

@@ -36,11 +36,46 @@ Value KernelBuilder::dot(Value x, Value y) {
 
 Value KernelBuilder::exp2(Value x) { return math::Exp2Op::create(b, loc, x); }
 
-Value KernelBuilder::exp2Approx(Value x) {
-  return LLVM::CallIntrinsicOp::create(
-             b, loc, b.getF32Type(),
-             b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"), ValueRange{x})
+Value KernelBuilder::exp2Inline(Value x) {
+  // ln(2)^i / i!: the Taylor series of 2^f, whose truncation error at
+  // |f| = 1/2 is (ln(2) / 2)^8 / 8! < 1e-8.
+  static constexpr double kCoefficients[] = {
+      1.0,
+      0.6931471805599453,
+      0.2402265069591007,
+      0.05550410866482158,
+      0.009618129107628477,
+      0.0013333558146428443,
+      0.00015403530393381608,
+      1.525273380405984e-05};
+  Value clamped = arith::MinimumFOp::create(
+      b, loc, arith::MaximumFOp::create(b, loc, x, f32(-127.0)), f32(127.0));
+  Value n = math::RoundEvenOp::create(b, loc, clamped);
+  Value f = fsub(clamped, n);
+  Value p = f32(kCoefficients[7]);
+  for (int i = 6; i >= 0; --i)
+    p = fma(p, f, f32(kCoefficients[i]));
+  // 2^n as the bits (n + 127) << 23: 0.0 for n = -127.
+  Value exponent = arith::FPToSIOp::create(b, loc, b.getI32Type(), n);
+  Value bits = arith::ShLIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, exponent, i32(127)), i32(23));
+  return fmul(p, arith::BitcastOp::create(b, loc, b.getF32Type(), bits));
+}
+
+/// A unary f32 NVVM intrinsic call.
+static Value callNVVM(KernelBuilder &k, StringRef intrinsic, Value x) {
+  return LLVM::CallIntrinsicOp::create(k.b, k.loc, k.b.getF32Type(),
+                                       k.b.getStringAttr(intrinsic),
+                                       ValueRange{x})
       .getResult(0);
+}
+
+Value KernelBuilder::exp2Approx(Value x) {
+  return callNVVM(*this, "llvm.nvvm.ex2.approx.ftz.f32", x);
+}
+
+Value KernelBuilder::log2Approx(Value x) {
+  return callNVVM(*this, "llvm.nvvm.lg2.approx.ftz.f", x);
 }
 
 /// `combine` of `value` over `lanes` consecutive lanes by xor shuffles.

@@ -103,14 +103,25 @@ struct KernelBuilder {
   /// (a product and a vector.reduction would be separate multiplies and
   /// adds: arith carries no contraction flag by default).
   Value dot(Value x, Value y);
-  /// The sum of the elements of an f32 vector.
+  /// The sum of the elements of an f32 vector, in any order (reassoc: a
+  /// tree of vector adds; an ordered sum of 128 elements is a chain of 128
+  /// dependent scalar adds on the CPU).
   Value sum(Value v) {
-    return vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, v);
+    return vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, v,
+                                       arith::FastMathFlags::reassoc);
   }
   /// 2^x through math.exp2 (the CPU's libm).
   Value exp2(Value x);
+  /// 2^x of an f32 scalar inline, without a call (the CPU's key loops,
+  /// where a libm call would spill every live vector register): 2^n by the
+  /// exponent bits times 2^f, |f| <= 1/2, by a degree-7 polynomial
+  /// (relative error below 1e-7); 0 for x <= -127.5 (and -inf), x clamped
+  /// at 127.
+  Value exp2Inline(Value x);
   /// 2^x through NVVM's ex2.approx (GPU kernels: no libdevice needed).
   Value exp2Approx(Value x);
+  /// log2(x) through NVVM's lg2.approx (-inf for 0).
+  Value log2Approx(Value x);
 
   //===--- vectors --------------------------------------------------------===//
   Value splat(Value scalar, VectorType type) {

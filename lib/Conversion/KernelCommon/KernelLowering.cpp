@@ -24,6 +24,16 @@ Location mlir::kvcache::getKernelLoc(Operation *op) {
   return NameLoc::get(op->getName().getIdentifier(), op->getLoc());
 }
 
+bool mlir::kvcache::hasUnitInnerStride(ValueRange memrefs) {
+  return llvm::all_of(memrefs, [](Value memref) {
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    return succeeded(cast<MemRefType>(memref.getType())
+                         .getStridesAndOffset(strides, offset)) &&
+           strides.back() == 1;
+  });
+}
+
 int64_t mlir::kvcache::getRowVectorWidth(const KVCacheParams &params,
                                          MemRefType rows, int64_t maxBytes) {
   int64_t elementBytes =

@@ -22,6 +22,10 @@ namespace mlir::kvcache {
 /// ("kvcache.store_ragged (kvcache.lookup) at ...").
 Location getKernelLoc(Operation *op);
 
+/// Whether every memref of `memrefs` has a unit innermost stride (its rows
+/// can be vector-loaded).
+bool hasUnitInnerStride(ValueRange memrefs);
+
 /// Elements per vector access when moving token rows of a cache with
 /// `params` to or from `rows` (null for cache-to-cache copies): the largest
 /// power of two with at most `maxBytes` bytes that divides head_size and,

@@ -39,7 +39,7 @@ float OnlineSoftmax::getLog2Scale(float scale) {
 }
 
 Value OnlineSoftmax::exp2(Value x) {
-  return exp2Kind == Exp2::Math ? k.exp2(x) : k.exp2Approx(x);
+  return exp2Kind == Exp2::Math ? k.exp2Inline(x) : k.exp2Approx(x);
 }
 
 Value OnlineSoftmax::scaleBy(Value acc, Value factor) {

@@ -33,7 +33,8 @@ SmallVector<SoftmaxState> unflattenStates(ValueRange values);
 /// Builds the online softmax's arithmetic in f32.
 class OnlineSoftmax {
 public:
-  /// Which 2^x: math.exp2 (CPU) or NVVM's ex2.approx (GPU kernels).
+  /// Which 2^x: inline arithmetic (KernelBuilder::exp2Inline, the CPU: no
+  /// libm call in the key loop) or NVVM's ex2.approx (GPU kernels).
   enum class Exp2 { Math, NVVMApprox };
 
   OnlineSoftmax(KernelBuilder &k, Exp2 exp2) : k(k), exp2Kind(exp2) {}

@@ -92,7 +92,7 @@ std::string modelledDeviceFunction(StringRef name) {
     return ("__kvemu" + name.drop_front(1)).str();
   static constexpr StringLiteral intrinsics[] = {
       "llvm.nvvm.ex2.approx.f32",    "llvm.nvvm.ex2.approx.ftz.f32",
-      "llvm.nvvm.lg2.approx.f32",    "llvm.nvvm.lg2.approx.ftz.f32",
+      "llvm.nvvm.lg2.approx.f",      "llvm.nvvm.lg2.approx.ftz.f",
       "llvm.nvvm.rcp.approx.ftz.f",  "llvm.nvvm.rsqrt.approx.f",
       "llvm.nvvm.rsqrt.approx.ftz.f", "llvm.nvvm.sqrt.approx.f",
       "llvm.nvvm.fmax.f",            "llvm.nvvm.fmin.f"};

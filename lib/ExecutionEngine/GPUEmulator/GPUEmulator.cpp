@@ -1516,8 +1516,8 @@ KVEMU_EXPORT float __kvemu_ex2_approx_f32(float x) { return std::exp2(x); }
 KVEMU_EXPORT float __kvemu_ex2_approx_ftz_f32(float x) {
   return flush(std::exp2(flush(x)));
 }
-KVEMU_EXPORT float __kvemu_lg2_approx_f32(float x) { return std::log2(x); }
-KVEMU_EXPORT float __kvemu_lg2_approx_ftz_f32(float x) {
+KVEMU_EXPORT float __kvemu_lg2_approx_f(float x) { return std::log2(x); }
+KVEMU_EXPORT float __kvemu_lg2_approx_ftz_f(float x) {
   return flush(std::log2(flush(x)));
 }
 KVEMU_EXPORT float __kvemu_rcp_approx_ftz_f(float x) {

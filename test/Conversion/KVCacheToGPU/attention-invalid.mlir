@@ -66,30 +66,8 @@ func.func @quantizing_store_odd_group(%k: !q, %new: memref<?x1x96xf32>, %offsets
 
 // -----
 
-// Most attention clauses have no GPU kernels yet: an error, never a kernel
-// that ignores them (window and chunk have them).
-!c = !kvcache.paged_cache<f16, num_heads = 2, head_size = 64, page_size = 16>
-func.func @clauses(%q: memref<?x8x64xf16>, %k: !c, %o: memref<?xi32>, %out: memref<?x8x64xf16>) {
-  // expected-error @below {{'kvcache.attention_ragged' op cannot be lowered to the GPU yet: the noncausal, softcap, alibi, sinks and lse clauses run on the CPU (kvcache-to-cpu) for now; window and chunk run on both}}
-  kvcache.attention_ragged %q, %k, %k, %o, %out {scale = 0.125 : f32, window = 128 : i64, softcap = 5.0 : f32}
-      : memref<?x8x64xf16>, !c, !c, memref<?xi32>, memref<?x8x64xf16>
-  return
-}
-
-// -----
-
-!c = !kvcache.paged_cache<f16, num_heads = 2, head_size = 64, page_size = 16>
-func.func @noncausal(%q: memref<?x8x64xf16>, %k: !c, %o: memref<?xi32>, %out: memref<?x8x64xf16>) {
-  // expected-error @below {{cannot be lowered to the GPU yet: the noncausal, softcap, alibi, sinks and lse clauses}}
-  kvcache.attention_ragged %q, %k, %k, %o, %out {scale = 0.125 : f32, noncausal}
-      : memref<?x8x64xf16>, !c, !c, memref<?xi32>, memref<?x8x64xf16>
-  return
-}
-
-// -----
-
-func.func @merge(%a: memref<?x8x64xf16>, %la: memref<?x8xf32>) {
-  // expected-error @below {{'kvcache.merge_states' op has no lowering in convert-kvcache-to-gpu}}
-  kvcache.merge_states %a, %la, %a, %la, %a : memref<?x8x64xf16>, memref<?x8xf32>, memref<?x8x64xf16>, memref<?x8xf32>, memref<?x8x64xf16>
+func.func @merge_strided(%a: memref<?x8x64xf16, strided<[1024, 128, 2]>>, %la: memref<?x8xf32>) {
+  // expected-error @below {{'kvcache.merge_states' op cannot be lowered: the outs need a unit innermost stride (copy them into contiguous buffers)}}
+  kvcache.merge_states %a, %la, %a, %la, %a : memref<?x8x64xf16, strided<[1024, 128, 2]>>, memref<?x8xf32>, memref<?x8x64xf16, strided<[1024, 128, 2]>>, memref<?x8xf32>, memref<?x8x64xf16, strided<[1024, 128, 2]>>
   return
 }

@@ -4,8 +4,9 @@
 // window of 64 the key loop of the row at position p runs over
 // [max(p + 1, 64) - 64, p + 1) only (keys no row sees are never read); a
 // sink starts the softmax state at its logit (log2 domain, weight 1); each
-// score is scale * q.k in natural units, soft-capped c * tanh(s / c), plus
-// slope * (key - p), then moved to the log2 domain; lse receives
+// score is (scale * q).k in natural units, soft-capped c * tanh(s / c), plus
+// slope * (key - p) (one fused multiply-add), then moved to the log2 domain;
+// lse receives
 // ln(2) * (max + log2(sum)).
 
 // CHECK-LABEL: func.func @every_clause(
@@ -17,16 +18,14 @@
 // CHECK: %[[SINK:.*]] = memref.load %arg4[
 // CHECK: %[[SINK2:.*]] = arith.mulf %[[SINK]], %[[LOG2E:.*]] : f32
 // CHECK: scf.for %[[KEY:.*]] = %[[BEGIN]] to %[[END]] step %c1 iter_args(%{{.*}} = %[[SINK2]], %{{.*}} = %[[ONE:.*]], %{{.*}} = %{{.*}})
-// CHECK: %[[DOT:.*]] = vector.reduction <add>
-// CHECK: %[[S:.*]] = arith.mulf %[[DOT]], %[[SCALE:.*]] : f32
+// CHECK: %[[S:.*]] = vector.reduction <add>
 // CHECK: %[[X:.*]] = arith.divf %[[S]], %[[CAP:.*]] : f32
 // CHECK: %[[T:.*]] = math.tanh %[[X]] : f32
 // CHECK: %[[CAPPED:.*]] = arith.mulf %[[T]], %[[CAP]] : f32
 // CHECK: %[[D:.*]] = arith.subi %[[KEY]], %[[P]] : index
-// CHECK: %[[DI:.*]] = arith.index_cast %[[D]] : index to i64
-// CHECK: %[[DF:.*]] = arith.sitofp %[[DI]] : i64 to f32
-// CHECK: %[[BIAS:.*]] = arith.mulf %[[SLOPE]], %[[DF]] : f32
-// CHECK: %[[B:.*]] = arith.addf %[[CAPPED]], %[[BIAS]] : f32
+// CHECK: %[[DI:.*]] = arith.index_cast %[[D]] : index to i32
+// CHECK: %[[DF:.*]] = arith.sitofp %[[DI]] : i32 to f32
+// CHECK: %[[B:.*]] = llvm.intr.fmuladd(%[[SLOPE]], %[[DF]], %[[CAPPED]])
 // CHECK: arith.mulf %[[B]], %[[LOG2E]] : f32
 // CHECK: scf.yield
 // CHECK: %[[LOG:.*]] = math.log2 %{{.*}}#1 : f32

@@ -1,0 +1,64 @@
+// RUN: kvcache-opt %s -split-input-file -convert-kvcache-to-scf -canonicalize -cse | FileCheck %s
+
+// attention_ragged on the CPU (lib/Conversion/KVCacheToSCF/AttentionToSCF.cpp):
+// per row and KV head, the query heads of the GQA group (here 4) take one
+// pass over the keys together, so each K and V row is loaded once for all
+// of them (one online-softmax state per head, loop-carried); the K and V
+// rows 8 keys ahead are prefetched (rows of one head are num_heads *
+// head_size apart, a stride the hardware prefetchers miss); each dot
+// product is a reassociable reduction (a tree, not 64 dependent adds); 2^x
+// is inline arithmetic (no libm call in the loop, which would spill every
+// vector register).
+
+!c = !kvcache.paged_cache<f16, num_heads = 2, head_size = 64, page_size = 16>
+// CHECK-LABEL: func.func @gqa4(
+// CHECK: scf.for %[[SEQ:.*]] = %c0 to %{{.*}} step %c1 {
+// CHECK: scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %c1 {
+// CHECK: %[[END:.*]] = arith.addi %[[P:.*]], %c1 : index
+// CHECK: scf.for %[[KV:.*]] = %c0 to %c2 step %c1 {
+// CHECK: %[[H0:.*]] = arith.muli %[[KV]], %c4 : index
+// CHECK: vector.load %arg0[%[[ROW]], %[[H0]], %c0] : memref<?x8x64xf16>, vector<64xf16>
+// CHECK-COUNT-3: vector.load %arg0[%[[ROW]], %{{.*}}, %c0] : memref<?x8x64xf16>, vector<64xf16>
+// CHECK: scf.for %[[KEY:.*]] = %c0 to %[[END]] step %c1 iter_args({{.*}}) -> (f32, f32, vector<64xf32>, f32, f32, vector<64xf32>, f32, f32, vector<64xf32>, f32, f32, vector<64xf32>) {
+// CHECK: %[[AHEAD:.*]] = arith.addi %[[KEY]], %c8 : index
+// CHECK: %[[CLAMPED:.*]] = arith.minui %[[AHEAD]], %[[P]] : index
+// CHECK: %[[KTILE:.*]] = kvcache.tile %arg1[%[[SEQ]], %[[CLAMPED]], %[[KV]]]
+// CHECK: memref.prefetch %[[KTILE]][%c0, %c0], read, locality<3>, data
+// CHECK: memref.prefetch %[[KTILE]][%c0, %c32], read, locality<3>, data
+// CHECK: %[[VTILE:.*]] = kvcache.tile %arg2[%[[SEQ]], %[[CLAMPED]], %[[KV]]]
+// CHECK: memref.prefetch %[[VTILE]][%c0, %c0]
+// CHECK: memref.prefetch %[[VTILE]][%c0, %c32]
+// CHECK: kvcache.page_load %arg1
+// CHECK-NOT: kvcache.page_load %arg1
+// CHECK-COUNT-4: vector.reduction <add>, %{{.*}} fastmath<reassoc> : vector<64xf32> into f32
+// CHECK: kvcache.page_load %arg2
+// CHECK-NOT: kvcache.page_load
+// CHECK-NOT: math.exp2
+// CHECK-NOT: func.call
+// CHECK: math.roundeven
+// CHECK: arith.shli %{{.*}}, %c23_i32 : i32
+// CHECK: scf.yield
+// CHECK-COUNT-4: vector.store %{{.*}}, %arg4[%[[ROW]], %{{.*}}, %c0] : memref<?x8x64xf16>, vector<64xf16>
+func.func @gqa4(%q: memref<?x8x64xf16>, %k: !c, %v: !c, %offsets: memref<?xi32>, %out: memref<?x8x64xf16>) {
+  kvcache.attention_ragged %q, %k, %v, %offsets, %out {scale = 0.125 : f32}
+      : memref<?x8x64xf16>, !c, !c, memref<?xi32>, memref<?x8x64xf16>
+  return
+}
+
+// -----
+
+// A group of 12 heads takes two passes of 6 (the largest divisor of at
+// most 8): 6 states per pass, each K and V row read twice per row.
+!c = !kvcache.paged_cache<f32, num_heads = 1, head_size = 16, page_size = 16>
+// CHECK-LABEL: func.func @group12(
+// CHECK: scf.for %[[FIRST:.*]] = %c0 to %c12 step %c6 {
+// CHECK-COUNT-6: vector.load %arg0
+// CHECK: scf.for {{.*}} -> (f32, f32, vector<16xf32>, f32, f32, vector<16xf32>, f32, f32, vector<16xf32>, f32, f32, vector<16xf32>, f32, f32, vector<16xf32>, f32, f32, vector<16xf32>) {
+// CHECK-COUNT-6: vector.reduction <add>
+// CHECK: scf.yield
+// CHECK-COUNT-6: vector.store
+func.func @group12(%q: memref<?x12x16xf32>, %k: !c, %offsets: memref<?xi32>, %out: memref<?x12x16xf32>) {
+  kvcache.attention_ragged %q, %k, %k, %offsets, %out {scale = 0.25 : f32}
+      : memref<?x12x16xf32>, !c, !c, memref<?xi32>, memref<?x12x16xf32>
+  return
+}
