@@ -96,8 +96,10 @@ def ConvertKVCacheToSCF : Pass<"convert-kvcache-to-scf"> {
       divisor of the group up to 8) in one loop over keys `[0, p]`: each K
       and V row is read once, as a vector, for all of them, and each head
       keeps an online softmax in f32 (running max, running sum, rescaled
-      accumulator; `scale` folded into q) in loop-carried values. The K and
-      V rows 8 keys ahead are prefetched (a head's rows are num_heads *
+      accumulator; `scale` folded into q) in loop-carried values. Keys go
+      in blocks of 8 (per head: the 8 scores as one vector, one max, one
+      rescale, one vector 2^x; the keys after the last full block one at a
+      time). The K and V rows 8 keys ahead are prefetched (a head's rows are num_heads *
       head_size elements apart: a stride the hardware prefetchers miss),
       dot products are reassociable reductions, and 2^x is inline
       arithmetic (a degree-7 polynomial and the exponent bits: no libm call

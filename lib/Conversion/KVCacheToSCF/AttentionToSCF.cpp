@@ -38,6 +38,8 @@ constexpr int64_t kMaxScaleGroupsPerRow = 64;
 constexpr int64_t kMaxHeadsPerPass = 8;
 /// How many keys ahead the key loop prefetches K and V rows.
 constexpr int64_t kPrefetchKeys = 8;
+/// Keys of one block of the key loop (one softmax rescale per block).
+constexpr int64_t kBlockKeys = 8;
 
 /// The head row (page, slot, head) of `cache` as `accType` (f32 x
 /// head_size): widened from a float cache, or dequantized from a cache with
@@ -68,6 +70,115 @@ Value loadHeadRowAsF32(KernelBuilder &k, Value cache, Value page, Value slot,
   }
   return row;
 }
+
+/// One pass over the keys [begin, end) of a row for some query heads of one
+/// KV group: in blocks of kBlockKeys keys (one max, one rescale and one
+/// vector 2^x per block and head: OnlineSoftmax::updateBlock), then the
+/// keys left one at a time. Each K and V row is read once for all heads;
+/// the rows kPrefetchKeys keys ahead are prefetched.
+struct KeyPass {
+  KernelBuilder &k;
+  AttentionClauses &clauses;
+  OnlineSoftmax &softmax;
+  Value keys, values, batch, kvHead, position, end;
+  VectorType accType;
+  /// Per head: q (scaled, f32) and the ALiBi slope (or null).
+  ArrayRef<Value> queries, slopes;
+
+  SmallVector<SoftmaxState> run(Value begin, ArrayRef<SoftmaxState> init) {
+    Value blocks = k.divu(k.sub(end, begin), k.index(kBlockKeys));
+    Value blocksEnd = k.add(begin, k.mul(blocks, k.index(kBlockKeys)));
+    SmallVector<Value> blocked = k.forLoop(
+        begin, blocksEnd, k.index(kBlockKeys), flattenStates(init),
+        [&](Value first, ValueRange carried) {
+          return flattenStates(blockStep(first, unflattenStates(carried)));
+        });
+    return unflattenStates(k.forLoop(
+        blocksEnd, end, k.index(1), blocked,
+        [&](Value token, ValueRange carried) {
+          return flattenStates(keyStep(token, unflattenStates(carried)));
+        }));
+  }
+
+  /// The head row of `token` of `cache` as f32 (each cache through its own
+  /// lookup table: K and V of one collection share it, and CSE merges the
+  /// two lookups).
+  Value loadRow(Value cache, Value token) {
+    auto [page, slot] = k.lookup(cache, batch, token, /*servesWrite=*/false);
+    return loadHeadRowAsF32(k, cache, page, slot, kvHead, accType);
+  }
+
+  /// The score (log2 domain) of `keyRow` at `token` for head `i`.
+  Value score(int64_t i, Value keyRow, Value token) {
+    return clauses.transformScore(k.sum(k.fmul(queries[i], keyRow)),
+                                  slopes[i], token, position);
+  }
+
+  /// Prefetches the K and V head rows of `token` (clamped to the last key)
+  /// into the cache hierarchy, a 64-byte line at a time. A head row of a
+  /// token is num_heads * head_size elements from the next token's: the
+  /// hardware prefetchers, which do not cross 4 KiB pages, miss such
+  /// strides.
+  void prefetch(Value token) {
+    token = k.minu(token, k.sub(end, k.index(1)));
+    for (Value cache : {keys, values}) {
+      auto params = KVCacheParams::get(cache.getType());
+      int64_t bits = params.elementType.getIntOrFloatBitWidth();
+      auto tileType = MemRefType::get(
+          {1, params.headSize}, params.elementType,
+          StridedLayoutAttr::get(k.b.getContext(), ShapedType::kDynamic,
+                                 {params.numHeads * params.headSize, 1}));
+      Value tile = TileOp::create(k.b, k.loc, tileType, cache, batch, token,
+                                  kvHead);
+      for (int64_t element = 0; element < params.headSize;
+           element += 512 / bits)
+        memref::PrefetchOp::create(k.b, k.loc, tile,
+                                   ValueRange{k.index(0), k.index(element)},
+                                   /*isWrite=*/false, /*localityHint=*/3,
+                                   /*isDataCache=*/true);
+    }
+  }
+
+  SmallVector<SoftmaxState> keyStep(Value token,
+                                    ArrayRef<SoftmaxState> states) {
+    prefetch(k.add(token, k.index(kPrefetchKeys)));
+    Value keyRow = loadRow(keys, token);
+    SmallVector<Value> scores;
+    for (size_t i = 0; i < queries.size(); ++i)
+      scores.push_back(score(i, keyRow, token));
+    Value valueRow = loadRow(values, token);
+    SmallVector<SoftmaxState> next;
+    for (size_t i = 0; i < queries.size(); ++i)
+      next.push_back(softmax.update(states[i], scores[i], valueRow));
+    return next;
+  }
+
+  SmallVector<SoftmaxState> blockStep(Value first,
+                                      ArrayRef<SoftmaxState> states) {
+    SmallVector<Value> tokens, keyRows, valueRows;
+    for (int64_t j = 0; j < kBlockKeys; ++j) {
+      tokens.push_back(k.add(first, k.index(j)));
+      prefetch(k.add(tokens[j], k.index(kPrefetchKeys)));
+    }
+    for (Value token : tokens)
+      keyRows.push_back(loadRow(keys, token));
+    SmallVector<Value> blockScores;
+    auto scoresType = VectorType::get({kBlockKeys}, k.b.getF32Type());
+    for (size_t i = 0; i < queries.size(); ++i) {
+      SmallVector<Value> elements;
+      for (int64_t j = 0; j < kBlockKeys; ++j)
+        elements.push_back(score(i, keyRows[j], tokens[j]));
+      blockScores.push_back(
+          vector::FromElementsOp::create(k.b, k.loc, scoresType, elements));
+    }
+    for (Value token : tokens)
+      valueRows.push_back(loadRow(values, token));
+    SmallVector<SoftmaxState> next;
+    for (size_t i = 0; i < queries.size(); ++i)
+      next.push_back(softmax.updateBlock(states[i], blockScores[i], valueRows));
+    return next;
+  }
+};
 
 struct AttentionToSCF : OpRewritePattern<AttentionRaggedOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -154,30 +265,6 @@ struct AttentionToSCF : OpRewritePattern<AttentionRaggedOp> {
                               ValueRange{row, head});
   }
 
-  /// Prefetches the head rows (token, kvHead) of `caches` into the cache
-  /// hierarchy, a 64-byte line at a time. A head row of a token is
-  /// num_heads * head_size elements from the next token's: the hardware
-  /// prefetchers, which do not cross 4 KiB pages, miss such strides.
-  static void prefetchRows(KernelBuilder &k, ArrayRef<Value> caches,
-                           Value batch, Value token, Value kvHead) {
-    for (Value cache : caches) {
-      auto params = KVCacheParams::get(cache.getType());
-      int64_t bits = params.elementType.getIntOrFloatBitWidth();
-      auto tileType = MemRefType::get(
-          {1, params.headSize}, params.elementType,
-          StridedLayoutAttr::get(k.b.getContext(), ShapedType::kDynamic,
-                                 {params.numHeads * params.headSize, 1}));
-      Value tile = TileOp::create(k.b, k.loc, tileType, cache, batch, token,
-                                  kvHead);
-      int64_t perLine = 512 / bits;
-      for (int64_t element = 0; element < params.headSize; element += perLine)
-        memref::PrefetchOp::create(k.b, k.loc, tile,
-                                   ValueRange{k.index(0), k.index(element)},
-                                   /*isWrite=*/false, /*localityHint=*/3,
-                                   /*isDataCache=*/true);
-    }
-  }
-
   /// Query heads of a GQA group that share one pass over the keys: the
   /// largest divisor of the group of at most kMaxHeadsPerPass.
   static int64_t getHeadsPerPass(int64_t group) {
@@ -228,34 +315,10 @@ struct AttentionToSCF : OpRewritePattern<AttentionRaggedOp> {
               scale));
           init.push_back(initialState(k, clauses, softmax, head, accType));
         }
-        SmallVector<SoftmaxState> states = unflattenStates(k.forLoop(
-            keyRange.first, keyRange.second, k.index(1), flattenStates(init),
-            [&](Value token, ValueRange carried) {
-              // Each cache through its own lookup table (K and V of one
-              // collection share it, and CSE merges the two lookups).
-              auto loadRow = [&](Value cache) {
-                auto [page, slot] =
-                    k.lookup(cache, batch, token, /*servesWrite=*/false);
-                return loadHeadRowAsF32(k, cache, page, slot, kvHead,
-                                        accType);
-              };
-              prefetchRows(k, {keys, values}, batch,
-                           k.minu(k.add(token, k.index(kPrefetchKeys)),
-                                  k.sub(keyRange.second, k.index(1))),
-                           kvHead);
-              Value keyRow = loadRow(keys);
-              SmallVector<Value> scores;
-              for (int64_t i = 0; i < perPass; ++i)
-                scores.push_back(clauses.transformScore(
-                    k.sum(k.fmul(queries[i], keyRow)), slopes[i], token,
-                    position));
-              Value valueRow = loadRow(values);
-              SmallVector<SoftmaxState> previous = unflattenStates(carried);
-              SmallVector<SoftmaxState> next;
-              for (int64_t i = 0; i < perPass; ++i)
-                next.push_back(softmax.update(previous[i], scores[i], valueRow));
-              return flattenStates(next);
-            }));
+        KeyPass pass{k,      clauses, softmax,  keys,    values, batch,
+                     kvHead, position, keyRange.second, accType, queries,
+                     slopes};
+        SmallVector<SoftmaxState> states = pass.run(keyRange.first, init);
         for (int64_t i = 0; i < perPass; ++i)
           writeRow(k, clauses, softmax, op, states[i], row, heads[i],
                    rowTypeOf(op.getOut()));

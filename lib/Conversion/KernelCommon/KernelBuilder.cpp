@@ -48,18 +48,33 @@ Value KernelBuilder::exp2Inline(Value x) {
       0.0013333558146428443,
       0.00015403530393381608,
       1.525273380405984e-05};
+  // Constants of x's shape (an f32 scalar or vector) and its i32 twin.
+  auto vector = dyn_cast<VectorType>(x.getType());
+  auto constant = [&](double v) -> Value {
+    return vector ? splatConstant(vector, v) : f32(v);
+  };
+  Type i32Type = vector ? Type(vector.clone(b.getI32Type())) : b.getI32Type();
+  auto integer = [&](int64_t v) -> Value {
+    return arith::ConstantOp::create(
+        b, loc, vector ? TypedAttr(DenseElementsAttr::get(
+                             cast<ShapedType>(i32Type), b.getI32IntegerAttr(v)))
+                       : TypedAttr(b.getI32IntegerAttr(v)));
+  };
   Value clamped = arith::MinimumFOp::create(
-      b, loc, arith::MaximumFOp::create(b, loc, x, f32(-127.0)), f32(127.0));
+      b, loc, arith::MaximumFOp::create(b, loc, x, constant(-127.0)),
+      constant(127.0));
   Value n = math::RoundEvenOp::create(b, loc, clamped);
   Value f = fsub(clamped, n);
-  Value p = f32(kCoefficients[7]);
+  Value p = constant(kCoefficients[7]);
   for (int i = 6; i >= 0; --i)
-    p = fma(p, f, f32(kCoefficients[i]));
+    p = vector ? vectorFma(p, f, constant(kCoefficients[i]))
+               : fma(p, f, constant(kCoefficients[i]));
   // 2^n as the bits (n + 127) << 23: 0.0 for n = -127.
-  Value exponent = arith::FPToSIOp::create(b, loc, b.getI32Type(), n);
+  Value exponent = arith::FPToSIOp::create(b, loc, i32Type, n);
   Value bits = arith::ShLIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, exponent, i32(127)), i32(23));
-  return fmul(p, arith::BitcastOp::create(b, loc, b.getF32Type(), bits));
+      b, loc, arith::AddIOp::create(b, loc, exponent, integer(127)),
+      integer(23));
+  return fmul(p, arith::BitcastOp::create(b, loc, x.getType(), bits));
 }
 
 /// A unary f32 NVVM intrinsic call.

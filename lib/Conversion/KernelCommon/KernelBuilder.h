@@ -112,7 +112,7 @@ struct KernelBuilder {
   }
   /// 2^x through math.exp2 (the CPU's libm).
   Value exp2(Value x);
-  /// 2^x of an f32 scalar inline, without a call (the CPU's key loops,
+  /// 2^x of an f32 scalar or vector inline, without a call (the CPU's key loops,
   /// where a libm call would spill every live vector register): 2^n by the
   /// exponent bits times 2^f, |f| <= 1/2, by a degree-7 polynomial
   /// (relative error below 1e-7); 0 for x <= -127.5 (and -inf), x clamped

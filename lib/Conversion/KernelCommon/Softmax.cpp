@@ -69,6 +69,27 @@ SoftmaxState OnlineSoftmax::update(const SoftmaxState &state, Value score,
   return {max, sum, acc};
 }
 
+SoftmaxState OnlineSoftmax::updateBlock(const SoftmaxState &state,
+                                        Value scores, ArrayRef<Value> values) {
+  assert(exp2Kind == Exp2::Math && "a block update runs on the CPU");
+  auto scoresType = cast<VectorType>(scores.getType());
+  Value blockMax = vector::ReductionOp::create(
+      k.b, k.loc, vector::CombiningKind::MAXIMUMF, scores);
+  Value max = k.fmax(state.max, blockMax);
+  Value rescale = weight(state.max, max);
+  Value weights =
+      k.exp2Inline(k.fsub(scores, k.splat(max, scoresType)));
+  Value sum = k.fma(state.sum, rescale, k.sum(weights));
+  Value acc = scaleBy(state.acc, rescale);
+  auto accType = cast<VectorType>(acc.getType());
+  for (auto [j, value] : llvm::enumerate(values)) {
+    Value w = vector::ExtractOp::create(k.b, k.loc, weights,
+                                        ArrayRef<int64_t>{int64_t(j)});
+    acc = k.vectorFma(k.splat(w, accType), value, acc);
+  }
+  return {max, sum, acc};
+}
+
 SoftmaxState OnlineSoftmax::select(Value valid, const SoftmaxState &x,
                                    const SoftmaxState &y) {
   return {k.select(valid, x.max, y.max), k.select(valid, x.sum, y.sum),

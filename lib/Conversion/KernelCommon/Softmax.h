@@ -48,6 +48,11 @@ public:
   /// The state after one more key of `score` (log2 domain) and value row
   /// `value` (f32, `acc`'s type).
   SoftmaxState update(const SoftmaxState &state, Value score, Value value);
+  /// The state after a block of keys at once (Exp2::Math only): `scores`
+  /// (an f32 vector, log2 domain) and their value rows `values` (f32, `acc`'s
+  /// type): one max, one rescale and one vector 2^x for the block.
+  SoftmaxState updateBlock(const SoftmaxState &state, Value scores,
+                           ArrayRef<Value> values);
   /// `valid ? x : y`, per field.
   SoftmaxState select(Value valid, const SoftmaxState &x,
                       const SoftmaxState &y);

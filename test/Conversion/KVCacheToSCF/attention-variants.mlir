@@ -17,12 +17,13 @@
 // CHECK: %[[SLOPE:.*]] = memref.load %arg5[
 // CHECK: %[[SINK:.*]] = memref.load %arg4[
 // CHECK: %[[SINK2:.*]] = arith.mulf %[[SINK]], %[[LOG2E:.*]] : f32
-// CHECK: scf.for %[[KEY:.*]] = %[[BEGIN]] to %[[END]] step %c1 iter_args(%{{.*}} = %[[SINK2]], %{{.*}} = %[[ONE:.*]], %{{.*}} = %{{.*}})
+// The keys in blocks of 8 from the window's start, then one at a time.
+// CHECK: scf.for %[[FIRST:.*]] = %[[BEGIN]] to %[[BLOCKED:.*]] step %c8 iter_args(%{{.*}} = %[[SINK2]], %{{.*}} = %[[ONE:.*]], %{{.*}} = %{{.*}}
 // CHECK: %[[S:.*]] = vector.reduction <add>
 // CHECK: %[[X:.*]] = arith.divf %[[S]], %[[CAP:.*]] : f32
 // CHECK: %[[T:.*]] = math.tanh %[[X]] : f32
 // CHECK: %[[CAPPED:.*]] = arith.mulf %[[T]], %[[CAP]] : f32
-// CHECK: %[[D:.*]] = arith.subi %[[KEY]], %[[P]] : index
+// CHECK: %[[D:.*]] = arith.subi %[[FIRST]], %[[P]] : index
 // CHECK: %[[DI:.*]] = arith.index_cast %[[D]] : index to i32
 // CHECK: %[[DF:.*]] = arith.sitofp %[[DI]] : i32 to f32
 // CHECK: %[[B:.*]] = llvm.intr.fmuladd(%[[SLOPE]], %[[DF]], %[[CAPPED]])
@@ -48,9 +49,10 @@ func.func @every_clause(%q: memref<?x4x8xf32>, %k: !c, %o: memref<?xi32>, %out: 
 // CHECK-NEXT: %[[END:.*]] = arith.addi %[[P]], %c1 : index
 // CHECK-NEXT: %[[C:.*]] = arith.divui %[[P]], %c32 : index
 // CHECK-NEXT: %[[BEGIN:.*]] = arith.muli %[[C]], %c32 : index
-// CHECK: scf.for %{{.*}} = %[[BEGIN]] to %[[END]] step %c1 iter_args
+// CHECK: scf.for %{{.*}} = %[[BEGIN]] to %{{.*}} step %c8 iter_args
 // CHECK: %[[LENGTH:.*]] = kvcache.cache_length
-// CHECK: scf.for %{{.*}} = %c0 to %[[LENGTH]] step %c1 iter_args
+// CHECK: scf.for %{{.*}} = %c0 to %{{.*}} step %c8 iter_args
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[LENGTH]] step %c1 iter_args
 // CHECK: %[[EMPTY:.*]] = arith.cmpf oeq, %{{.*}}#1, %{{.*}} : f32
 // CHECK: arith.select %[[EMPTY]], %{{.*}}, %{{.*}} : vector<8xf32>
 !c = !kvcache.paged_cache<f32, num_heads = 2, head_size = 8, page_size = 16>
