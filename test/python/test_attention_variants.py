@@ -53,7 +53,7 @@ def run(config, cache, q, offsets, clauses, rng, scale=0.5):
     return (out, lse), (expected_out, expected_lse)
 
 
-def assert_close(got, expected, dtype):
+def assert_close(got, expected, dtype, lse_tolerance=LSE_TOLERANCE):
     (out, lse), (expected_out, expected_lse) = got, expected
     error = np.abs(reference.to_float32(out, dtype) -
                    reference.to_float32(expected_out, dtype)).max()
@@ -61,7 +61,7 @@ def assert_close(got, expected, dtype):
     finite = np.isfinite(expected_lse)
     np.testing.assert_array_equal(np.isfinite(lse), finite)
     np.testing.assert_array_equal(lse[~finite], expected_lse[~finite])
-    assert np.abs(lse[finite] - expected_lse[finite]).max(initial=0) <= LSE_TOLERANCE
+    assert np.abs(lse[finite] - expected_lse[finite]).max(initial=0) <= lse_tolerance
 
 
 CLAUSES = [
@@ -408,3 +408,49 @@ def test_large_scores_and_dominant_sinks_on_the_emulated_gpu(dtype, head_size):
     module.attention(*cache.arguments(), 0, q, offsets, out, workspace, sinks, lse)
     assert np.abs(reference.to_float32(out, dtype)).max() < 1e-15
     np.testing.assert_allclose(lse, 50, atol=1e-5)
+
+
+@pytest.mark.parametrize("backend", ["cpu", "emulated-gpu"])
+@pytest.mark.parametrize("q_dtype, head_size", [("f32", 16), ("f16", 64)],
+                         ids=["cuda-cores", "tensor-cores"])
+@pytest.mark.parametrize("clauses", [
+    {"window": 9, "softcap": 2.0, "alibi": True, "sinks": True},
+    {"noncausal": True, "softcap": 3.0, "alibi": True, "sinks": True},
+], ids=clause_id)
+def test_clauses_over_a_quantized_cache(clauses, q_dtype, head_size, backend):
+    # fp8 (E4M3FN) K/V with token_head scales, dequantized in the kernel
+    # (on the GPU: f16 q takes the tensor-core kernel, f32 q the CUDA-core
+    # one), split over a 700-key context; against the reference on the
+    # dequantized values.
+    q_heads = 8
+    config = CacheConfig("f8E4M3FN", num_heads=2, head_size=head_size, page_size=16,
+                         num_layers=2, q_heads=q_heads, scales="token_head",
+                         rows_dtype=q_dtype)
+    attributes = {k: v for k, v in clauses.items()
+                  if k in ("window", "chunk", "noncausal", "softcap")}
+    ir = builders.attention_ragged(config, "attention", scale=0.3, workspace=True,
+                                   lse=True, sinks=True, alibi=True, **attributes)
+    if backend == "cpu":
+        module = kvcache.CPUModule(ir)
+    else:
+        module = kvcache.EmulatedGPUModule(ir)
+        assert ("__kvemu_mma" in str(module.lowered)) == (q_dtype == "f16")
+    rng = np.random.default_rng(head_size + len(clauses))
+    sinks = rng.uniform(-2, 2, q_heads).astype(np.float32)
+    slopes = rng.uniform(0, 0.5, q_heads).astype(np.float32)
+    new = [1, 3, 20]
+    cache = reference.random_cache(config, [700, 20, 0], new, rng)
+    offsets = reference.row_offsets(new)
+    q = reference.random_rows(rng, sum(new), q_heads, head_size, q_dtype)
+    out, lse = np.zeros_like(q), np.zeros((sum(new), q_heads), np.float32)
+    expected = reference.attention_ragged(
+        q, cache.key_cache(1), cache.value_cache(1), offsets, out, 0.3,
+        lse=lse, sinks=sinks, alibi=slopes, **attributes)
+    workspace = np.zeros(sum(new) * q_heads * (head_size + 2) * 4, np.float32)
+    module.attention(*cache.arguments(), 1, q, offsets, out, workspace, sinks,
+                     slopes, lse)
+    # The tensor-core kernel rounds the dequantized K/V to q's f16 before
+    # its mma (docs/Contract.md 2.2), so its scores, and lse, carry f16
+    # rounding (measured 1.4e-4).
+    assert_close((out, lse), expected, q_dtype,
+                 lse_tolerance=1e-3 if q_dtype == "f16" else LSE_TOLERANCE)
