@@ -10,9 +10,11 @@ f32 and bf16. For each case, min and median of several calls:
 - ours: `attention_ragged` through `kvcache.CPUModule` (`kvcache-to-cpu`,
   opt level 3) on the paged cache, one thread (the parallel lowering is not
   there yet);
-- numpy: `q @ K^T`, softmax, `@ V` per sequence (OpenBLAS matmuls), on K/V
-  already gathered into contiguous [heads, tokens, head_size] arrays (the
-  gather is not timed), in f32 (numpy has no bf16: the bf16 cases' values
+- numpy: `q @ K^T`, softmax, `@ V` per sequence (numpy's matmul and its
+  BLAS), on K/V already gathered into contiguous [heads, tokens, head_size]
+  arrays and K^T into [heads, head_size, tokens] (the gather, the
+  transpose and the prefill's additive causal mask are built before the
+  timing), in f32 (numpy has no bf16: the bf16 cases' values
   widened);
 - PyTorch (Debian's python3-torch), the same three steps on the same
   gathered K/V, in the case's type, when it is installed (the benchmark
@@ -43,7 +45,7 @@ TOLERANCE = {"f32": 2e-5, "bf16": 1.6e-2}
 INTRODUCTION = (
     f"Attention, {HEADS} KV heads x {HEAD_SIZE}, {Q_HEADS} query heads (GQA {GROUP}), page "
     f"{PAGE} (pages shuffled): ours (`attention_ragged` through `kvcache.CPUModule`, one "
-    "thread) on the paged cache; numpy (OpenBLAS) and PyTorch (Debian's, when installed) as "
+    "thread) on the paged cache; numpy (its matmul) and PyTorch (Debian's, when installed) as "
     "matmul + softmax + matmul on K/V already gathered contiguous (the gather not timed); a "
     "copy of the K+V bytes (the memory-bound limit). Same data, one run, ms min / median "
     "(bench/attention_peers.py). Targets (issue 19): decode <= 1.6x the copy single-threaded "
@@ -73,19 +75,31 @@ def _case(np, reference, rng, dtype, batch, cached, new):
     return cache, q, reference.row_offsets([new] * batch), gathered
 
 
-def _numpy_attention(np, q, gathered, new, scale, out):
-    """Per sequence: scores = q K^T (GQA: the group's heads share K), a
-    causal mask for prefill rows, softmax, @ V; f32."""
+def _causal_masks(np, gathered, new):
+    """Per sequence, the additive causal mask of its [G * new, n] scores (0
+    or -inf), or None for decode rows: built once, outside the timing."""
+    if new == 1:
+        return [None] * len(gathered)
+    masks = []
+    for kv in gathered:
+        n = kv.shape[2]
+        position = (n - new) + np.arange(new)
+        masked = np.arange(n)[None, :] > position[:, None]        # [new, n]
+        masks.append(np.where(np.tile(masked, (GROUP, 1)), -np.inf, 0).astype(np.float32))
+    return masks
+
+
+def _numpy_attention(np, q, gathered, transposed, masks, new, scale, out):
+    """Per sequence: scores = q K^T (GQA: the group's heads share K; K^T
+    contiguous, `transposed`), plus the causal mask for prefill rows,
+    softmax, @ V; f32."""
     for b, kv in enumerate(gathered):
-        keys, values = kv[0], kv[1]                       # [H, n, D]
-        n = keys.shape[1]
+        values = kv[1]                                    # [H, n, D]
         rows = q[b * new:(b + 1) * new].reshape(new, HEADS, GROUP, HEAD_SIZE)
         rows = rows.transpose(1, 2, 0, 3).reshape(HEADS, GROUP * new, HEAD_SIZE)
-        scores = np.matmul(rows, keys.transpose(0, 2, 1)) * scale   # [H, G*new, n]
-        if new > 1:
-            position = (n - new) + np.arange(new)
-            masked = np.arange(n)[None, :] > position[:, None]        # [new, n]
-            scores[:, np.tile(masked, (GROUP, 1))] = -np.inf
+        scores = np.matmul(rows, transposed[b]) * scale              # [H, G*new, n]
+        if masks[b] is not None:
+            scores += masks[b]
         scores -= scores.max(axis=-1, keepdims=True)
         np.exp(scores, out=scores)
         scores /= scores.sum(axis=-1, keepdims=True)
@@ -139,10 +153,13 @@ def _measure(np, kvcache, builders, reference, torch, dtype, case, reps):
     ours = np.zeros_like(q)
     arguments = cache.arguments()
     q32 = reference.to_float32(q, dtype)
+    masks = _causal_masks(np, gathered, new)
+    transposed = [np.ascontiguousarray(kv[0].transpose(0, 2, 1)) for kv in gathered]
     expected = np.zeros(q32.shape, np.float32)
     results = {"ours": _timed(lambda: cpu.attention(*arguments, 0, q, offsets, ours), reps),
-               "numpy": _timed(lambda: _numpy_attention(np, q32, gathered, new, scale,
-                                                        expected), reps)}
+               "numpy": _timed(lambda: _numpy_attention(np, q32, gathered, transposed,
+                                                        masks, new, scale, expected),
+                               reps)}
     error = float(np.abs(reference.to_float32(ours, dtype) - expected).max())
     if error > TOLERANCE[dtype]:
         raise SystemExit(f"bench/attention_peers.py: {name} {dtype}: ours differs from "
