@@ -109,7 +109,11 @@ def ConvertKVCacheToSCF : Pass<"convert-kvcache-to-scf"> {
     float rows quantizes each scale group (computing and writing the
     `token_head` / `block<G>` scales first), `gather_ragged` into float rows
     dequantizes, `copy_pages` copies per-page scales, and `attention_ragged`
-    reads K and V rows dequantized to f32 (one load per scale group).
+    reads K and V rows dequantized to f32 (one load per scale group; on a
+    `token_head` cache the codes converted and the row's one scale folded
+    into the score and the softmax weight). fp8 codes convert through f16
+    in 16-bit lanes (E5M2: an f16's high byte; E4M3FN: shifted into an
+    f16, times 2^8) with the CPU's own f16 conversion.
 
     The vector width is the largest power of two of at most `vector-bytes`
     (default 64: a cache line; LLVM splits it into the target's widest

@@ -17,6 +17,7 @@
 #include "KVCache/IR/KVCacheOps.h"
 #include "../KernelCommon/AttentionClauses.h"
 #include "../KernelCommon/KernelLowering.h"
+#include "../KernelCommon/Quantization.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -100,18 +101,36 @@ struct KeyPass {
         }));
   }
 
+  /// A head row as f32 and, for a token_head cache, its scale.
+  struct Row {
+    Value values, scale;
+  };
+
   /// The head row of `token` of `cache` as f32 (each cache through its own
   /// lookup table: K and V of one collection share it, and CSE merges the
-  /// two lookups).
-  Value loadRow(Value cache, Value token) {
+  /// two lookups). A token_head cache's row is its codes converted, and
+  /// its one scale is returned apart: the loop folds it into the score
+  /// (K) or the weight (V) instead of multiplying every element.
+  Row loadRow(Value cache, Value token) {
     auto [page, slot] = k.lookup(cache, batch, token, /*servesWrite=*/false);
-    return loadHeadRowAsF32(k, cache, page, slot, kvHead, accType);
+    auto params = KVCacheParams::get(cache.getType());
+    if (!params.scales ||
+        params.scales.groupSize(params.headSize) != params.headSize)
+      return {loadHeadRowAsF32(k, cache, page, slot, kvHead, accType), {}};
+    auto codesType = VectorType::get({params.headSize}, params.elementType);
+    Value codes = PageLoadOp::create(k.b, k.loc, codesType, cache, page, slot,
+                                     kvHead, k.index(0));
+    return {decodeStorageToF32(k.b, k.loc, codes),
+            PageLoadScaleOp::create(k.b, k.loc, cache, page, slot, kvHead,
+                                    k.index(0))};
   }
 
-  /// The score (log2 domain) of `keyRow` at `token` for head `i`.
-  Value score(int64_t i, Value keyRow, Value token) {
-    return clauses.transformScore(k.sum(k.fmul(queries[i], keyRow)),
-                                  slopes[i], token, position);
+  /// The score (log2 domain) of key row `key` at `token` for head `i`.
+  Value score(int64_t i, const Row &key, Value token) {
+    Value dot = k.sum(k.fmul(queries[i], key.values));
+    if (key.scale)
+      dot = k.fmul(dot, key.scale);
+    return clauses.transformScore(dot, slopes[i], token, position);
   }
 
   /// Prefetches the K and V head rows of `token` (clamped to the last key)
@@ -142,20 +161,22 @@ struct KeyPass {
   SmallVector<SoftmaxState> keyStep(Value token,
                                     ArrayRef<SoftmaxState> states) {
     prefetch(k.add(token, k.index(kPrefetchKeys)));
-    Value keyRow = loadRow(keys, token);
+    Row keyRow = loadRow(keys, token);
     SmallVector<Value> scores;
     for (size_t i = 0; i < queries.size(); ++i)
       scores.push_back(score(i, keyRow, token));
-    Value valueRow = loadRow(values, token);
+    Row valueRow = loadRow(values, token);
     SmallVector<SoftmaxState> next;
     for (size_t i = 0; i < queries.size(); ++i)
-      next.push_back(softmax.update(states[i], scores[i], valueRow));
+      next.push_back(softmax.update(states[i], scores[i], valueRow.values,
+                                    valueRow.scale));
     return next;
   }
 
   SmallVector<SoftmaxState> blockStep(Value first,
                                       ArrayRef<SoftmaxState> states) {
-    SmallVector<Value> tokens, keyRows, valueRows;
+    SmallVector<Value> tokens;
+    SmallVector<Row> keyRows, valueRows;
     for (int64_t j = 0; j < kBlockKeys; ++j) {
       tokens.push_back(k.add(first, k.index(j)));
       prefetch(k.add(tokens[j], k.index(kPrefetchKeys)));
@@ -173,9 +194,19 @@ struct KeyPass {
     }
     for (Value token : tokens)
       valueRows.push_back(loadRow(values, token));
+    SmallVector<Value> rows, scales;
+    for (const Row &row : valueRows) {
+      rows.push_back(row.values);
+      scales.push_back(row.scale);
+    }
+    Value valueScales;
+    if (scales.front())
+      valueScales =
+          vector::FromElementsOp::create(k.b, k.loc, scoresType, scales);
     SmallVector<SoftmaxState> next;
     for (size_t i = 0; i < queries.size(); ++i)
-      next.push_back(softmax.updateBlock(states[i], blockScores[i], valueRows));
+      next.push_back(softmax.updateBlock(states[i], blockScores[i], rows,
+                                         valueScales));
     return next;
   }
 };

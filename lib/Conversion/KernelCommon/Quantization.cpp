@@ -132,6 +132,46 @@ static Value decodeFp8WithNVVM(OpBuilder &b, Location loc, Value codes) {
                                concatenatePairs(b, loc, pairs));
 }
 
+/// decodeStorageToF32 of fp8 codes through f16, which holds every fp8 value
+/// exactly, in 16-bit lanes (half the vector work of 32-bit ones): E5M2 is
+/// the high byte of an f16; an E4M3FN code shifted into an f16's exponent
+/// and mantissa is its value / 2^8 (its exponent bias is 7 where f16's is
+/// 15; subnormals too), and magnitude 0x7F, NaN, becomes the f16 NaN 0x7E00
+/// before the conversion. The f16 -> f32 extension is the chip's own
+/// instruction (x86 F16C, PTX cvt.f32.f16); times 2^8 is exact.
+static Value decodeFp8ViaF16(OpBuilder &b, Location loc, Value codes) {
+  Type storage = getElementTypeOrSelf(codes.getType());
+  ShapedArith a{b, loc, codes.getType()};
+  Type i8 = a.like(b.getI8Type()), i16 = a.like(b.getI16Type());
+  Value byte = arith::BitcastOp::create(b, loc, i8, codes);
+  Value halfBits;
+  if (isa<Float8E5M2Type>(storage)) {
+    halfBits = arith::ShLIOp::create(
+        b, loc, arith::ExtUIOp::create(b, loc, i16, byte), a.constantInt(8, 16));
+  } else {
+    // Sign-extended, the sign lands in bit 15 and, wrongly, bit 14 (the
+    // top exponent bit, 0 for every E4M3FN value): 0xBF80 keeps the sign,
+    // the exponent and the 3 mantissa bits.
+    Value shifted = arith::ShLIOp::create(
+        b, loc, arith::ExtSIOp::create(b, loc, i16, byte), a.constantInt(7, 16));
+    halfBits = arith::AndIOp::create(b, loc, shifted,
+                                     a.constantInt(int16_t(0xBF80), 16));
+    Value magnitude = arith::AndIOp::create(b, loc, halfBits,
+                                            a.constantInt(0x3F80, 16));
+    Value isNaN = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        magnitude, a.constantInt(0x3F80, 16));
+    halfBits = arith::SelectOp::create(b, loc, isNaN,
+                                       a.constantInt(0x7E00, 16), halfBits);
+  }
+  Value half = arith::BitcastOp::create(b, loc, a.like(b.getF16Type()),
+                                        halfBits);
+  Value value =
+      arith::ExtFOp::create(b, loc, a.like(b.getF32Type()), half).getResult();
+  if (isa<Float8E5M2Type>(storage))
+    return value;
+  return arith::MulFOp::create(b, loc, value, a.constantF32(256.0f));
+}
+
 Value mlir::kvcache::decodeStorageToF32(OpBuilder &b, Location loc,
                                         Value codes,
                                         Fp8Conversion conversion) {
@@ -142,42 +182,7 @@ Value mlir::kvcache::decodeStorageToF32(OpBuilder &b, Location loc,
     return arith::SIToFPOp::create(b, loc, f32, codes);
   if (usesNVVMFp8Conversion(conversion, storage, codes.getType()))
     return decodeFp8WithNVVM(b, loc, codes);
-  bool e4m3 = isa<Float8E4M3FNType>(storage);
-  assert((e4m3 || isa<Float8E5M2Type>(storage)) && "not a storage type");
-  int64_t shift = e4m3 ? 20 : 21;
-  float rescale = e4m3 ? 0x1p120f : 0x1p112f;
-  Type i8 = a.like(b.getI8Type()), i32 = a.like(b.getI32Type());
-  Value byte = arith::BitcastOp::create(b, loc, i8, codes);
-  Value word = arith::ExtUIOp::create(b, loc, i32, byte);
-  Value magnitude = arith::AndIOp::create(b, loc, word, a.constantInt(0x7F, 32));
-  Value bits = arith::ShLIOp::create(b, loc, magnitude, a.constantInt(shift, 32));
-  Value scaled = arith::MulFOp::create(
-      b, loc, arith::BitcastOp::create(b, loc, f32, bits),
-      a.constantF32(rescale));
-  Value valueBits = arith::BitcastOp::create(b, loc, i32, scaled);
-  // E4M3FN: only magnitude 0x7F is NaN. E5M2: magnitudes >= 0x7C are
-  // infinities (mantissa 0) and NaNs: the f32 all-ones exponent with the
-  // code's mantissa.
-  Value special, specialBits;
-  if (e4m3) {
-    special = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                    magnitude, a.constantInt(0x7F, 32));
-    specialBits = a.constantInt(0x7FC00000, 32);
-  } else {
-    special = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
-                                    magnitude, a.constantInt(0x7C, 32));
-    Value mantissa = arith::ShLIOp::create(
-        b, loc, arith::AndIOp::create(b, loc, word, a.constantInt(3, 32)),
-        a.constantInt(21, 32));
-    specialBits = arith::OrIOp::create(b, loc, mantissa,
-                                       a.constantInt(0x7F800000, 32));
-  }
-  valueBits = arith::SelectOp::create(b, loc, special, specialBits, valueBits);
-  Value sign = arith::ShLIOp::create(
-      b, loc, arith::AndIOp::create(b, loc, word, a.constantInt(0x80, 32)),
-      a.constantInt(24, 32));
-  return arith::BitcastOp::create(
-      b, loc, f32, arith::OrIOp::create(b, loc, valueBits, sign));
+  return decodeFp8ViaF16(b, loc, codes);
 }
 
 Value mlir::kvcache::getNonNaNMagnitudeBits(OpBuilder &b, Location loc,

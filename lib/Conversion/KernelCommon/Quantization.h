@@ -24,8 +24,9 @@ enum class Fp8Conversion {
 };
 
 /// `codes` (a scalar or vector of f8E4M3FN, f8E5M2 or i8) as f32 values of
-/// the same shape, exactly: integer bit manipulation and one f32 multiply
-/// for the fp8 types (MLIR 22 has no CPU lowering of their `arith.extf`),
+/// the same shape, exactly: for the fp8 types (MLIR 22 has no CPU lowering
+/// of their `arith.extf`) the code's bits placed in an f16 (16-bit integer
+/// lanes), extended to f32, times 2^8 for E4M3FN,
 /// `arith.sitofp` for i8. NaN codes give NaN (E5M2 infinities +-inf).
 /// With Fp8Conversion::NVVM, fp8 codes (a scalar or a vector of even length)
 /// are converted by the GPU to f16, which holds every fp8 value exactly,

@@ -56,12 +56,14 @@ SoftmaxState OnlineSoftmax::empty(Type accType) {
 }
 
 SoftmaxState OnlineSoftmax::update(const SoftmaxState &state, Value score,
-                                   Value value) {
+                                   Value value, Value valueScale) {
   Value max = k.fmax(state.max, score);
   Value rescale = weight(state.max, max);
   Value w = exp2(k.fsub(score, max));
   Value sum = k.fma(state.sum, rescale, w);
   Value rescaled = scaleBy(state.acc, rescale);
+  if (valueScale)
+    w = k.fmul(w, valueScale);
   Value acc = isa<VectorType>(value.getType())
                   ? k.vectorFma(k.splat(w, cast<VectorType>(value.getType())),
                                 value, rescaled)
@@ -70,7 +72,8 @@ SoftmaxState OnlineSoftmax::update(const SoftmaxState &state, Value score,
 }
 
 SoftmaxState OnlineSoftmax::updateBlock(const SoftmaxState &state,
-                                        Value scores, ArrayRef<Value> values) {
+                                        Value scores, ArrayRef<Value> values,
+                                        Value valueScales) {
   assert(exp2Kind == Exp2::Math && "a block update runs on the CPU");
   auto scoresType = cast<VectorType>(scores.getType());
   Value blockMax = vector::ReductionOp::create(
@@ -81,6 +84,8 @@ SoftmaxState OnlineSoftmax::updateBlock(const SoftmaxState &state,
       k.exp2Inline(k.fsub(scores, k.splat(max, scoresType)));
   Value sum = k.fma(state.sum, rescale, k.sum(weights));
   Value acc = scaleBy(state.acc, rescale);
+  if (valueScales)
+    weights = k.fmul(weights, valueScales);
   auto accType = cast<VectorType>(acc.getType());
   for (auto [j, value] : llvm::enumerate(values)) {
     Value w = vector::ExtractOp::create(k.b, k.loc, weights,

@@ -46,13 +46,18 @@ public:
   /// The state of no keys, with `acc` of `accType` (a vector or f32).
   SoftmaxState empty(Type accType);
   /// The state after one more key of `score` (log2 domain) and value row
-  /// `value` (f32, `acc`'s type).
-  SoftmaxState update(const SoftmaxState &state, Value score, Value value);
+  /// `value` (f32, `acc`'s type), whose elements are multiplied by
+  /// `valueScale` when it is not null (a per-row scale folded into the
+  /// weight).
+  SoftmaxState update(const SoftmaxState &state, Value score, Value value,
+                      Value valueScale = {});
   /// The state after a block of keys at once (Exp2::Math only): `scores`
   /// (an f32 vector, log2 domain) and their value rows `values` (f32, `acc`'s
   /// type): one max, one rescale and one vector 2^x for the block.
+  /// `valueScales` (null, or an f32 vector like `scores`) scale the value
+  /// rows, as update's `valueScale`.
   SoftmaxState updateBlock(const SoftmaxState &state, Value scores,
-                           ArrayRef<Value> values);
+                           ArrayRef<Value> values, Value valueScales = {});
   /// `valid ? x : y`, per field.
   SoftmaxState select(Value valid, const SoftmaxState &x,
                       const SoftmaxState &y);

@@ -106,20 +106,40 @@ func.func @dequantize_i8(%b: !b, %i: index, %j: index) -> vector<4xbf16> {
   return %0 : vector<4xbf16>
 }
 
-// fp8: the 7 magnitude bits shifted into an f32 (by 21 for E5M2), times
-// 2^(127 - 15) = 2^112; E5M2's all-ones exponent gives inf or NaN; the
-// sign OR-ed back.
+// fp8 through f16, in 16-bit lanes: an E5M2 code is the high byte of an
+// f16, extended to f32 (the chip's conversion), times the scale.
 // CHECK-LABEL: func.func @dequantize_e5m2(
 // CHECK: %[[CODES:.*]] = memref.load %arg0[
 // CHECK: %[[BYTE:.*]] = arith.bitcast %[[CODES]] : f8E5M2 to i8
-// CHECK: %[[WORD:.*]] = arith.extui %[[BYTE]] : i8 to i32
-// CHECK: %[[MAG:.*]] = arith.andi %[[WORD]], %c127_i32
-// CHECK: arith.shli %[[MAG]], %c21_i32
-// CHECK: arith.mulf %{{.*}}, %cst : f32
-// CHECK: arith.cmpi uge, %[[MAG]], %c124_i32
+// CHECK: %[[WORD:.*]] = arith.extui %[[BYTE]] : i8 to i16
+// CHECK: %[[BITS:.*]] = arith.shli %[[WORD]], %c8_i16 : i16
+// CHECK: %[[HALF:.*]] = arith.bitcast %[[BITS]] : i16 to f16
+// CHECK: %[[F:.*]] = arith.extf %[[HALF]] : f16 to f32
 // CHECK: %[[S:.*]] = memref.load %arg5[] : memref<f32, strided<[], offset: ?>>
-// CHECK: arith.mulf %{{.*}}, %[[S]] : f32
+// CHECK: arith.mulf %[[F]], %[[S]] : f32
 func.func @dequantize_e5m2(%t: !t, %i: index, %j: index) -> f32 {
   %0 = kvcache.page_load %t[%i, %j, %i, %j] : !t -> f32
   return %0 : f32
+}
+
+// E4M3FN: the code sign-extended and shifted into an f16's sign, exponent
+// and mantissa (0xBF80 = -16512 clears the copy of the sign in bit 14) is
+// the value / 2^8; magnitude 0x7F (NaN) becomes the f16 NaN 0x7E00 = 32256;
+// extended to f32, times 2^8, times the token's scale.
+!e4 = !kvcache.paged_cache<f8E4M3FN, num_heads = 2, head_size = 64, page_size = 4, scales = token_head>
+// CHECK-LABEL: func.func @dequantize_e4m3(
+// CHECK: %[[BYTE:.*]] = arith.bitcast %{{.*}} : vector<8xf8E4M3FN> to vector<8xi8>
+// CHECK: %[[WIDE:.*]] = arith.extsi %[[BYTE]] : vector<8xi8> to vector<8xi16>
+// CHECK: %[[SHIFTED:.*]] = arith.shli %[[WIDE]], %{{.*}} : vector<8xi16>
+// CHECK: %[[BITS:.*]] = arith.andi %[[SHIFTED]], %{{.*}} : vector<8xi16>
+// CHECK: %[[MAG:.*]] = arith.andi %[[BITS]], %{{.*}} : vector<8xi16>
+// CHECK: %[[NAN:.*]] = arith.cmpi eq, %[[MAG]], %{{.*}} : vector<8xi16>
+// CHECK: %[[FIXED:.*]] = arith.select %[[NAN]], %{{.*}}, %[[BITS]] : vector<8xi1>, vector<8xi16>
+// CHECK: %[[HALF:.*]] = arith.bitcast %[[FIXED]] : vector<8xi16> to vector<8xf16>
+// CHECK: %[[F:.*]] = arith.extf %[[HALF]] : vector<8xf16> to vector<8xf32>
+// CHECK: %[[V:.*]] = arith.mulf %[[F]], %{{.*}} : vector<8xf32>
+// CHECK: arith.mulf %[[V]], %{{.*}} : vector<8xf32>
+func.func @dequantize_e4m3(%t: !e4, %i: index, %j: index) -> vector<8xf32> {
+  %0 = kvcache.page_load %t[%i, %j, %i, %j] : !e4 -> vector<8xf32>
+  return %0 : vector<8xf32>
 }

@@ -123,14 +123,22 @@ func.func @store_block(%k: !b, %new: memref<?x2x64xbf16>, %offsets: memref<?xi32
 
 // -----
 
-// attention_ragged over a quantized cache dequantizes K and V rows to f32
-// in the kernel (page_load with an f32 result); q and out are bf16 here.
-// token_head: a head row is one scale group, one load.
+// attention_ragged over a quantized cache reads K and V rows as f32 in the
+// kernel; q and out are bf16 here. token_head: a head row is one scale
+// group: its codes are converted (through f16) and its one scale folded
+// into the score (K) and the softmax weight (V) instead of multiplying every
+// element.
 !t = !kvcache.paged_cache<f8E4M3FN, num_heads = 2, head_size = 64, page_size = 4, scales = token_head>
 // CHECK-LABEL: func.func @attention_token_head(
 // CHECK: vector.load %{{.*}} : memref<?x4x64xbf16>, vector<64xbf16>
-// CHECK: kvcache.page_load %{{.*}} : !kvcache.paged_cache<f8E4M3FN, {{.*}}> -> vector<64xf32>
-// CHECK: kvcache.page_load %{{.*}} : !kvcache.paged_cache<f8E4M3FN, {{.*}}> -> vector<64xf32>
+// CHECK: %[[KCODES:.*]] = kvcache.page_load %arg1{{.*}} -> vector<64xf8E4M3FN>
+// CHECK: %[[K:.*]] = arith.extf %{{.*}} : vector<64xf16> to vector<64xf32>
+// CHECK: %[[KSCALE:.*]] = kvcache.page_load_scale %arg1
+// CHECK: %[[DOT:.*]] = vector.reduction <add>, %{{.*}} fastmath<reassoc> : vector<64xf32> into f32
+// CHECK: arith.mulf %[[DOT]], %[[KSCALE]] : f32
+// CHECK: kvcache.page_load %arg2{{.*}} -> vector<64xf8E4M3FN>
+// CHECK: %[[VSCALE:.*]] = kvcache.page_load_scale %arg2
+// CHECK: vector.from_elements %[[VSCALE]],
 // CHECK: arith.truncf %{{.*}} : vector<64xf32> to vector<64xbf16>
 // CHECK: vector.store %{{.*}} : memref<?x4x64xbf16>, vector<64xbf16>
 func.func @attention_token_head(%q: memref<?x4x64xbf16>, %k: !t, %v: !t, %offsets: memref<?xi32>, %out: memref<?x4x64xbf16>) {

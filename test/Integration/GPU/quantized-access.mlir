@@ -8,7 +8,8 @@
 // a dequantizing kvcache.load, compiled to PTX (quantized-access-ptxas.test
 // assembles it). On sm_90 the chip's cvt.rn.f16x2.e4m3x2 decodes two codes
 // at a time (exact, then widened to f32); on sm_80 (SM80), which has no fp8
-// instruction, integer operations and one f32 multiply do. Then the
+// instruction, 16-bit integer operations place each code in an f16, which
+// cvt.f32.f16 widens, times 2^8 (0f43800000). Then the
 // token's and head's scale, rounded to f16.
 
 !cache = !kvcache.paged_cache<f8E4M3FN, num_heads = 8, head_size = 128, page_size = 16, scales = token_head>
@@ -46,7 +47,8 @@ module attributes {gpu.container_module} {
   // SM80-NOT: e4m3
   // SM80: ld.global.b32
   // SM80: ld.global.v2.b32
-  // SM80-COUNT-8: mul.rn.f32 {{.*}}, 0f7B800000;
+  // SM80-COUNT-8: cvt.f32.f16
+  // SM80-COUNT-8: mul.rn.f32 {{.*}}, 0f43800000;
   // SM80: ld.global.b32
   // SM80-COUNT-8: mul.rn.f32
   // SM80-COUNT-4: cvt.rn.f16x2.f32
