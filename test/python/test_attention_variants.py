@@ -331,6 +331,27 @@ def test_keys_outside_the_window_are_never_read(context, window, kv_heads,
         assert error <= TOLERANCE["f16"]
 
 
+def run_every_operand_clause(module, config, dtype, rng, cached, new, layer,
+                             scale, attributes):
+    """(out, lse) of `module`'s attention with random sinks and ALiBi
+    slopes, lse and a workspace of 4 splits, over a random cache of
+    `cached` + `new` tokens per sequence; and the reference's."""
+    q_heads, head_size = config.query_heads, config.head_size
+    sinks = rng.uniform(-2, 2, q_heads).astype(np.float32)
+    slopes = rng.uniform(0, 0.5, q_heads).astype(np.float32)
+    cache = reference.random_cache(config, cached, new, rng)
+    offsets = reference.row_offsets(new)
+    q = reference.random_rows(rng, sum(new), q_heads, head_size, dtype)
+    out, lse = np.zeros_like(q), np.zeros((sum(new), q_heads), np.float32)
+    expected = reference.attention_ragged(
+        q, cache.key_cache(layer), cache.value_cache(layer), offsets, out, scale,
+        lse=lse, sinks=sinks, alibi=slopes, **attributes)
+    workspace = np.zeros(sum(new) * q_heads * (head_size + 2) * 4, np.float32)
+    module.attention(*cache.arguments(), layer, q, offsets, out, workspace, sinks,
+                     slopes, lse)
+    return (out, lse), expected
+
+
 # All clauses together on the emulated GPU over page sizes 1, 16 and 128 and
 # GQA groups 1, 4 and 8, on both kernels: rows at and across page and chunk
 # edges (a prefill of 20 over 150 cached tokens), decode rows, a sequence
@@ -359,20 +380,9 @@ def test_combined_clauses_over_pages_and_groups_on_the_emulated_gpu(
         alibi=True, **attributes))
     assert ("__kvemu_mma" in str(module.lowered)) == (dtype == "bf16")
     rng = np.random.default_rng(page_size * 10 + group)
-    sinks = rng.uniform(-2, 2, q_heads).astype(np.float32)
-    slopes = rng.uniform(0, 0.5, q_heads).astype(np.float32)
-    new = [20, 1, 2]
-    cache = reference.random_cache(config, [150, 1200, 0], new, rng)
-    offsets = reference.row_offsets(new)
-    q = reference.random_rows(rng, sum(new), q_heads, head_size, dtype)
-    out, lse = np.zeros_like(q), np.zeros((sum(new), q_heads), np.float32)
-    expected = reference.attention_ragged(
-        q, cache.key_cache(0), cache.value_cache(0), offsets, out, 0.4,
-        lse=lse, sinks=sinks, alibi=slopes, **attributes)
-    workspace = np.zeros(sum(new) * q_heads * (head_size + 2) * 4, np.float32)
-    module.attention(*cache.arguments(), 0, q, offsets, out, workspace, sinks,
-                     slopes, lse)
-    assert_close((out, lse), expected, dtype)
+    got, expected = run_every_operand_clause(module, config, dtype, rng, [150, 1200, 0],
+                                             [20, 1, 2], 0, 0.4, attributes)
+    assert_close(got, expected, dtype)
 
 
 @pytest.mark.parametrize("dtype, head_size", [("f32", 16), ("f16", 64)],
@@ -436,21 +446,10 @@ def test_clauses_over_a_quantized_cache(clauses, q_dtype, head_size, backend):
         module = kvcache.EmulatedGPUModule(ir)
         assert ("__kvemu_mma" in str(module.lowered)) == (q_dtype == "f16")
     rng = np.random.default_rng(head_size + len(clauses))
-    sinks = rng.uniform(-2, 2, q_heads).astype(np.float32)
-    slopes = rng.uniform(0, 0.5, q_heads).astype(np.float32)
-    new = [1, 3, 20]
-    cache = reference.random_cache(config, [700, 20, 0], new, rng)
-    offsets = reference.row_offsets(new)
-    q = reference.random_rows(rng, sum(new), q_heads, head_size, q_dtype)
-    out, lse = np.zeros_like(q), np.zeros((sum(new), q_heads), np.float32)
-    expected = reference.attention_ragged(
-        q, cache.key_cache(1), cache.value_cache(1), offsets, out, 0.3,
-        lse=lse, sinks=sinks, alibi=slopes, **attributes)
-    workspace = np.zeros(sum(new) * q_heads * (head_size + 2) * 4, np.float32)
-    module.attention(*cache.arguments(), 1, q, offsets, out, workspace, sinks,
-                     slopes, lse)
+    got, expected = run_every_operand_clause(module, config, q_dtype, rng, [700, 20, 0],
+                                             [1, 3, 20], 1, 0.3, attributes)
     # The tensor-core kernel rounds the dequantized K/V to q's f16 before
     # its mma (docs/Contract.md 2.2), so its scores, and lse, carry f16
     # rounding (measured 1.4e-4).
-    assert_close((out, lse), expected, q_dtype,
+    assert_close(got, expected, q_dtype,
                  lse_tolerance=1e-3 if q_dtype == "f16" else LSE_TOLERANCE)
