@@ -8,8 +8,8 @@ prefill (batch 2 x 1024 new tokens, causal, nothing cached before), each in
 f32 and bf16. For each case, min and median of several calls:
 
 - ours: `attention_ragged` through `kvcache.CPUModule` (`kvcache-to-cpu`,
-  opt level 3) on the paged cache, one thread (the parallel lowering is not
-  there yet);
+  opt level 3) on the paged cache, on one thread (`threads=1`: serial code)
+  and on every core (the default: `parallel=true`, OpenMP);
 - numpy: `q @ K^T`, softmax, `@ V` per sequence (numpy's matmul and its
   BLAS), on K/V already gathered into contiguous [heads, tokens, head_size]
   arrays and K^T into [heads, head_size, tokens] (the gather, the
@@ -20,7 +20,8 @@ f32 and bf16. For each case, min and median of several calls:
   gathered K/V, in the case's type, when it is installed (the benchmark
   installs nothing and says when it is absent);
 - copy: one `numpy.copyto` of as many bytes as the case's K and V (the
-  memory-bound limit of a kernel that reads the cache once).
+  memory-bound limit of a kernel that reads the cache once; numpy copies
+  on one thread).
 
 Before timing, ours is checked against numpy (max |error| over the outputs:
 f32 2e-5, bf16 1.6e-2); a larger error stops the script.
@@ -44,12 +45,12 @@ CASES = [  # (name, batch, cached tokens per sequence, new rows per sequence)
 TOLERANCE = {"f32": 2e-5, "bf16": 1.6e-2}
 INTRODUCTION = (
     f"Attention, {HEADS} KV heads x {HEAD_SIZE}, {Q_HEADS} query heads (GQA {GROUP}), page "
-    f"{PAGE} (pages shuffled): ours (`attention_ragged` through `kvcache.CPUModule`, one "
-    "thread) on the paged cache; numpy (its matmul) and PyTorch (Debian's, when installed) as "
-    "matmul + softmax + matmul on K/V already gathered contiguous (the gather not timed); a "
-    "copy of the K+V bytes (the memory-bound limit). Same data, one run, ms min / median "
-    "(bench/attention_peers.py). Targets (issue 19): decode <= 1.6x the copy single-threaded "
-    "(<= 1.3x on all cores), faster than PyTorch and numpy.")
+    f"{PAGE} (pages shuffled): ours (`attention_ragged` through `kvcache.CPUModule`, on one "
+    "thread and on every core) on the paged cache; numpy (its matmul) and PyTorch (Debian's, "
+    "when installed) as matmul + softmax + matmul on K/V already gathered contiguous (the "
+    "gather not timed); a copy of the K+V bytes (the memory-bound limit; one thread). Same "
+    "data, one run, ms min / median (bench/attention_peers.py). Targets (issue 19): decode "
+    "<= 1.6x the copy single-threaded (<= 1.3x on all cores), faster than PyTorch and numpy.")
 
 
 def _case(np, reference, rng, dtype, batch, cached, new):
@@ -146,21 +147,24 @@ def _measure(np, kvcache, builders, reference, torch, dtype, case, reps):
     name, batch, cached, new = case
     config = kvcache.CacheConfig(dtype, num_heads=HEADS, head_size=HEAD_SIZE,
                                  page_size=PAGE, num_layers=1, q_heads=Q_HEADS)
-    cpu = kvcache.CPUModule(builders.attention_ragged(config, "attention"))
+    ir = builders.attention_ragged(config, "attention")
+    modules = {"ours 1 thread": kvcache.CPUModule(ir, opt_level=3, threads=1),
+               "ours all cores": kvcache.CPUModule(ir, opt_level=3)}
     rng = np.random.default_rng(batch * 7 + new)
     cache, q, offsets, gathered = _case(np, reference, rng, dtype, batch, cached, new)
     scale = config.default_scale
-    ours = np.zeros_like(q)
+    outs = {peer: np.zeros_like(q) for peer in modules}
     arguments = cache.arguments()
     q32 = reference.to_float32(q, dtype)
     masks = _causal_masks(np, gathered, new)
     transposed = [np.ascontiguousarray(kv[0].transpose(0, 2, 1)) for kv in gathered]
     expected = np.zeros(q32.shape, np.float32)
-    results = {"ours": _timed(lambda: cpu.attention(*arguments, 0, q, offsets, ours), reps),
-               "numpy": _timed(lambda: _numpy_attention(np, q32, gathered, transposed,
-                                                        masks, new, scale, expected),
-                               reps)}
-    error = float(np.abs(reference.to_float32(ours, dtype) - expected).max())
+    results = {peer: _timed(lambda m=module, o=outs[peer]: m.attention(
+        *arguments, 0, q, offsets, o), reps) for peer, module in modules.items()}
+    results["numpy"] = _timed(lambda: _numpy_attention(np, q32, gathered, transposed,
+                                                       masks, new, scale, expected), reps)
+    error = max(float(np.abs(reference.to_float32(out, dtype) - expected).max())
+                for out in outs.values())
     if error > TOLERANCE[dtype]:
         raise SystemExit(f"bench/attention_peers.py: {name} {dtype}: ours differs from "
                          f"numpy by {error:.2e} (> {TOLERANCE[dtype]:g})")
@@ -190,21 +194,21 @@ def attention_peers_section(build, quick, lines):
     torch = _import_torch()
     reps = 3 if quick else 5
     cases = CASES[:1] if quick else CASES
-    peers = ["ours", "numpy"] + (["PyTorch"] if torch is not None else []) + ["copy"]
-    lines += ["| case | type | K+V MiB | " + " | ".join(f"{p} ms" for p in peers) +
-              " | ours / copy | ours / numpy |" + (" ours / PyTorch |" if torch else "") +
-              " max error vs numpy |",
-              "| --- | --- | --- | " + " | ".join("---" for _ in peers) + " | --- | --- |" +
-              (" --- |" if torch else "") + " --- |"]
+    ours = ["ours 1 thread", "ours all cores"]
+    peers = ours + ["numpy"] + (["PyTorch"] if torch is not None else []) + ["copy"]
+    rivals = ["copy", "numpy"] + (["PyTorch"] if torch is not None else [])
+    ratio_names = [f"{o.replace('ours ', '')} / {r}" for r in rivals for o in ours]
+    lines += ["| case | type | K+V MiB | " + " | ".join(f"{p} ms" for p in peers) + " | " +
+              " | ".join(ratio_names) + " | max error vs numpy |",
+              "| --- | --- | --- | " + " | ".join("---" for _ in peers + ratio_names) +
+              " | --- |"]
     for case in cases:
         for dtype in ("f32", "bf16"):
             results, error, kv_bytes = _measure(np, kvcache, builders, reference, torch,
                                                 dtype, case, reps)
             best = {p: results[p][0] for p in peers}
             cells = [f"{results[p][0] * 1e3:.1f} / {results[p][1] * 1e3:.1f}" for p in peers]
-            ratios = [best["ours"] / best["copy"], best["ours"] / best["numpy"]]
-            if torch is not None:
-                ratios.append(best["ours"] / best["PyTorch"])
+            ratios = [best[o] / best[r] for r in rivals for o in ours]
             lines.append(f"| {case[0]} | {dtype} | {kv_bytes / 2**20:.0f} | " +
                          " | ".join(cells) + " | " +
                          " | ".join(f"{r:.2f}" for r in ratios) + f" | {error:.1e} |")

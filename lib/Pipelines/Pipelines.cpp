@@ -18,8 +18,10 @@
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/NVGPUToNVVM/NVGPUToNVVM.h"
+#include "mlir/Conversion/OpenMPToLLVM/ConvertOpenMPToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/SCFToOpenMP/SCFToOpenMP.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -50,8 +52,10 @@ void mlir::kvcache::buildKVCacheAccessLoweringPipeline(
 }
 
 /// Host code (memref, linalg on memrefs, affine, vector, arith, math, scf, cf,
-/// func and, with `withGPU`, gpu.launch_func) down to the LLVM dialect.
-static void addHostToLLVMPasses(OpPassManager &pm, bool withGPU) {
+/// func and, with `withGPU`, gpu.launch_func; with `withOpenMP`, omp) down
+/// to the LLVM dialect.
+static void addHostToLLVMPasses(OpPassManager &pm, bool withGPU,
+                                bool withOpenMP = false) {
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertVectorToSCFPass());
@@ -64,6 +68,8 @@ static void addHostToLLVMPasses(OpPassManager &pm, bool withGPU) {
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
+  if (withOpenMP)
+    pm.addPass(createConvertOpenMPToLLVMPass());
   if (withGPU)
     pm.addPass(createGpuToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
@@ -75,7 +81,19 @@ void mlir::kvcache::buildKVCacheToCPUPipeline(
   kernels.checked = options.checked;
   pm.addPass(createConvertKVCacheToSCF(kernels));
   buildKVCacheAccessLoweringPipeline(pm, options.checked);
-  addHostToLLVMPasses(pm, /*withGPU=*/false);
+  // Every scf.parallel (the kernel ops' outer loops, and any of the input)
+  // becomes an OpenMP worksharing loop; without `parallel` they run in
+  // order (scf-to-cf).
+  if (options.parallel) {
+    ConvertSCFToOpenMPPassOptions openmp;
+    openmp.numThreads = options.threads;
+    pm.addPass(createConvertSCFToOpenMPPass(openmp));
+    // Each parallel iteration is wrapped in a memref.alloca_scope, which
+    // must stay one block: scf-to-cf cannot lower the loops inside it.
+    // The kernels allocate nothing on the stack: the scopes go.
+    pm.addPass(createKVCacheInlineAllocaScopes());
+  }
+  addHostToLLVMPasses(pm, /*withGPU=*/false, options.parallel);
 }
 
 std::string mlir::kvcache::getPTXFeaturesForChip(StringRef chip) {

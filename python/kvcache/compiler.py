@@ -92,10 +92,21 @@ def compile_ptx(ir, chip="sm_90", opt_level=3, checked=False,
     return ptx
 
 
-def lower_to_cpu(ir, checked=False, filename="<string>"):
-    """A new Module in the LLVM dialect (the kvcache-to-cpu pipeline)."""
+def lower_to_cpu(ir, checked=False, filename="<string>", parallel=False,
+                 threads=0):
+    """A new Module in the LLVM dialect (the kvcache-to-cpu pipeline).
+
+    parallel: the kernel ops' outer loops run on every core (OpenMP; the
+              code then needs the LLVM OpenMP runtime, kvcache.cpu.OPENMP_RUNTIME)
+    threads:  with parallel, the threads of each parallel loop (0: the
+              OpenMP runtime's default, every core or OMP_NUM_THREADS)
+    """
+    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 0:
+        raise ValueError(f"threads must be an int >= 0, got {threads!r}")
     module = _copy(ir, filename)
-    module.run_pipeline(f"kvcache-to-cpu{{checked={str(bool(checked)).lower()}}}")
+    module.run_pipeline(f"kvcache-to-cpu{{checked={str(bool(checked)).lower()} "
+                        f"parallel={str(bool(parallel)).lower()} "
+                        f"threads={threads}}}")
     return module
 
 

@@ -42,12 +42,37 @@ from . import _kvcache, abi
 from .compiler import check_opt_level, lower_to_cpu, parse
 from .config import parse_type
 
-__all__ = ["CPUModule", "CompiledModule", "RUNNER_UTILS"]
+__all__ = ["CPUModule", "CompiledModule", "OPENMP_RUNTIME", "RUNNER_UTILS",
+           "default_cpu_threads"]
 
 # MLIR's runtime helpers (vector.print, memref printing), when installed.
 RUNNER_UTILS = [path for path in (
     "/usr/lib/llvm-22/lib/libmlir_c_runner_utils.so",
     "/usr/lib/llvm-22/lib/libmlir_runner_utils.so") if os.path.exists(path)]
+
+# The LLVM OpenMP runtime (Debian's libomp-22-dev) that code lowered with
+# kvcache-to-cpu{parallel=true} calls, or None when it is not installed.
+OPENMP_RUNTIME = next((path for path in (
+    "/usr/lib/llvm-22/lib/libomp.so", "/usr/lib/llvm-22/lib/libomp.so.5")
+    if os.path.exists(path)), None)
+
+
+def default_cpu_threads():
+    """The threads a CPUModule uses when none are given: the environment
+    variable KVCACHE_CPU_THREADS when set (1: serial code), else None (every
+    core, as the OpenMP runtime counts them; OMP_NUM_THREADS applies)."""
+    value = os.environ.get("KVCACHE_CPU_THREADS", "").strip()
+    if not value:
+        return None
+    try:
+        threads = int(value)
+    except ValueError:
+        threads = 0
+    if threads < 1:
+        raise ValueError(f"KVCACHE_CPU_THREADS must be an integer >= 1, "
+                         f"got {value!r}")
+    return threads
+
 
 # MLIR element type -> numpy dtypes accepted for it.
 _ELEMENT_DTYPES = {
@@ -306,15 +331,43 @@ class CPUModule(CompiledModule):
     checked:     run-time checks of every access (kvcache-to-cpu{checked});
                  a failed check prints to stderr and aborts the process
     opt_level:   LLVM optimization level of the JIT (0-3)
-    shared_libs: libraries to load (default: MLIR's runner utils)
+    shared_libs: libraries to load (default: MLIR's runner utils; the
+                 OpenMP runtime is added when the code is parallel)
+    threads:     None (default): every core (kvcache-to-cpu{parallel=true},
+                 as many threads as the OpenMP runtime has: the cores, or
+                 OMP_NUM_THREADS), or KVCACHE_CPU_THREADS when that is set;
+                 1: serial code, no OpenMP; N > 1: N threads
+
+    The kernel ops' outer loops (sequences, (sequence, KV head) pairs of
+    attention, page pairs, merge rows) are what runs in parallel; every
+    output element is computed by one thread in the same order as the serial
+    code, so results do not depend on `threads`.
 
     `module.<name>(*args)` or `module.call(name, *args)` calls function
-    `name`; `module.lowered` is the LLVM-dialect module that was compiled.
+    `name`; `module.lowered` is the LLVM-dialect module that was compiled;
+    `module.threads` the threads asked for (None: the runtime's default).
     """
 
     def __init__(self, ir, checked=False, opt_level=2, shared_libs=None,
-                 filename="<string>"):
+                 filename="<string>", threads=None):
         check_opt_level(opt_level)
+        if threads is None:
+            threads = default_cpu_threads()
+        if threads is not None and (not isinstance(threads, int) or
+                                    isinstance(threads, bool) or threads < 1):
+            raise ValueError(f"threads must be None or an int >= 1, "
+                             f"got {threads!r}")
+        parallel = threads != 1
+        if parallel and OPENMP_RUNTIME is None:
+            raise FileNotFoundError(
+                "CPUModule: parallel code needs the LLVM OpenMP runtime "
+                "/usr/lib/llvm-22/lib/libomp.so (apt-get install "
+                "libomp-22-dev), or pass threads=1 for serial code")
+        self.threads = threads
         source = parse(ir, filename)
-        super().__init__(source, lower_to_cpu(source, checked), opt_level,
-                         shared_libs)
+        libs = list(RUNNER_UTILS if shared_libs is None else shared_libs)
+        if parallel:
+            libs.append(OPENMP_RUNTIME)
+        lowered = lower_to_cpu(source, checked, parallel=parallel,
+                               threads=threads or 0)
+        super().__init__(source, lowered, opt_level, libs)

@@ -79,9 +79,15 @@ def ConvertKVCacheToMemRef : Pass<"convert-kvcache-to-memref", "ModuleOp"> {
 def ConvertKVCacheToSCF : Pass<"convert-kvcache-to-scf"> {
   let summary = "Lower kvcache kernel ops to scf loops over access ops (CPU)";
   let description = [{
-    Lowers `kvcache.store_ragged`, `kvcache.gather_ragged` and
-    `kvcache.copy_pages` to `scf.for` loop nests written with kvcache access
-    ops, for CPU execution (`kvcache-to-cpu` runs it first):
+    Lowers `kvcache.store_ragged`, `kvcache.gather_ragged`,
+    `kvcache.copy_pages`, `kvcache.attention_ragged` and
+    `kvcache.merge_states` to loop nests written with kvcache access ops,
+    for CPU execution (`kvcache-to-cpu` runs it first). The outer loop of
+    each op is an `scf.parallel` whose iterations write disjoint outputs
+    (sequences; page pairs; (sequence, KV head) pairs of attention, flattened
+    into one index; merge rows), the loops inside it `scf.for`:
+    `kvcache-to-cpu{parallel=true}` runs the outer loops on every core,
+    otherwise they run in order.
 
     - `store_ragged` / `gather_ragged`: for each sequence `b` and each of its
       rows `r`, one `kvcache.lookup` of the token (position
@@ -91,7 +97,8 @@ def ConvertKVCacheToSCF : Pass<"convert-kvcache-to-scf"> {
     - `copy_pages`: for each pair, each layer (`kvcache.num_layers`), K and V
       (K only for MLA), the `[page_size, num_heads, head_size]` block of the
       source page is copied to the destination page;
-    - `attention_ragged`: for each query row (position `p`) and KV head,
+    - `attention_ragged`: for each (sequence, KV head) and each query row
+      (position `p`) of the sequence,
       the query heads of its GQA group (up to 8, else passes of the largest
       divisor of the group up to 8) in one loop over keys `[0, p]`: each K
       and V row is read once, as a vector, for all of them, and each head
@@ -127,7 +134,7 @@ def ConvertKVCacheToSCF : Pass<"convert-kvcache-to-scf"> {
     ```
     becomes (schematically)
     ```mlir
-    scf.for %b = %c0 to %batch step %c1 {
+    scf.parallel (%b) = (%c0) to (%batch) step (%c1) {
       scf.for %r = %first to %end step %c1 {
         %page, %slot = kvcache.lookup %k[%b, %token] : ...
         scf.for %h = %c0 to %c8 step %c1 {

@@ -20,6 +20,18 @@ struct KVCacheToCPUOptions : public PassPipelineOptions<KVCacheToCPUOptions> {
       *this, "checked",
       llvm::cl::desc("Check every cache access at run time"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> parallel{
+      *this, "parallel",
+      llvm::cl::desc("Run the kernel ops' outer loops on every core through "
+                     "MLIR's OpenMP lowering (the program then needs the LLVM "
+                     "OpenMP runtime, libomp.so)"),
+      llvm::cl::init(false)};
+  PassOptions::Option<unsigned> threads{
+      *this, "threads",
+      llvm::cl::desc("With parallel=true: the number of threads of each "
+                     "parallel loop (0: the OpenMP runtime's default, every "
+                     "core or OMP_NUM_THREADS)"),
+      llvm::cl::init(0)};
 };
 
 /// Parses an LLVM optimization level: 0, 1, 2 or 3 (anything else is an

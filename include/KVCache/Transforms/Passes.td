@@ -49,4 +49,35 @@ def KVCacheMergeGPUModules
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
+def KVCacheInlineAllocaScopes : Pass<"kvcache-inline-alloca-scopes"> {
+  let summary = "Inline the memref.alloca_scope ops that allocate nothing";
+  let description = [{
+    Replaces each `memref.alloca_scope` whose body holds no `memref.alloca`
+    (outside nested allocation scopes) by its body. `convert-scf-to-openmp`
+    wraps every parallel iteration in such a scope, and a scope must stay a
+    single block, so `convert-scf-to-cf` cannot lower the loops inside one;
+    `kvcache-to-cpu{parallel=true}` runs this pass in between. A scope that
+    does allocate is an error: hoist the `memref.alloca` out of the
+    `scf.parallel` loop (the kernel ops' loops allocate nothing).
+
+    Before:
+    ```mlir
+    omp.loop_nest (%i) : index = (%c0) to (%n) step (%c1) {
+      memref.alloca_scope {
+        scf.for %j = %c0 to %m step %c1 { ... }
+      }
+      omp.yield
+    }
+    ```
+    After:
+    ```mlir
+    omp.loop_nest (%i) : index = (%c0) to (%n) step (%c1) {
+      scf.for %j = %c0 to %m step %c1 { ... }
+      omp.yield
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 #endif // KVCACHE_TRANSFORMS_PASSES_TD

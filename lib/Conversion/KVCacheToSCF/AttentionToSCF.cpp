@@ -234,13 +234,20 @@ struct AttentionToSCF : OpRewritePattern<AttentionRaggedOp> {
     KernelBuilder k{rewriter, getKernelLoc(op)};
     Value offsets = op.getRowOffsets();
     Value numSequences = k.numSequences(offsets);
-    k.forLoop(k.index(0), numSequences, k.index(1), [&](Value batch) {
+    // One parallel task per (sequence, KV head): its rows, in order, each
+    // reading the KV head's keys once for all the query heads of its group.
+    Value numKVHeads = k.index(params.numHeads);
+    k.parallelLoop(k.index(0), k.mul(numSequences, numKVHeads),
+                   [&](Value task) {
+      Value batch = k.divu(task, numKVHeads);
+      Value kvHead = k.remu(task, numKVHeads);
       Value first = k.loadOffset(offsets, batch);
       Value end = k.loadOffset(offsets, k.add(batch, k.index(1)));
       Value cached = CacheLengthOp::create(k.b, k.loc, op.getKeyCache(), batch);
       k.forLoop(first, end, k.index(1), [&](Value row) {
         Value position = k.rowPosition(cached, row, first);
-        emitRow(k, op, batch, row, position, getKeyRange(k, op, position, cached));
+        emitRow(k, op, batch, kvHead, row, position,
+                getKeyRange(k, op, position, cached));
       });
     });
     rewriter.eraseOp(op);
@@ -305,12 +312,12 @@ struct AttentionToSCF : OpRewritePattern<AttentionRaggedOp> {
     return 1;
   }
 
-  /// Every query head of `row` at `position`, which sees keys
-  /// `keyRange` = [begin, end): per KV head, the heads of its group in
-  /// passes of getHeadsPerPass, each pass reading every K and V row once
-  /// for all its heads (one online-softmax state per head).
+  /// The query heads of KV head `kvHead` in `row` at `position`, which
+  /// sees keys `keyRange` = [begin, end): the heads of the group in passes
+  /// of getHeadsPerPass, each pass reading every K and V row once for all
+  /// its heads (one online-softmax state per head).
   static void emitRow(KernelBuilder &k, AttentionRaggedOp op, Value batch,
-                      Value row, Value position,
+                      Value kvHead, Value row, Value position,
                       std::pair<Value, Value> keyRange) {
     Value q = op.getQ(), keys = op.getKeyCache(), values = op.getValueCache();
     auto params = KVCacheParams::get(keys.getType());
@@ -330,30 +337,28 @@ struct AttentionToSCF : OpRewritePattern<AttentionRaggedOp> {
     // q scaled once: scores in the log2 domain (in natural units when a
     // score transform follows).
     Value scale = k.splat(k.f32(clauses.queryScale()), accType);
-    k.forLoop(zero, k.index(params.numHeads), k.index(1), [&](Value kvHead) {
-      k.forLoop(zero, k.index(group), k.index(perPass), [&](Value first) {
-        SmallVector<Value> heads, queries, slopes;
-        SmallVector<SoftmaxState> init;
-        for (int64_t i = 0; i < perPass; ++i) {
-          Value head = k.add(k.mul(kvHead, k.index(group)),
-                             k.add(first, k.index(i)));
-          heads.push_back(head);
-          slopes.push_back(clauses.loadSlope(head));
-          queries.push_back(k.fmul(
-              k.widen(vector::LoadOp::create(k.b, k.loc, rowTypeOf(q), q,
-                                             ValueRange{row, head, zero}),
-                      accType),
-              scale));
-          init.push_back(initialState(k, clauses, softmax, head, accType));
-        }
-        KeyPass pass{k,      clauses, softmax,  keys,    values, batch,
-                     kvHead, position, keyRange.second, accType, queries,
-                     slopes};
-        SmallVector<SoftmaxState> states = pass.run(keyRange.first, init);
-        for (int64_t i = 0; i < perPass; ++i)
-          writeRow(k, clauses, softmax, op, states[i], row, heads[i],
-                   rowTypeOf(op.getOut()));
-      });
+    k.forLoop(zero, k.index(group), k.index(perPass), [&](Value first) {
+      SmallVector<Value> heads, queries, slopes;
+      SmallVector<SoftmaxState> init;
+      for (int64_t i = 0; i < perPass; ++i) {
+        Value head = k.add(k.mul(kvHead, k.index(group)),
+                           k.add(first, k.index(i)));
+        heads.push_back(head);
+        slopes.push_back(clauses.loadSlope(head));
+        queries.push_back(k.fmul(
+            k.widen(vector::LoadOp::create(k.b, k.loc, rowTypeOf(q), q,
+                                           ValueRange{row, head, zero}),
+                    accType),
+            scale));
+        init.push_back(initialState(k, clauses, softmax, head, accType));
+      }
+      KeyPass pass{k,      clauses, softmax,  keys,    values, batch,
+                   kvHead, position, keyRange.second, accType, queries,
+                   slopes};
+      SmallVector<SoftmaxState> states = pass.run(keyRange.first, init);
+      for (int64_t i = 0; i < perPass; ++i)
+        writeRow(k, clauses, softmax, op, states[i], row, heads[i],
+                 rowTypeOf(op.getOut()));
     });
   }
 };

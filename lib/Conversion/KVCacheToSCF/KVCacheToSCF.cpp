@@ -180,7 +180,9 @@ struct RaggedCopyToSCF : DataMovementPattern<OpTy> {
     int64_t width = getRaggedChunkWidth(params, rowsType, this->vectorBytes);
     bool converts = rowsType.getElementType() != params.elementType;
     Value zero = k.index(0), one = k.index(1);
-    k.forLoop(zero, k.numSequences(copy.offsets), one, [&](Value batch) {
+    // Sequences are independent (each writes its own token rows): the
+    // outer loop is parallel.
+    k.parallelLoop(zero, k.numSequences(copy.offsets), [&](Value batch) {
       Value first = k.loadOffset(copy.offsets, batch);
       Value end = k.loadOffset(copy.offsets, k.add(batch, one));
       Value base = copy.isStore()
@@ -241,7 +243,8 @@ struct CopyPagesToSCF : DataMovementPattern<CopyPagesOp> {
     Value pairs = op.getPairs();
     Value numPairs = memref::DimOp::create(rewriter, k.loc, pairs, 0);
     Value numLayers = NumLayersOp::create(rewriter, k.loc, collection);
-    k.forLoop(zero, numPairs, one, [&](Value pair) {
+    // Pairs are independent (docs: distinct destinations): parallel.
+    k.parallelLoop(zero, numPairs, [&](Value pair) {
       Value src = k.loadOffset(pairs, ValueRange{pair, zero});
       Value dst = k.loadOffset(pairs, ValueRange{pair, one});
       k.forLoop(zero, numLayers, one, [&](Value layer) {

@@ -43,7 +43,7 @@ struct MergeStatesToSCF : OpRewritePattern<MergeStatesOp> {
     auto accType = VectorType::get({outType.getDimSize(2)}, k.b.getF32Type());
     Value zero = k.index(0);
     Value rows = memref::DimOp::create(k.b, k.loc, op.getOut(), 0);
-    k.forLoop(zero, rows, k.index(1), [&](Value row) {
+    k.parallelLoop(zero, rows, [&](Value row) {
       k.forLoop(zero, k.index(outType.getDimSize(1)), k.index(1),
                 [&](Value head) {
         SmallVector<Value, 2> at = {row, head};

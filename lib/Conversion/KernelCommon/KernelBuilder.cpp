@@ -146,6 +146,15 @@ KernelBuilder::forLoop(Value lower, Value upper, Value step, ValueRange init,
   return SmallVector<Value>(loop.getResults());
 }
 
+void KernelBuilder::parallelLoop(Value lower, Value upper,
+                                 function_ref<void(Value)> body) {
+  auto loop = scf::ParallelOp::create(b, loc, ValueRange{lower},
+                                      ValueRange{upper}, ValueRange{index(1)});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(loop.getBody()->getTerminator());
+  body(loop.getInductionVars()[0]);
+}
+
 void KernelBuilder::ifThen(Value cond, function_ref<void()> body) {
   auto ifOp = scf::IfOp::create(b, loc, cond, /*withElse=*/false);
   OpBuilder::InsertionGuard guard(b);

@@ -202,6 +202,11 @@ struct KernelBuilder {
   /// `for (iv = lower; iv < upper; iv += step) body(iv)`.
   void forLoop(Value lower, Value upper, Value step,
                function_ref<void(Value)> body);
+  /// The iterations `iv` in [lower, upper) of `body(iv)` are independent
+  /// (scf.parallel, step 1): the outer loop of a kernel op, which runs
+  /// on every core under kvcache-to-cpu{parallel=true} and in order
+  /// otherwise.
+  void parallelLoop(Value lower, Value upper, function_ref<void(Value)> body);
   /// A loop carrying `init`: `body(iv, carried)` returns the next values;
   /// returns the final ones.
   SmallVector<Value>

@@ -66,11 +66,12 @@ func.func @chunk_and_noncausal(%q: memref<?x4x8xf32>, %k: !c, %o: memref<?xi32>,
 
 // -----
 
-// merge_states: per row and head, the merged lse and the two weights, then
+// merge_states: rows in parallel (scf.parallel); per row and head, the
+// merged lse and the two weights, then
 // one vector combination, rounded once to f16; out_a read before out (the
 // same memref) is written.
 // CHECK-LABEL: func.func @merge(
-// CHECK: scf.for %[[ROW:.*]] = %c0 to %{{.*}} step %c1 {
+// CHECK: scf.parallel (%[[ROW:.*]]) = (%c0) to (%{{.*}}) step (%c1) {
 // CHECK: scf.for %[[HEAD:.*]] = %c0 to %c4 step %c1 {
 // CHECK: %[[LA:.*]] = memref.load %arg1[%[[ROW]], %[[HEAD]]]
 // CHECK: %[[LB:.*]] = memref.load %arg3[%[[ROW]], %[[HEAD]]]

@@ -10,14 +10,19 @@
 // (fewer than 8) one at a time. The K and V rows 8 keys ahead are
 // prefetched (rows of one head are num_heads * head_size apart, a stride
 // the hardware prefetchers miss); each dot product is a reassociable
-// reduction (a tree, not 64 dependent adds).
+// reduction (a tree, not 64 dependent adds). The tasks (sequence, KV
+// head) are the iterations of the scf.parallel loop, which runs on every
+// core under kvcache-to-cpu{parallel=true}.
 
 !c = !kvcache.paged_cache<f16, num_heads = 2, head_size = 64, page_size = 16>
 // CHECK-LABEL: func.func @gqa4(
-// CHECK: scf.for %[[SEQ:.*]] = %c0 to %{{.*}} step %c1 {
+// One parallel task per (sequence, KV head): the outer loop.
+// CHECK: %[[TASKS:.*]] = arith.muli %{{.*}}, %c2 : index
+// CHECK: scf.parallel (%[[TASK:.*]]) = (%c0) to (%[[TASKS]]) step (%c1) {
+// CHECK: %[[SEQ:.*]] = arith.divui %[[TASK]], %c2 : index
+// CHECK: %[[KV:.*]] = arith.remui %[[TASK]], %c2 : index
 // CHECK: scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %c1 {
 // CHECK: %[[END:.*]] = arith.addi %[[P:.*]], %c1 : index
-// CHECK: scf.for %[[KV:.*]] = %c0 to %c2 step %c1 {
 // CHECK: %[[H0:.*]] = arith.muli %[[KV]], %c4 : index
 // CHECK: vector.load %arg0[%[[ROW]], %[[H0]], %c0] : memref<?x8x64xf16>, vector<64xf16>
 // CHECK-COUNT-3: vector.load %arg0[%[[ROW]], %{{.*}}, %c0] : memref<?x8x64xf16>, vector<64xf16>

@@ -1,7 +1,8 @@
 // RUN: kvcache-opt %s -convert-kvcache-to-scf=vector-bytes=16 -cse | FileCheck %s
 
-// The kernel ops become scf.for loop nests over kvcache access ops
-// (docs/Contract.md, section 3.3): page addressing is left to
+// The kernel ops become loop nests over kvcache access ops (docs/Contract.md,
+// section 3.3), the outer loop an scf.parallel (sequences, page pairs: the
+// iterations write disjoint rows), the others scf.for: page addressing is left to
 // convert-kvcache-to-memref. A token row moves head by head in vectors of the
 // largest power-of-two width of at most 16 bytes that divides head_size and
 // every stride (and the offset) of the row memref, so each access is aligned
@@ -29,7 +30,7 @@
 // CHECK: %[[IS_EMPTY:[a-z0-9_]+]] = arith.cmpi eq, %[[SIZE]], %[[C0]] : index
 // CHECK: %[[SIZE_MINUS_ONE:[a-z0-9_]+]] = arith.subi %[[SIZE]], %[[C1]] : index
 // CHECK: %[[BATCH:[a-z0-9_]+]] = arith.select %[[IS_EMPTY]], %[[C0]], %[[SIZE_MINUS_ONE]] : index
-// CHECK: scf.for %[[SEQ:[a-z0-9_]+]] = %[[C0]] to %[[BATCH]] step %[[C1]] {
+// CHECK: scf.parallel (%[[SEQ:[a-z0-9_]+]]) = (%[[C0]]) to (%[[BATCH]]) step (%[[C1]]) {
 // CHECK-NEXT: %[[FIRST_I32:[a-z0-9_]+]] = memref.load %[[ROW_OFFSETS]][%[[SEQ]]] : memref<?xi32>
 // CHECK-NEXT: %[[FIRST:[a-z0-9_]+]] = arith.index_castui %[[FIRST_I32]] : i32 to index
 // CHECK-NEXT: %[[NEXT_SEQ:[a-z0-9_]+]] = arith.addi %[[SEQ]], %[[C1]] : index
@@ -50,6 +51,7 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: }
 // CHECK-NEXT: }
+// CHECK-NEXT: scf.reduce
 // CHECK-NEXT: }
 // CHECK-NEXT: return
 func.func @store_ragged(%cache: !cache, %new: memref<?x8x128xf16>, %row_offsets: memref<?xi32>) {
@@ -73,7 +75,7 @@ func.func @store_ragged(%cache: !cache, %new: memref<?x8x128xf16>, %row_offsets:
 // CHECK: %[[IS_EMPTY:[a-z0-9_]+]] = arith.cmpi eq, %[[SIZE]], %[[C0]] : index
 // CHECK: %[[SIZE_MINUS_ONE:[a-z0-9_]+]] = arith.subi %[[SIZE]], %[[C1]] : index
 // CHECK: %[[BATCH:[a-z0-9_]+]] = arith.select %[[IS_EMPTY]], %[[C0]], %[[SIZE_MINUS_ONE]] : index
-// CHECK: scf.for %[[SEQ:[a-z0-9_]+]] = %[[C0]] to %[[BATCH]] step %[[C1]] {
+// CHECK: scf.parallel (%[[SEQ:[a-z0-9_]+]]) = (%[[C0]]) to (%[[BATCH]]) step (%[[C1]]) {
 // CHECK-NEXT: %[[FIRST_I32:[a-z0-9_]+]] = memref.load %[[CTX_OFFSETS]][%[[SEQ]]] : memref<?xi32>
 // CHECK-NEXT: %[[FIRST:[a-z0-9_]+]] = arith.index_castui %[[FIRST_I32]] : i32 to index
 // CHECK-NEXT: %[[NEXT_SEQ:[a-z0-9_]+]] = arith.addi %[[SEQ]], %[[C1]] : index
@@ -93,6 +95,7 @@ func.func @store_ragged(%cache: !cache, %new: memref<?x8x128xf16>, %row_offsets:
 // CHECK-NEXT: }
 // CHECK-NEXT: }
 // CHECK-NEXT: }
+// CHECK-NEXT: scf.reduce
 // CHECK-NEXT: }
 // CHECK-NEXT: return
 func.func @gather_ragged(%cache: !cache, %out: memref<?x8x128xf16>, %ctx_offsets: memref<?xi32>) {
@@ -116,7 +119,7 @@ func.func @gather_ragged(%cache: !cache, %out: memref<?x8x128xf16>, %ctx_offsets
 // CHECK-DAG: %[[C16:[a-z0-9_]+]] = arith.constant 16 : index
 // CHECK-DAG: %[[NUM_PAIRS:[a-z0-9_]+]] = memref.dim %[[PAIRS]], %[[C0]] : memref<?x2xi32>
 // CHECK-DAG: %[[NUM_LAYERS:[a-z0-9_]+]] = kvcache.num_layers %[[COLLECTION]]
-// CHECK: scf.for %[[PAIR:[a-z0-9_]+]] = %[[C0]] to %[[NUM_PAIRS]] step %[[C1]] {
+// CHECK: scf.parallel (%[[PAIR:[a-z0-9_]+]]) = (%[[C0]]) to (%[[NUM_PAIRS]]) step (%[[C1]]) {
 // CHECK-NEXT: %[[SRC_I32:[a-z0-9_]+]] = memref.load %[[PAIRS]][%[[PAIR]], %[[C0]]] : memref<?x2xi32>
 // CHECK-NEXT: %[[SRC:[a-z0-9_]+]] = arith.index_castui %[[SRC_I32]] : i32 to index
 // CHECK-NEXT: %[[DST_I32:[a-z0-9_]+]] = memref.load %[[PAIRS]][%[[PAIR]], %[[C1]]] : memref<?x2xi32>
@@ -145,6 +148,7 @@ func.func @gather_ragged(%cache: !cache, %out: memref<?x8x128xf16>, %ctx_offsets
 // CHECK-NEXT: }
 // CHECK-NEXT: }
 // CHECK-NEXT: }
+// CHECK-NEXT: scf.reduce
 // CHECK-NEXT: }
 // CHECK-NEXT: return
 func.func @copy_pages(%collection: !collection, %pairs: memref<?x2xi32>) {
@@ -161,7 +165,7 @@ func.func @copy_pages(%collection: !collection, %pairs: memref<?x2xi32>) {
 // CHECK-DAG: %[[C1:[a-z0-9_]+]] = arith.constant 1 : index
 // CHECK-DAG: %[[C64:[a-z0-9_]+]] = arith.constant 64 : index
 // CHECK-DAG: %[[NUM_LAYERS:[a-z0-9_]+]] = kvcache.num_layers %[[COLLECTION]]
-// CHECK: scf.for %[[PAIR:[a-z0-9_]+]] = %[[C0]] to %{{[a-z0-9_]+}} step %[[C1]] {
+// CHECK: scf.parallel (%[[PAIR:[a-z0-9_]+]]) = (%[[C0]]) to (%{{[a-z0-9_]+}}) step (%[[C1]]) {
 // CHECK: %[[SRC:[a-z0-9_]+]] = arith.index_castui
 // CHECK: %[[DST:[a-z0-9_]+]] = arith.index_castui
 // CHECK-NEXT: scf.for %[[LAYER:[a-z0-9_]+]] = %[[C0]] to %[[NUM_LAYERS]] step %[[C1]] {
@@ -177,6 +181,7 @@ func.func @copy_pages(%collection: !collection, %pairs: memref<?x2xi32>) {
 // CHECK-NEXT: }
 // CHECK-NEXT: }
 // CHECK-NEXT: }
+// CHECK-NEXT: scf.reduce
 // CHECK-NEXT: }
 // CHECK-NEXT: return
 !mla_collection = !kvcache.paged_collection<bf16, num_heads = 1, head_size = 576, page_size = 64, mla = true>
