@@ -361,3 +361,26 @@ def test_attention_reads_each_cache_through_its_own_table(target, chip):
     module.attention(*key_cache.arguments(), *value_cache.arguments(), layer, q,
                      offsets, out)
     assert attention_error(expected, out, "f16") <= ATTENTION_TOLERANCE["f16"]
+
+
+@pytest.mark.parametrize("head_size", [1, 3, 5, 6, 12, 24, 40, 96, 256])
+def test_cpu_attention_blocks_at_every_head_size(head_size):
+    """The CPU key loop reduces a block of 8 keys' dot products with one
+    shuffle tree over partial sums of the largest power of two of at most
+    16 lanes that divides head_size (1, 2, 4, 8 or 16 here): contexts of 7
+    (no full block), 8, 9 and 37 keys, GQA 3 (passes of 3 heads), f32 and
+    bf16, against the reference."""
+    for dtype in ("f32", "bf16"):
+        config = kvcache.CacheConfig(dtype, 2, head_size, 4, num_layers=1, q_heads=6)
+        rng = np.random.default_rng(head_size)
+        lengths, new = [6, 7, 0, 35], [1, 1, 9, 2]
+        cache = reference.random_cache(config, lengths, new, rng)
+        offsets = reference.row_offsets(new)
+        q = reference.random_rows(rng, sum(new), 6, head_size, dtype)
+        out = np.zeros_like(q)
+        expected = reference.attention_ragged(
+            q, cache.key_cache(0), cache.value_cache(0), offsets, np.zeros_like(q),
+            config.default_scale)
+        kvcache.CPUModule(builders.attention_ragged(config, "attention"), threads=1).attention(
+            *cache.arguments(), 0, q, offsets, out)
+        assert attention_error(expected, out, dtype) <= ATTENTION_TOLERANCE[dtype], dtype

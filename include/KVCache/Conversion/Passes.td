@@ -104,13 +104,17 @@ def ConvertKVCacheToSCF : Pass<"convert-kvcache-to-scf"> {
       and V row is read once, as a vector, for all of them, and each head
       keeps an online softmax in f32 (running max, running sum, rescaled
       accumulator; `scale` folded into q) in loop-carried values. Keys go
-      in blocks of 8 (per head: the 8 scores as one vector, one max, one
-      rescale, one vector 2^x; the keys after the last full block one at a
-      time). The K and V rows 8 keys ahead are prefetched (a head's rows are num_heads *
-      head_size elements apart: a stride the hardware prefetchers miss),
-      dot products are reassociable reductions, and 2^x is inline
-      arithmetic (a degree-7 polynomial and the exponent bits: no libm call
-      in the loop). The `workspace` is not needed on the CPU.
+      in blocks of 8: each K row, loaded once, gives every head 16 partial
+      sums of its dot product (fused multiply-adds, no reduction across a
+      vector), and one shuffle tree per head turns the block's 8 x 16 sums
+      into its 8 scores; per head one max, one rescale, one vector 2^x
+      and 8 fused multiply-adds of the V rows (each loaded once).
+      The keys after the last full block go one at a time (their dot
+      products reassociable reductions). The K and V rows 8 keys ahead are
+      prefetched (a head's rows are num_heads * head_size elements apart: a
+      stride the hardware prefetchers miss), and 2^x is inline arithmetic
+      (a degree-7 polynomial and the exponent bits: no libm call in the
+      loop). The `workspace` is not needed on the CPU.
 
     On a quantized cache (docs/Contract.md section 2.2) `store_ragged` of
     float rows quantizes each scale group (computing and writing the

@@ -72,6 +72,85 @@ Value loadHeadRowAsF32(KernelBuilder &k, Value cache, Value page, Value slot,
   return row;
 }
 
+/// Lanes of the partial sums of a block's dot products (one 64-byte
+/// register of f32).
+constexpr int64_t kDotLanes = 16;
+
+/// The lanes of the partial dot products of `headSize` elements: the
+/// largest power of two of at most kDotLanes that divides it.
+int64_t getDotLanes(int64_t headSize) {
+  int64_t lanes = kDotLanes;
+  while (headSize % lanes)
+    lanes /= 2;
+  return lanes;
+}
+
+/// x . y (vectors of head_size f32) as `lanes` partial sums: the product of
+/// the first `lanes` elements, then a fused multiply-add per further chunk.
+Value partialDot(KernelBuilder &k, Value x, Value y, int64_t lanes) {
+  int64_t size = cast<VectorType>(x.getType()).getDimSize(0);
+  auto chunk = [&](Value v, int64_t start) -> Value {
+    if (lanes == size)
+      return v;
+    return vector::ExtractStridedSliceOp::create(
+        k.b, k.loc, v, ArrayRef<int64_t>{start}, ArrayRef<int64_t>{lanes},
+        ArrayRef<int64_t>{1});
+  };
+  Value sum = k.fmul(chunk(x, 0), chunk(y, 0));
+  for (int64_t start = lanes; start < size; start += lanes)
+    sum = k.vectorFma(chunk(x, start), chunk(y, start), sum);
+  return sum;
+}
+
+/// `x` and `y` (same width, or `y` null: `x` alone) hold segments of
+/// `segment` lanes, each the partial sums of one dot product: returns their
+/// segments, x's then y's, each halved by adding its second half to its
+/// first (one shuffle of each half and one add for the pair).
+Value halveSegments(KernelBuilder &k, Value x, Value y, int64_t segment) {
+  int64_t width = cast<VectorType>(x.getType()).getDimSize(0);
+  SmallVector<int64_t> first, second;
+  for (int64_t operand = 0; operand < (y ? 2 : 1); ++operand)
+    for (int64_t start = 0; start < width; start += segment)
+      for (int64_t lane = 0; lane < segment / 2; ++lane) {
+        first.push_back(operand * width + start + lane);
+        second.push_back(operand * width + start + segment / 2 + lane);
+      }
+  Value other = y ? y : x;
+  return k.fadd(vector::ShuffleOp::create(k.b, k.loc, x, other, first),
+                vector::ShuffleOp::create(k.b, k.loc, x, other, second));
+}
+
+/// The dot products whose `segment` partial sums (partialDot) are `sums`,
+/// one vector per key, as one vector in key order (sums.size() a power of
+/// two): a tree that halves the segments of two keys' sums per shuffle pair
+/// instead of one horizontal reduction per key.
+Value reducePartialDots(KernelBuilder &k, SmallVector<Value> sums,
+                        int64_t segment) {
+  // Pairs of vectors: twice the segments, each half as long.
+  while (sums.size() > 1 && segment > 1) {
+    SmallVector<Value> next;
+    for (size_t i = 0; i < sums.size(); i += 2)
+      next.push_back(halveSegments(k, sums[i], sums[i + 1], segment));
+    sums = std::move(next);
+    segment /= 2;
+  }
+  // One vector left: fold its segments to one lane each.
+  for (; segment > 1; segment /= 2)
+    sums.front() = halveSegments(k, sums.front(), Value(), segment);
+  // One lane per key left in several vectors: concatenate them.
+  while (sums.size() > 1) {
+    SmallVector<Value> next;
+    for (size_t i = 0; i < sums.size(); i += 2) {
+      int64_t width = cast<VectorType>(sums[i].getType()).getDimSize(0);
+      next.push_back(vector::ShuffleOp::create(
+          k.b, k.loc, sums[i], sums[i + 1],
+          llvm::to_vector(llvm::seq<int64_t>(0, 2 * width))));
+    }
+    sums = std::move(next);
+  }
+  return sums.front();
+}
+
 /// One pass over the keys [begin, end) of a row for some query heads of one
 /// KV group: in blocks of kBlockKeys keys (one max, one rescale and one
 /// vector 2^x per block and head: OnlineSoftmax::updateBlock), then the
@@ -111,11 +190,17 @@ struct KeyPass {
   /// two lookups). A token_head cache's row is its codes converted, and
   /// its one scale is returned apart: the loop folds it into the score
   /// (K) or the weight (V) instead of multiplying every element.
+  /// Whether a head row of `cache` has one scale (loadRow returns it).
+  static bool hasRowScale(Value cache) {
+    auto params = KVCacheParams::get(cache.getType());
+    return params.scales &&
+           params.scales.groupSize(params.headSize) == params.headSize;
+  }
+
   Row loadRow(Value cache, Value token) {
     auto [page, slot] = k.lookup(cache, batch, token, /*servesWrite=*/false);
     auto params = KVCacheParams::get(cache.getType());
-    if (!params.scales ||
-        params.scales.groupSize(params.headSize) != params.headSize)
+    if (!hasRowScale(cache))
       return {loadHeadRowAsF32(k, cache, page, slot, kvHead, accType), {}};
     auto codesType = VectorType::get({params.headSize}, params.elementType);
     Value codes = PageLoadOp::create(k.b, k.loc, codesType, cache, page, slot,
@@ -173,40 +258,64 @@ struct KeyPass {
     return next;
   }
 
+  /// The scores (log2 domain) of the block's keys `keyRows` at `tokens`
+  /// for head `i`, from the dot products `dots` (one vector).
+  Value blockScores(int64_t i, Value dots, ArrayRef<Row> keyRows,
+                    ArrayRef<Value> tokens) {
+    if (!keyRows.front().scale && !clauses.transformsScores())
+      return dots;
+    SmallVector<Value> elements;
+    for (auto [j, row] : llvm::enumerate(keyRows)) {
+      Value dot = vector::ExtractOp::create(k.b, k.loc, dots, int64_t(j));
+      if (row.scale)
+        dot = k.fmul(dot, row.scale);
+      elements.push_back(
+          clauses.transformScore(dot, slopes[i], tokens[j], position));
+    }
+    return vector::FromElementsOp::create(
+        k.b, k.loc, cast<VectorType>(dots.getType()), elements);
+  }
+
+  /// kBlockKeys keys from `first`: each K row loaded once for the partial
+  /// dot products of every head (no reduction across a vector; the IR uses
+  /// a row for every head before it loads the next), each head's reduced
+  /// by one tree for the block; then the V rows, loaded once, and per head
+  /// the block's softmax update (OnlineSoftmax::updateBlock). Measured
+  /// against adding each V row to every head in turn: that was slower.
   SmallVector<SoftmaxState> blockStep(Value first,
                                       ArrayRef<SoftmaxState> states) {
     SmallVector<Value> tokens;
-    SmallVector<Row> keyRows, valueRows;
     for (int64_t j = 0; j < kBlockKeys; ++j) {
       tokens.push_back(k.add(first, k.index(j)));
       prefetch(k.add(tokens[j], k.index(kPrefetchKeys)));
     }
-    for (Value token : tokens)
+    int64_t lanes = getDotLanes(accType.getDimSize(0));
+    SmallVector<SmallVector<Value>> partials(queries.size());
+    SmallVector<Row> keyRows;
+    for (Value token : tokens) {
       keyRows.push_back(loadRow(keys, token));
-    SmallVector<Value> blockScores;
-    auto scoresType = VectorType::get({kBlockKeys}, k.b.getF32Type());
-    for (size_t i = 0; i < queries.size(); ++i) {
-      SmallVector<Value> elements;
-      for (int64_t j = 0; j < kBlockKeys; ++j)
-        elements.push_back(score(i, keyRows[j], tokens[j]));
-      blockScores.push_back(
-          vector::FromElementsOp::create(k.b, k.loc, scoresType, elements));
+      for (auto [i, query] : llvm::enumerate(queries))
+        partials[i].push_back(
+            partialDot(k, query, keyRows.back().values, lanes));
     }
-    for (Value token : tokens)
-      valueRows.push_back(loadRow(values, token));
     SmallVector<Value> rows, scales;
-    for (const Row &row : valueRows) {
+    for (Value token : tokens) {
+      Row row = loadRow(values, token);
       rows.push_back(row.values);
       scales.push_back(row.scale);
     }
     Value valueScales;
     if (scales.front())
-      valueScales =
-          vector::FromElementsOp::create(k.b, k.loc, scoresType, scales);
+      valueScales = vector::FromElementsOp::create(
+          k.b, k.loc, VectorType::get({kBlockKeys}, k.b.getF32Type()),
+          scales);
     SmallVector<SoftmaxState> next;
-    for (size_t i = 0; i < queries.size(); ++i)
-      next.push_back(softmax.updateBlock(states[i], blockScores[i], rows,
-                                         valueScales));
+    for (size_t i = 0; i < queries.size(); ++i) {
+      Value dots = reducePartialDots(k, partials[i], lanes);
+      next.push_back(softmax.updateBlock(
+          states[i], blockScores(i, dots, keyRows, tokens), rows,
+          valueScales));
+    }
     return next;
   }
 };

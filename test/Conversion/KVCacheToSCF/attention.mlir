@@ -4,15 +4,16 @@
 // per row and KV head, the query heads of the GQA group (here 4) take one
 // pass over the keys together, so each K and V row is loaded once for all
 // of them (one online-softmax state per head, loop-carried). The keys go in
-// blocks of 8: per head, 8 scores as one vector, one max, one rescale and
-// one vector 2^x (inline arithmetic: no libm call, which would spill every
-// vector register), then 8 fused multiply-adds of V rows; the keys left
-// (fewer than 8) one at a time. The K and V rows 8 keys ahead are
+// blocks of 8: per key and head, 16 partial sums of the dot product (no
+// reduction across a vector), per head one shuffle tree for the block's 8
+// scores, one max, one rescale and one vector 2^x (inline arithmetic: no
+// libm call, which would spill every vector register), then 8 fused
+// multiply-adds of V rows; the keys left (fewer than 8) one at a time, each
+// dot product a reassociable reduction. The K and V rows 8 keys ahead are
 // prefetched (rows of one head are num_heads * head_size apart, a stride
-// the hardware prefetchers miss); each dot product is a reassociable
-// reduction (a tree, not 64 dependent adds). The tasks (sequence, KV
-// head) are the iterations of the scf.parallel loop, which runs on every
-// core under kvcache-to-cpu{parallel=true}.
+// the hardware prefetchers miss). The tasks (sequence, KV head) are the
+// iterations of the scf.parallel loop, which runs on every core under
+// kvcache-to-cpu{parallel=true}.
 
 !c = !kvcache.paged_cache<f16, num_heads = 2, head_size = 64, page_size = 16>
 // CHECK-LABEL: func.func @gqa4(
@@ -37,14 +38,39 @@
 // CHECK: %[[VTILE:.*]] = kvcache.tile %arg2[%[[SEQ]], %[[CLAMPED]], %[[KV]]]
 // CHECK: memref.prefetch %[[VTILE]][%c0, %c0]
 // CHECK: memref.prefetch %[[VTILE]][%c0, %c32]
-// CHECK-COUNT-8: kvcache.page_load %arg1
+// Each K row, loaded once, goes into 16 partial sums per head (one
+// multiply, then a fused multiply-add per further 16 elements).
+// CHECK: kvcache.page_load %arg1
+// CHECK-NOT: vector.reduction
+// CHECK: arith.mulf %{{.*}} : vector<16xf32>
+// CHECK-COUNT-3: vector.fma %{{.*}} : vector<16xf32>
+// CHECK: arith.mulf %{{.*}} : vector<16xf32>
+// CHECK-COUNT-3: vector.fma %{{.*}} : vector<16xf32>
+// CHECK: arith.mulf %{{.*}} : vector<16xf32>
+// CHECK-COUNT-3: vector.fma %{{.*}} : vector<16xf32>
+// CHECK: arith.mulf %{{.*}} : vector<16xf32>
+// CHECK-COUNT-3: vector.fma %{{.*}} : vector<16xf32>
+// CHECK-NOT: kvcache.page_load %arg2
+// CHECK-COUNT-7: kvcache.page_load %arg1
 // CHECK-NOT: kvcache.page_load %arg1
-// CHECK-COUNT-32: vector.reduction <add>, %{{.*}} fastmath<reassoc> : vector<64xf32> into f32
 // CHECK-COUNT-8: kvcache.page_load %arg2
 // CHECK-NOT: kvcache.page_load
+// Per head: the 8 keys' sums reduced by one tree: pairs of vectors whose
+// 16-lane segments halve (8 + 4 + 2 shuffle pairs), then the 2-lane
+// segments of the last folded to 8 lanes, the scores in key order.
+// CHECK-NOT: vector.reduction <add>{{.*}}vector<64xf32>
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23] : vector<16xf32>, vector<16xf32>
+// CHECK-NEXT: vector.shuffle %{{.*}}, %{{.*}} [8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31] : vector<16xf32>, vector<16xf32>
+// CHECK-NEXT: arith.addf %{{.*}} : vector<16xf32>
+// CHECK-COUNT-3: arith.addf %{{.*}} : vector<16xf32>
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27] : vector<16xf32>, vector<16xf32>
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29] : vector<16xf32>, vector<16xf32>
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 2, 4, 6, 8, 10, 12, 14] : vector<16xf32>, vector<16xf32>
+// CHECK-NEXT: vector.shuffle %{{.*}}, %{{.*}} [1, 3, 5, 7, 9, 11, 13, 15] : vector<16xf32>, vector<16xf32>
+// CHECK-NEXT: %[[DOTS:.*]] = arith.addf %{{.*}} : vector<8xf32>
 // CHECK-NOT: math.exp2
 // CHECK-NOT: func.call
-// CHECK: vector.reduction <maximumf>, %{{.*}} : vector<8xf32> into f32
+// CHECK: vector.reduction <maximumf>, %[[DOTS]] : vector<8xf32> into f32
 // CHECK: math.roundeven %{{.*}} : vector<8xf32>
 // CHECK: arith.shli %{{.*}}, %{{.*}} : vector<8xi32>
 // CHECK-COUNT-8: vector.fma %{{.*}} : vector<64xf32>
@@ -73,7 +99,9 @@ func.func @gqa4(%q: memref<?x8x64xf16>, %k: !c, %v: !c, %offsets: memref<?xi32>,
 // CHECK: scf.for %[[FIRST:.*]] = %c0 to %c12 step %c6 {
 // CHECK-COUNT-6: vector.load %arg0
 // CHECK: scf.for {{.*}} step %c8 iter_args({{.*}}) -> (f32, f32, vector<16xf32>, f32, f32, vector<16xf32>, f32, f32, vector<16xf32>, f32, f32, vector<16xf32>, f32, f32, vector<16xf32>, f32, f32, vector<16xf32>) {
-// CHECK-COUNT-48: vector.reduction <add>
+// CHECK-NOT: vector.reduction <add>{{.*}}vector<16xf32>
+// CHECK-COUNT-48: arith.mulf %{{.*}} : vector<16xf32>
+// CHECK-NOT: vector.reduction <add>{{.*}}vector<16xf32>
 // CHECK: scf.yield
 // CHECK: scf.for {{.*}} step %c1 iter_args(
 // CHECK-COUNT-6: vector.reduction <add>

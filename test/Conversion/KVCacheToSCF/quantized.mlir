@@ -134,11 +134,15 @@ func.func @store_block(%k: !b, %new: memref<?x2x64xbf16>, %offsets: memref<?xi32
 // CHECK: %[[KCODES:.*]] = kvcache.page_load %arg1{{.*}} -> vector<64xf8E4M3FN>
 // CHECK: %[[K:.*]] = arith.extf %{{.*}} : vector<64xf16> to vector<64xf32>
 // CHECK: %[[KSCALE:.*]] = kvcache.page_load_scale %arg1
-// CHECK: %[[DOT:.*]] = vector.reduction <add>, %{{.*}} fastmath<reassoc> : vector<64xf32> into f32
-// CHECK: arith.mulf %[[DOT]], %[[KSCALE]] : f32
+// The V rows of the block and their scales (weights of the block).
 // CHECK: kvcache.page_load %arg2{{.*}} -> vector<64xf8E4M3FN>
 // CHECK: %[[VSCALE:.*]] = kvcache.page_load_scale %arg2
 // CHECK: vector.from_elements %[[VSCALE]],
+// The block's dot products (one vector of 8), each scaled by its key's
+// scale.
+// CHECK: %[[DOTS:.*]] = arith.addf %{{.*}} : vector<8xf32>
+// CHECK: %[[DOT:.*]] = vector.extract %[[DOTS]][0] : f32 from vector<8xf32>
+// CHECK: arith.mulf %[[DOT]], %[[KSCALE]] : f32
 // CHECK: arith.truncf %{{.*}} : vector<64xf32> to vector<64xbf16>
 // CHECK: vector.store %{{.*}} : memref<?x4x64xbf16>, vector<64xbf16>
 func.func @attention_token_head(%q: memref<?x4x64xbf16>, %k: !t, %v: !t, %offsets: memref<?xi32>, %out: memref<?x4x64xbf16>) {
