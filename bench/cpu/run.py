@@ -9,6 +9,9 @@ bytes moved / time, as a ratio to memcpy: these shared CPUs are noisy, so only
 ratios from one run are meaningful.
 
 Usage: bench/cpu/run.py [--build build] [--out bench/cpu/results.md] [--quick]
+                        [--parallel]
+(--parallel: the ops lowered with kvcache-to-cpu{parallel=true}, on every
+core; the memcpy stays one thread's llvm.memcpy.)
 """
 
 import argparse
@@ -146,16 +149,19 @@ def program(op, tokens, batch, pairs, layers, reps, storage=None):
     """), copy_elems * ELT_BYTES * 2  # bytes read + written
 
 
-def run_case(build, op, tokens, batch, pairs, layers, reps, storage=None):
+def run_case(build, op, tokens, batch, pairs, layers, reps, storage=None, parallel=False):
     source, moved = program(op, tokens, batch, pairs, layers, reps, storage)
+    pipeline = "-kvcache-to-cpu=parallel=true" if parallel else "-kvcache-to-cpu"
     lowered = subprocess.run(
-        [os.path.join(build, "bin", "kvcache-opt"), "-kvcache-to-cpu", "-"],
+        [os.path.join(build, "bin", "kvcache-opt"), pipeline, "-"],
         input=source, capture_output=True, text=True, check=True).stdout
     libs = "/usr/lib/llvm-22/lib"
+    shared = f"{libs}/libmlir_c_runner_utils.so,{libs}/libmlir_runner_utils.so"
+    if parallel:
+        shared += f",{libs}/libomp.so"
     out = subprocess.run(
         ["/usr/lib/llvm-22/bin/mlir-runner", "-e", "main",
-         "-entry-point-result=void", "-O3",
-         f"-shared-libs={libs}/libmlir_c_runner_utils.so,{libs}/libmlir_runner_utils.so"],
+         "-entry-point-result=void", "-O3", f"-shared-libs={shared}"],
         input=lowered, capture_output=True, text=True, check=True).stdout
     op_times = [float(x) for x in re.findall(r"TIME\s*([0-9.e+-]+)", out)]
     copy_times = [float(x) for x in re.findall(r"MEMCPY\s*([0-9.e+-]+)", out)]
@@ -173,6 +179,9 @@ def main():
     parser.add_argument("--build", default=os.path.join(os.path.dirname(__file__), "..", "..", "build"))
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results.md"))
     parser.add_argument("--quick", action="store_true", help="small sizes, for CI")
+    parser.add_argument("--parallel", action="store_true",
+                        help="lower with kvcache-to-cpu{parallel=true}: the ops on every core "
+                             "(OpenMP), the memcpy still one llvm.memcpy")
     args = parser.parse_args()
     reps = 3 if args.quick else 7
     cases = [
@@ -195,13 +204,16 @@ def main():
         f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, {platform.platform()}. "
         f"Cache: f16, {HEADS} heads x {DIM}, page size {PAGE}. Command: `{' '.join(sys.argv)}`.",
         f"Each figure: best of {reps - 1} timed repetitions (first dropped); "
-        "memcpy is `memref.copy` of the same bytes in the same process, timed alternately.",
+        "memcpy is `memref.copy` of the same bytes in the same process, timed alternately." +
+        (" The ops lowered with `kvcache-to-cpu{parallel=true}` (every core); the memcpy is one "
+         "thread's." if args.parallel else ""),
         "",
         "| op | case | MiB moved | op GB/s (best / median) | memcpy GB/s (best / median) | ratio (best) |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
     for op, label, shape in cases:
-        r = run_case(args.build, op, reps=reps, **shape)
+        r = run_case(args.build, op, reps=reps, parallel=args.parallel,
+                     **shape)
         gbs = lambda s: r["bytes"] / s / 1e9
         lines.append(
             f"| {op} | {label} | {r['bytes'] / 2**20:.1f} | "
