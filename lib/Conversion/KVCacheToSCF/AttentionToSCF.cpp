@@ -190,17 +190,11 @@ struct KeyPass {
   /// two lookups). A token_head cache's row is its codes converted, and
   /// its one scale is returned apart: the loop folds it into the score
   /// (K) or the weight (V) instead of multiplying every element.
-  /// Whether a head row of `cache` has one scale (loadRow returns it).
-  static bool hasRowScale(Value cache) {
-    auto params = KVCacheParams::get(cache.getType());
-    return params.scales &&
-           params.scales.groupSize(params.headSize) == params.headSize;
-  }
-
   Row loadRow(Value cache, Value token) {
     auto [page, slot] = k.lookup(cache, batch, token, /*servesWrite=*/false);
     auto params = KVCacheParams::get(cache.getType());
-    if (!hasRowScale(cache))
+    if (!params.scales ||
+        params.scales.groupSize(params.headSize) != params.headSize)
       return {loadHeadRowAsF32(k, cache, page, slot, kvHead, accType), {}};
     auto codesType = VectorType::get({params.headSize}, params.elementType);
     Value codes = PageLoadOp::create(k.b, k.loc, codesType, cache, page, slot,
@@ -210,12 +204,18 @@ struct KeyPass {
                                     k.index(0))};
   }
 
-  /// The score (log2 domain) of key row `key` at `token` for head `i`.
-  Value score(int64_t i, const Row &key, Value token) {
-    Value dot = k.sum(k.fmul(queries[i], key.values));
+  /// The score (log2 domain) for head `i` of key row `key` at `token`
+  /// whose dot product with q is `dot`.
+  Value scoreFromDot(int64_t i, Value dot, const Row &key, Value token) {
     if (key.scale)
       dot = k.fmul(dot, key.scale);
     return clauses.transformScore(dot, slopes[i], token, position);
+  }
+
+  /// The score (log2 domain) of key row `key` at `token` for head `i`.
+  Value score(int64_t i, const Row &key, Value token) {
+    return scoreFromDot(i, k.sum(k.fmul(queries[i], key.values)), key,
+                        token);
   }
 
   /// Prefetches the K and V head rows of `token` (clamped to the last key)
@@ -265,13 +265,10 @@ struct KeyPass {
     if (!keyRows.front().scale && !clauses.transformsScores())
       return dots;
     SmallVector<Value> elements;
-    for (auto [j, row] : llvm::enumerate(keyRows)) {
-      Value dot = vector::ExtractOp::create(k.b, k.loc, dots, int64_t(j));
-      if (row.scale)
-        dot = k.fmul(dot, row.scale);
-      elements.push_back(
-          clauses.transformScore(dot, slopes[i], tokens[j], position));
-    }
+    for (auto [j, row] : llvm::enumerate(keyRows))
+      elements.push_back(scoreFromDot(
+          i, vector::ExtractOp::create(k.b, k.loc, dots, int64_t(j)), row,
+          tokens[j]));
     return vector::FromElementsOp::create(
         k.b, k.loc, cast<VectorType>(dots.getType()), elements);
   }
