@@ -423,6 +423,22 @@ def test_quantizing_rounds_saturates_and_keeps_signs(dtype, target):
 
 
 @pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("dtype", STORAGE)
+def test_quantizing_every_binade(dtype, target):
+    # Scale 1 (tensor): in every float32 binade (subnormals, +-inf and NaN
+    # payloads included), mantissas at and next to the positions where the
+    # fp8 (i8) rounding decides: its ties (bit 19 for E4M3, 20 for E5M2)
+    # and the carries into the exponent, against the reference.
+    mantissas = np.array([0, 1, 0x3FFFF, 0x40000, 0x7FFFF, 0x80000, 0x80001,
+                          0xFFFFF, 0x100000, 0x100001, 0x17FFFF, 0x180000,
+                          0x180001, 0x280000, 0x380000, 0x7FFFFF], np.uint32)
+    exponents = np.arange(256, dtype=np.uint32) << 23
+    bits = (exponents[:, None] | mantissas[None, :]).reshape(-1)
+    bits = np.concatenate([bits, bits | np.uint32(0x80000000)])
+    store_with_tensor_scale(dtype, bits.view(np.float32), 1.0, target)
+
+
+@pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("scale", [0.1, 3.0, 2.0**-20])
 @pytest.mark.parametrize("dtype", STORAGE)
 def test_quantizing_divides(dtype, scale, target):
@@ -471,41 +487,56 @@ def test_dynamic_scales_divide_amax(dtype, target):
                       for h in range(HEADS)]).view(np.uint8))
 
 
+@pytest.mark.parametrize("head_size, rows_dtype", [
+    (512, "f32"), (128, "f32"), (128, "f16"), (80, "f32"), (48, "f32")])
 @pytest.mark.parametrize("dtype", STORAGE)
-def test_quantizing_a_long_group(dtype):
-    # A head of 512 f32 values is 32 chunks: the store reads it twice
-    # (amax loop, then codes) instead of keeping it in registers.
-    head_size, pages = 512, 3
-    ctype = (f"!kvcache.paged_collection<{dtype}, num_heads = 1, head_size = {head_size}, "
-             f"page_size = 2, scales = token_head>")
+def test_quantizing_whole_heads(dtype, head_size, rows_dtype):
+    # token_head groups of 3 to 32 chunks (16 f32 or 32 f16 values each):
+    # up to 16 chunks the store computes every scale of a row from
+    # registers (a tree of maxima) and then writes the codes; a head of 512
+    # f32 values reads its group twice in loops instead. Each row holds its
+    # largest magnitude at another position, so every chunk of a group is
+    # once the one that sets the scale.
+    heads, pages, tokens = 2, 9, 16
+    ctype = (f"!kvcache.paged_collection<{dtype}, num_heads = {heads}, "
+             f"head_size = {head_size}, page_size = 2, scales = token_head>")
     cache = ctype.replace("paged_collection", "paged_cache")
-    blocks_t = f"memref<{pages}x2x1x2x1x{head_size}x{dtype}>"
-    scales_t = f"memref<{pages}x2x1x2x1xf32>"
-    rows_t = f"memref<?x1x{head_size}xf32>"
+    blocks_t = f"memref<{pages}x2x1x2x{heads}x{head_size}x{dtype}>"
+    scales_t = f"memref<{pages}x2x1x2x{heads}xf32>"
+    rows_t = f"memref<?x{heads}x{head_size}x{rows_dtype}>"
     ir = (f"func.func @store(%blocks: {blocks_t}, %lengths: memref<?xi32>, "
           f"%table: memref<?x?xi32>, %scales: {scales_t}, %new: {rows_t}, "
           f"%offsets: memref<?xi32>) {{\n"
-          f"  %msl = arith.constant 4 : i32\n"
+          f"  %msl = arith.constant 18 : i32\n"
           f"  %c = kvcache.paged_collection %blocks, %lengths, %table, %msl, %msl, %scales"
           f" : {blocks_t}, memref<?xi32>, memref<?x?xi32>, {scales_t} -> {ctype}\n"
           f"  %c0 = arith.constant 0 : index\n"
           f"  %k = kvcache.get_key_cache %c[%c0] : {ctype}\n"
           f"  kvcache.store_ragged %k, %new, %offsets : {cache}, {rows_t}, memref<?xi32>\n"
           f"  return\n}}\n")
-    rng = np.random.default_rng(3)
-    rows = (rng.standard_normal((3, 1, head_size)) * 40).astype(np.float32)
-    rows[1, 0, 100] = np.nan
-    blocks = np.zeros((pages, 2, 1, 2, 1, head_size), np.dtype(ELEMENT_TYPES[dtype]))
-    scales = np.zeros((pages, 2, 1, 2, 1), np.float32)
-    table = np.array([[2, 0]], np.int32)
+    rng = np.random.default_rng(head_size)
+    rows = (rng.standard_normal((tokens, heads, head_size)) * 40).astype(rows_dtype.replace("f", "float"))
+    for r in range(tokens):
+        for h in range(heads):
+            spot = ((r * heads + h) * head_size // (tokens * heads) + 7) % head_size
+            rows[r, h, spot] = (-1) ** r * 1000
+    rows[1, 0, 30] = np.nan
+    blocks = np.zeros((pages, 2, 1, 2, heads, head_size), np.dtype(ELEMENT_TYPES[dtype]))
+    scales = np.zeros((pages, 2, 1, 2, heads), np.float32)
+    table = np.array([[8, 0, 3, 1, 5, 2, 7, 4, 6]], np.int32)
     kvcache.CPUModule(ir).store(blocks, np.array([1], np.int32), table, scales, rows,
-                                np.array([0, 3], np.int32))
-    for r, t in enumerate((1, 2, 3)):
+                                np.array([0, tokens], np.int32))
+    for r in range(tokens):
+        t = r + 1
         page, slot = int(table[0, t // 2]), t % 2
-        scale = reference.dynamic_scale(rows[r, 0], dtype)
-        assert scales[page, 0, 0, slot, 0].view(np.uint32) == np.float32(scale).view(np.uint32)
-        np.testing.assert_array_equal(blocks[page, 0, 0, slot, 0].view(np.uint8),
-                                      reference.quantize(rows[r, 0], dtype, scale).view(np.uint8))
+        for h in range(heads):
+            values = rows[r, h].astype(np.float32)
+            scale = reference.dynamic_scale(values, dtype)
+            assert scales[page, 0, 0, slot, h].view(np.uint32) == \
+                np.float32(scale).view(np.uint32), (r, h)
+            np.testing.assert_array_equal(
+                blocks[page, 0, 0, slot, h].view(np.uint8),
+                reference.quantize(values, dtype, scale).view(np.uint8))
 
 
 def element_scales(scales, scale_values):

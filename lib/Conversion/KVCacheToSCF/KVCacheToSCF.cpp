@@ -63,9 +63,11 @@ static Value readRowChunkAsF32(KernelBuilder &k, Value cache, Value rows,
 /// `tensor` the scale is the layer's; for `token_head` (a group is the
 /// head) and `block<G>` it is computed from the group's values first,
 /// `amax / max_finite` (1 when amax = 0; amax over the non-NaN magnitudes),
-/// and written with page_store_scale. A group of at most
-/// kMaxResidentChunks chunks is read once and kept in registers (straight
-/// line code); a larger one is read twice (amax, then the codes).
+/// and written with page_store_scale. Groups of at most kMaxResidentChunks
+/// chunks are straight-line code: a first pass over the row computes and
+/// stores every group's scale, a second one reads the row again (from L1)
+/// and stores the codes. A larger group is read twice in its own loops
+/// (amax, then the codes).
 static void emitQuantizingRowStore(KernelBuilder &k,
                                    const KVCacheParams &params, Value cache,
                                    Value rows, RowChunkPosition at,
@@ -109,27 +111,52 @@ static void emitQuantizingRowStore(KernelBuilder &k,
                    : DenseElementsAttr::get(cast<VectorType>(chunkF32), 0.0f));
   };
   Value zero = k.index(0), step = k.index(width);
-  k.forLoop(zero, k.index(params.numHeads), k.index(1), [&](Value head) {
+  Value heads = k.index(params.numHeads), one = k.index(1);
+  auto loadScale = [&](Value groupStart) -> Value {
+    return PageLoadScaleOp::create(k.b, k.loc, cache, at.page, at.slot,
+                                   at.head, groupStart);
+  };
+  if (chunks <= kMaxResidentChunks) {
+    // Every scale of the row first, then the codes: the groups' amax,
+    // division and scale store chains overlap one another instead of each
+    // holding up its group's codes (the second pass reads the row again
+    // from L1, and each group's scale back).
+    auto eachGroup = [&](function_ref<void(Value)> body) {
+      k.forLoop(zero, heads, one, [&](Value head) {
+        at.head = head;
+        k.forLoop(zero, k.index(params.headSize), k.index(group), body);
+      });
+    };
+    auto elementAt = [&](Value groupStart, int64_t i) {
+      return k.add(groupStart, k.index(i * width));
+    };
+    if (dynamic) {
+      eachGroup([&](Value groupStart) {
+        // A tree of maxima, not a chain.
+        SmallVector<Value> amax;
+        for (int64_t i = 0; i < chunks; ++i)
+          amax.push_back(
+              maxMagnitude(zeros(), read(elementAt(groupStart, i))));
+        for (int64_t n = chunks; n > 1; n = (n + 1) / 2)
+          for (int64_t i = 0; i < n / 2; ++i)
+            amax[i] = arith::MaxNumFOp::create(k.b, k.loc, amax[i],
+                                               amax[n - 1 - i]);
+        storeDynamicScale(amax.front(), groupStart);
+      });
+    }
+    eachGroup([&](Value groupStart) {
+      Value scale = loadScale(groupStart);
+      for (int64_t i = 0; i < chunks; ++i) {
+        Value element = elementAt(groupStart, i);
+        quantizeAndStore(read(element), scale, element);
+      }
+    });
+    return;
+  }
+  k.forLoop(zero, heads, one, [&](Value head) {
     at.head = head;
     k.forLoop(zero, k.index(params.headSize), k.index(group),
               [&](Value groupStart) {
-      if (chunks <= kMaxResidentChunks) {
-        SmallVector<Value> elements, values;
-        Value amax = zeros();
-        for (int64_t i = 0; i < chunks; ++i) {
-          elements.push_back(k.add(groupStart, k.index(i * width)));
-          values.push_back(read(elements.back()));
-          amax = maxMagnitude(amax, values.back());
-        }
-        Value scale = dynamic ? storeDynamicScale(amax, groupStart)
-                              : PageLoadScaleOp::create(k.b, k.loc, cache,
-                                                        at.page, at.slot,
-                                                        head, groupStart)
-                                    .getResult();
-        for (int64_t i = 0; i < chunks; ++i)
-          quantizeAndStore(values[i], scale, elements[i]);
-        return;
-      }
       Value groupEnd = k.add(groupStart, k.index(group));
       Value scale;
       if (dynamic) {
@@ -139,8 +166,7 @@ static void emitQuantizingRowStore(KernelBuilder &k,
         })[0];
         scale = storeDynamicScale(amax, groupStart);
       } else {
-        scale = PageLoadScaleOp::create(k.b, k.loc, cache, at.page, at.slot,
-                                        head, groupStart);
+        scale = loadScale(groupStart);
       }
       k.forLoop(groupStart, groupEnd, step, [&](Value element) {
         quantizeAndStore(read(element), scale, element);

@@ -58,28 +58,47 @@ func.func @copy_tensor_scales(%c: !c, %pairs: memref<?x2xi32>) {
 // -----
 
 // store_ragged of float rows quantizes (docs/Contract.md 2.2). token_head:
-// per head, the group (4 chunks of 16) is read once into registers; amax
-// over it (maxnumf: NaN drops out; the reduction is NaN-free), the scale
-// amax / 448 (1 when amax = 0) written first, then each chunk divided by
-// it (a division, not a reciprocal) and encoded in integer arithmetic.
+// a first pass over the row's heads reads each group (4 chunks of 16) into
+// registers, takes its amax (maxnumf: NaN drops out; a tree, then a
+// NaN-free reduction) and writes the scale amax / 448 (1 when amax = 0); a
+// second pass reads each scale back and the chunks again, divides them by
+// it (a division, not a reciprocal) and encodes them in integer and f32
+// arithmetic.
 !t = !kvcache.paged_cache<f8E4M3FN, num_heads = 2, head_size = 64, page_size = 4, scales = token_head>
 // CHECK-LABEL: func.func @store_token_head(
 // CHECK: %[[PAGE:.*]], %[[SLOT:.*]] = kvcache.lookup
 // CHECK: scf.for %[[H:.*]] = %{{.*}} to %{{.*}} step
 // CHECK: scf.for %[[G:.*]] = %{{.*}} to %{{.*}} step %c64
 // CHECK-NOT: scf.for
-// CHECK-COUNT-4: vector.load %{{.*}} : memref<?x2x64xf32>, vector<16xf32>
+// CHECK: vector.load %{{.*}} : memref<?x2x64xf32>, vector<16xf32>
+// CHECK: %[[A0:.*]] = arith.maxnumf
+// CHECK: vector.load
+// CHECK: %[[A1:.*]] = arith.maxnumf
+// CHECK: vector.load
+// CHECK: %[[A2:.*]] = arith.maxnumf
+// CHECK: vector.load
+// CHECK: %[[A3:.*]] = arith.maxnumf
 // CHECK-NOT: vector.load
-// CHECK: %[[MAX:.*]] = vector.reduction <maxnumf>, %{{.*}} fastmath<nnan> : vector<16xf32> into f32
+// CHECK: %[[M0:.*]] = arith.maxnumf %[[A0]], %[[A3]] : vector<16xf32>
+// CHECK: %[[M1:.*]] = arith.maxnumf %[[A1]], %[[A2]] : vector<16xf32>
+// CHECK: %[[M:.*]] = arith.maxnumf %[[M0]], %[[M1]] : vector<16xf32>
+// CHECK: %[[MAX:.*]] = vector.reduction <maxnumf>, %[[M]] fastmath<nnan> : vector<16xf32> into f32
 // CHECK: %[[Q:.*]] = arith.divf %[[MAX]], %{{.*}} : f32
 // CHECK: %[[ZERO:.*]] = arith.cmpf oeq, %[[MAX]]
 // CHECK: %[[SCALE:.*]] = arith.select %[[ZERO]], %{{.*}}, %[[Q]] : f32
 // CHECK: kvcache.page_store_scale %[[SCALE]], %{{.*}}[%[[PAGE]], %[[SLOT]], %[[H]], %[[G]]]
-// CHECK-NOT: vector.load
-// CHECK: %[[SPLAT:.*]] = vector.broadcast %[[SCALE]] : f32 to vector<16xf32>
+// CHECK-NOT: kvcache.page_store
+// CHECK: scf.for %[[H2:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: scf.for %[[G2:.*]] = %{{.*}} to %{{.*}} step %c64
+// CHECK-NOT: scf.for
+// CHECK: %[[SCALE2:.*]] = kvcache.page_load_scale %{{.*}}[%[[PAGE]], %[[SLOT]], %[[H2]], %[[G2]]]
+// CHECK: vector.load
+// CHECK: %[[SPLAT:.*]] = vector.broadcast %[[SCALE2]] : f32 to vector<16xf32>
 // CHECK: arith.divf %{{.*}}, %[[SPLAT]] : vector<16xf32>
 // CHECK: arith.minui
-// CHECK: kvcache.page_store %{{.*}}, %{{.*}}[%[[PAGE]], %[[SLOT]], %[[H]], %{{.*}}] : !kvcache.paged_cache<{{.*}}>, vector<16xf8E4M3FN>
+// CHECK: arith.maxui
+// CHECK: arith.addf
+// CHECK: kvcache.page_store %{{.*}}, %{{.*}}[%[[PAGE]], %[[SLOT]], %[[H2]], %{{.*}}] : !kvcache.paged_cache<{{.*}}>, vector<16xf8E4M3FN>
 // CHECK-COUNT-3: kvcache.page_store %{{.*}} : !kvcache.paged_cache<{{.*}}>, vector<16xf8E4M3FN>
 // CHECK-NOT: kvcache.page_store
 // CHECK: return
@@ -94,9 +113,9 @@ func.func @store_token_head(%k: !t, %new: memref<?x2x64xf32>, %offsets: memref<?
 !s = !kvcache.paged_cache<i8, num_heads = 2, head_size = 64, page_size = 4, scales = tensor>
 // CHECK-LABEL: func.func @store_tensor(
 // CHECK-NOT: page_store_scale
+// CHECK: %[[SCALE:.*]] = kvcache.page_load_scale
 // CHECK: %[[ROW:.*]] = vector.load %{{.*}} : memref<?x2x64xf16>, vector<32xf16>
 // CHECK: %[[WIDE:.*]] = arith.extf %[[ROW]] : vector<32xf16> to vector<32xf32>
-// CHECK: %[[SCALE:.*]] = kvcache.page_load_scale
 // CHECK: %[[SPLAT:.*]] = vector.broadcast %[[SCALE]]
 // CHECK: arith.divf %[[WIDE]], %[[SPLAT]]
 // CHECK: kvcache.page_store %{{.*}} : !kvcache.paged_cache<{{.*}}>, vector<32xi8>
