@@ -144,7 +144,8 @@ static Value decodeFp8WithNVVM(OpBuilder &b, Location loc, Value codes) {
 /// 15; subnormals too), and magnitude 0x7F, NaN, becomes the f16 NaN 0x7E00
 /// before the conversion. The f16 -> f32 extension is the chip's own
 /// instruction (x86 F16C, PTX cvt.f32.f16); times 2^8 is exact.
-static Value decodeFp8ViaF16(OpBuilder &b, Location loc, Value codes) {
+static Value decodeFp8ViaF16(OpBuilder &b, Location loc, Value codes,
+                             bool unscaled = false) {
   Type storage = getElementTypeOrSelf(codes.getType());
   ShapedArith a{b, loc, codes.getType()};
   Type i8 = a.like(b.getI8Type()), i16 = a.like(b.getI16Type());
@@ -172,7 +173,7 @@ static Value decodeFp8ViaF16(OpBuilder &b, Location loc, Value codes) {
                                         halfBits);
   Value value =
       arith::ExtFOp::create(b, loc, a.like(b.getF32Type()), half).getResult();
-  if (isa<Float8E5M2Type>(storage))
+  if (isa<Float8E5M2Type>(storage) || unscaled)
     return value;
   return arith::MulFOp::create(b, loc, value, a.constantF32(256.0f));
 }
@@ -188,6 +189,15 @@ Value mlir::kvcache::decodeStorageToF32(OpBuilder &b, Location loc,
   if (usesNVVMFp8Conversion(conversion, storage, codes.getType()))
     return decodeFp8WithNVVM(b, loc, codes);
   return decodeFp8ViaF16(b, loc, codes);
+}
+
+Value mlir::kvcache::decodeStorageToF32Unscaled(OpBuilder &b, Location loc,
+                                                Value codes, float &factor) {
+  factor = 1.0f;
+  if (!isa<Float8E4M3FNType>(getElementTypeOrSelf(codes.getType())))
+    return decodeStorageToF32(b, loc, codes);
+  factor = 256.0f;
+  return decodeFp8ViaF16(b, loc, codes, /*unscaled=*/true);
 }
 
 Value mlir::kvcache::getNonNaNMagnitudeBits(OpBuilder &b, Location loc,

@@ -146,16 +146,22 @@ func.func @store_block(%k: !b, %new: memref<?x2x64xbf16>, %offsets: memref<?xi32
 // kernel; q and out are bf16 here. token_head: a head row is one scale
 // group: its codes are converted (through f16) and its one scale folded
 // into the score (K) and the softmax weight (V) instead of multiplying every
-// element.
+// element. The f16 of an E4M3FN code is its value / 2^8: the scale is
+// multiplied by 2^8 instead of the row.
 !t = !kvcache.paged_cache<f8E4M3FN, num_heads = 2, head_size = 64, page_size = 4, scales = token_head>
 // CHECK-LABEL: func.func @attention_token_head(
 // CHECK: vector.load %{{.*}} : memref<?x4x64xbf16>, vector<64xbf16>
 // CHECK: %[[KCODES:.*]] = kvcache.page_load %arg1{{.*}} -> vector<64xf8E4M3FN>
 // CHECK: %[[K:.*]] = arith.extf %{{.*}} : vector<64xf16> to vector<64xf32>
-// CHECK: %[[KSCALE:.*]] = kvcache.page_load_scale %arg1
+// CHECK-NOT: arith.mulf %[[K]]
+// CHECK: %[[KSTORED:.*]] = kvcache.page_load_scale %arg1
+// CHECK: %[[C256:.*]] = arith.constant 2.560000e+02 : f32
+// CHECK: %[[KSCALE:.*]] = arith.mulf %[[KSTORED]], %[[C256]] : f32
 // The V rows of the block and their scales (weights of the block).
 // CHECK: kvcache.page_load %arg2{{.*}} -> vector<64xf8E4M3FN>
-// CHECK: %[[VSCALE:.*]] = kvcache.page_load_scale %arg2
+// CHECK: %[[VSTORED:.*]] = kvcache.page_load_scale %arg2
+// CHECK: %[[C256V:.*]] = arith.constant 2.560000e+02 : f32
+// CHECK: %[[VSCALE:.*]] = arith.mulf %[[VSTORED]], %[[C256V]] : f32
 // CHECK: vector.from_elements %[[VSCALE]],
 // The block's dot products (one vector of 8), each scaled by its key's
 // scale.
