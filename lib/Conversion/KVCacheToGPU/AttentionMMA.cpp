@@ -40,7 +40,11 @@
 //   rounded once to q's type) into one K (V) tile, and a barrier later the
 //   fragments are read from it as above. Every fp8, i8 code is exact in f16
 //   and bf16; the rounding of `stored * scale` is the one an f16 (bf16)
-//   cache has.
+//   cache has. With one scale per key row (token_head, tensor) K's tile
+//   holds the codes' values alone and each score is multiplied by its
+//   key's scale instead (q . (c s) = (q . c) s, rounded once in f32, not
+//   once per element to q's type); V keeps the per-element scaling, since
+//   a probability times a scale, rounded to f16, could underflow.
 //
 //===----------------------------------------------------------------------===//
 
@@ -80,7 +84,12 @@ TensorCoreAttention::TensorCoreAttention(GPUKernel &kernel,
     codesV = kernel.addSharedBuffer(codes, plan.elementType);
     SmallVector<int64_t> slots = {plan.stages,
                                   plan.threads * plan.chunksPerThread};
-    slotsK = kernel.addSharedBuffer(slots, k.b.getF32Type());
+    // Folded K scales are parked per key row, for the lanes that hold its
+    // scores.
+    slotsK = kernel.addSharedBuffer(
+        foldsKeyScales() ? SmallVector<int64_t>{plan.stages, plan.keysPerStep}
+                         : slots,
+        k.b.getF32Type());
     slotsV = kernel.addSharedBuffer(slots, k.b.getF32Type());
   }
   if (plan.stageQueries)
@@ -199,9 +208,12 @@ TileState TensorCoreAttention::emitStep(const KeyRange &range, Value step,
   }
   issueCopies(nextK, next, plan.dequantize ? codesK : sharedK);
   if (plan.dequantize)
-    dequantizeChunks(buffer, codesK, slotsK, sharedK);
+    dequantizeChunks(buffer, codesK, slotsK, sharedK,
+                     /*scaled=*/!foldsKeyScales());
   SmallVector<Accumulator> scores =
       computeScores(tileBuffer(buffer), queries);
+  if (foldsKeyScales())
+    scaleScores(scores, buffer);
   if (plan.dequantize)
     storeChunkScales(scalesK, next, slotsK);
 

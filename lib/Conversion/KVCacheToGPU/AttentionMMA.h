@@ -91,11 +91,24 @@ private:
   /// `step` of `cache` (0 past the end), loaded when the copy is issued.
   SmallVector<Value> loadChunkScales(const KeyRange &range, Value step,
                                      Value cache);
-  /// Parks `scales` in this thread's slots of buffer `step % stages`.
+  /// Parks `scales` in this thread's slots of buffer `step % stages` (K's
+  /// folded scales: the first in its key row's slot, by the thread that
+  /// copies chunk 0).
   void storeChunkScales(ArrayRef<Value> scales, Value step, Value slots);
   /// Dequantizes this thread's chunks of buffer `buffer` of `codes` with
-  /// its parked scales into `tile`, then waits for the block.
-  void dequantizeChunks(Value buffer, Value codes, Value slots, Value tile);
+  /// its parked scales into `tile` (without them, the codes' values alone,
+  /// when `scaled` is false), then waits for the block.
+  void dequantizeChunks(Value buffer, Value codes, Value slots, Value tile,
+                        bool scaled = true);
+  /// Whether K's scales are folded into the scores: one scale per key row
+  /// (token_head, tensor). K tiles then hold the codes' values, exact in
+  /// f16 and bf16, and each score is multiplied by its key's scale.
+  bool foldsKeyScales() const {
+    return plan.dequantize && plan.scaleGroup >= plan.headSize;
+  }
+  /// Multiplies each of this lane's scores of buffer `buffer` by its key's
+  /// scale, parked per key row (slotsK is [stages][keysPerStep] then).
+  void scaleScores(SmallVector<Accumulator> &scores, Value buffer);
   /// The buffer of the fragments' tiles for step buffer `buffer` (a
   /// quantized cache has one dequantized tile).
   Value tileBuffer(Value buffer) {

@@ -248,15 +248,30 @@ TensorCoreAttention::loadChunkScales(const KeyRange &range, Value step,
 void TensorCoreAttention::storeChunkScales(ArrayRef<Value> scales,
                                            Value step, Value slots) {
   Value buffer = k.remu(step, k.index(plan.stages));
-  Value first = k.mul(kernel.threadId(gpu::Dimension::x),
-                      k.index(plan.chunksPerThread));
+  Value thread = kernel.threadId(gpu::Dimension::x);
+  if (slots == slotsK && foldsKeyScales()) {
+    // One scale per key row, stored by the thread that copies its chunk 0.
+    auto store = [&] {
+      memref::StoreOp::create(k.b, k.loc, scales.front(), slots,
+                              ValueRange{buffer, copyKey});
+    };
+    if (threadsPerKey == 1 && copyThreads == plan.threads)
+      store();
+    else
+      k.ifThen(k.andi(k.eq(copyChunk, k.index(0)),
+                      k.ult(thread, k.index(copyThreads))),
+               store);
+    return;
+  }
+  Value first = k.mul(thread, k.index(plan.chunksPerThread));
   for (auto [i, scale] : llvm::enumerate(scales))
     memref::StoreOp::create(k.b, k.loc, scale, slots,
                             ValueRange{buffer, k.add(first, k.index(i))});
 }
 
 void TensorCoreAttention::dequantizeChunks(Value buffer, Value codes,
-                                           Value slots, Value tile) {
+                                           Value slots, Value tile,
+                                           bool scaled) {
   // This thread's own chunks: its cp.async copies have landed (the wait),
   // and the block's reads of the tile's previous step are done (the
   // barrier before).
@@ -269,14 +284,36 @@ void TensorCoreAttention::dequantizeChunks(Value buffer, Value codes,
     Value chunk = vector::LoadOp::create(k.b, k.loc, codesType, codes,
                                          ValueRange{buffer, copyKey, element});
     Value values = decodeStorageToF32(k.b, k.loc, chunk, plan.fp8Conversion);
-    Value scale = memref::LoadOp::create(
-        k.b, k.loc, slots, ValueRange{buffer, k.add(first, k.index(i))});
-    values = k.fmul(values, k.splat(scale, cast<VectorType>(values.getType())));
+    if (scaled) {
+      Value scale = memref::LoadOp::create(
+          k.b, k.loc, slots, ValueRange{buffer, k.add(first, k.index(i))});
+      values =
+          k.fmul(values, k.splat(scale, cast<VectorType>(values.getType())));
+    }
     vector::StoreOp::create(
         k.b, k.loc, k.narrow(values, VectorType::get({16}, plan.mmaType)),
         tile, ValueRange{k.index(0), copyKey, element});
   }
   gpu::BarrierOp::create(k.b, k.loc);
+}
+
+void TensorCoreAttention::scaleScores(SmallVector<Accumulator> &scores,
+                                      Value buffer) {
+  // Elements 0, 1 (row groupID) and 2, 3 (row groupID + 8) of key tile n
+  // are keys 8 n + 2 tig and 8 n + 2 tig + 1 of the step: one 8-byte load
+  // of their parked scales. The barrier at the top of the step ordered the
+  // stores before these loads.
+  for (size_t n = 0; n < scores.size(); ++n) {
+    Value key = k.add(k.mul(tig, k.index(2)), k.index(8 * n));
+    Value pair = vector::LoadOp::create(k.b, k.loc, accPairType, slotsK,
+                                        ValueRange{buffer, key});
+    for (int64_t column = 0; column < 2; ++column) {
+      Value scale = vector::ExtractOp::create(k.b, k.loc, pair,
+                                              ArrayRef<int64_t>{column});
+      for (int64_t row : {0, 2})
+        scores[n][row + column] = k.fmul(scores[n][row + column], scale);
+    }
+  }
 }
 
 Accumulator TensorCoreAttention::mma(ArrayRef<Value> a, ArrayRef<Value> b,

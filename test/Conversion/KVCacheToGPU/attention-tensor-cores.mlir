@@ -198,3 +198,44 @@ func.func @d96(%q: memref<?x32x96xf16>, %k: !d96, %v: !d96, %offsets: memref<?xi
       : memref<?x32x96xf16>, !d96, !d96, memref<?xi32>, memref<?x32x96xf16>
   return
 }
+
+// -----
+
+// An f8E4M3FN cache with token_head scales: the codes stream into code
+// buffers and each thread converts the chunks it copied. K's tile gets the
+// codes' values alone (exact in f16) and each score is multiplied by its
+// key's scale, parked per key row ([stages][keys per step]) and read as a
+// pair (keys 8 n + 2 tig, + 1); V's chunks are multiplied by their scales.
+!t = !kvcache.paged_cache<f8E4M3FN, num_heads = 2, head_size = 128, page_size = 16, scales = token_head>
+// CHECK-LABEL: gpu.func @fp8_token_head_attention_ragged(
+// CHECK-SAME: workgroup(%[[K:[^ ]*]] : memref<1x32x136xf16, #gpu.address_space<workgroup>>, %[[V:[^ ]*]] : memref<1x32x136xf16, #gpu.address_space<workgroup>>, %[[KCODES:[^ ]*]] : memref<2x32x128xf8E4M3FN, #gpu.address_space<workgroup>>, %[[VCODES:[^ ]*]] : memref<2x32x128xf8E4M3FN, #gpu.address_space<workgroup>>, %[[KSCALES:[^ ]*]] : memref<2x32xf32, #gpu.address_space<workgroup>>, %[[VSCALES:[^ ]*]] : memref<2x256xf32, #gpu.address_space<workgroup>>
+// CHECK: scf.for
+// CHECK: nvvm.cp.async.wait.group 1
+// CHECK: vector.load %[[KCODES]]
+// CHECK-NOT: arith.mulf
+// CHECK: nvvm.convert.f8x2.to.f16x2
+// CHECK-NOT: arith.mulf
+// CHECK: vector.store %{{.*}}, %[[K]]
+// CHECK-NOT: arith.mulf
+// CHECK: gpu.barrier
+// CHECK-COUNT-32: nvvm.mma.sync
+// CHECK-NOT: nvvm.mma.sync
+// CHECK: %[[PAIR:.*]] = vector.load %[[KSCALES]][%{{.*}}, %{{.*}}] : memref<2x32xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK: %[[S0:.*]] = vector.extract %[[PAIR]][0]
+// CHECK: arith.mulf %{{.*}}, %[[S0]] : f32
+// CHECK: arith.mulf %{{.*}}, %[[S0]] : f32
+// CHECK: %[[S1:.*]] = vector.extract %[[PAIR]][1]
+// CHECK: arith.mulf %{{.*}}, %[[S1]] : f32
+// CHECK: arith.mulf %{{.*}}, %[[S1]] : f32
+// CHECK-COUNT-3: vector.load %[[KSCALES]]
+// CHECK: memref.store %{{.*}}, %[[KSCALES]]
+// CHECK: vector.load %[[VCODES]]
+// CHECK: %[[VSCALE:.*]] = memref.load %[[VSCALES]]
+// CHECK: %[[SPLAT:.*]] = vector.broadcast %[[VSCALE]] : f32 to vector<16xf32>
+// CHECK: arith.mulf %{{.*}}, %[[SPLAT]] : vector<16xf32>
+// CHECK: vector.store %{{.*}}, %[[V]]
+func.func @fp8_token_head(%q: memref<?x16x128xf16>, %k: !t, %v: !t, %offsets: memref<?xi32>, %out: memref<?x16x128xf16>) {
+  kvcache.attention_ragged %q, %k, %v, %offsets, %out {scale = 0.125 : f32}
+      : memref<?x16x128xf16>, !t, !t, memref<?xi32>, memref<?x16x128xf16>
+  return
+}
