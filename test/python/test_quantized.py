@@ -604,6 +604,44 @@ def test_attention_over_quantized_caches(dtype, scales, target):
     assert np.abs(got - expected).max() <= ATTENTION_TOLERANCE[q_dtype]
 
 
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("planted", ["key", "value"])
+@pytest.mark.parametrize("scales", ["token_head", "tensor"])
+@pytest.mark.parametrize("dtype", ["f8E4M3FN", "f8E5M2"])
+def test_attention_over_nan_codes(dtype, scales, planted, target):
+    # A NaN code in a K row makes that key's scores NaN, so the outputs of
+    # the rows that see it, for the query heads of its KV head; in a V row
+    # it makes one column of those outputs NaN: NaN for NaN, as in the
+    # reference, whatever folds the kernel does with the row's scale.
+    rng = np.random.default_rng(sum(map(ord, dtype + scales + planted)))
+    shape = (PAGES, 2, LAYERS, PAGE_SIZE, HEADS, HEAD_SIZE)
+    scale_values = (rng.uniform(1, 2, scales_shape(scales)) /
+                    reference.MAX_FINITE[dtype]).astype(np.float32)
+    per_element = element_scales(scales, scale_values)
+    codes = reference.quantize(rng.uniform(-1, 1, shape), dtype, per_element)
+    layer, kv = 1, (0 if planted == "key" else 1)
+    # Sequence 1, token 4 (page TABLE[1, 1], slot 0), KV head 1, element 5.
+    page = int(TABLE[1, 4 // PAGE_SIZE])
+    codes[page, kv, layer, 4 % PAGE_SIZE, 1, 5] = 0xFF if dtype == "f8E4M3FN" else 0x7E
+    blocks = codes.view(np.dtype(ELEMENT_TYPES[dtype]))
+    values = reference.dequantize(blocks, dtype, per_element)
+    lengths = np.array([3, 6], np.int32)
+    offsets = np.array([0, 2, 3], np.int32)           # 2 rows after 3, 1 after 6
+    q = rng.uniform(-1, 1, (3, Q_HEADS, HEAD_SIZE)).astype(np.float32)
+    out = np.zeros_like(q)
+    compiled(target, attention_module(dtype, scales, "f32")).attention(
+        blocks, lengths, TABLE, 2, 8, scale_values, layer, q, offsets, out)
+    float_cache = reference.PagedCache(values, lengths, TABLE, 2, 8, "f32")
+    with np.errstate(invalid="ignore"):
+        expected = reference.attention_ragged(
+            q, float_cache.key_cache(layer), float_cache.value_cache(layer), offsets,
+            np.zeros(q.shape, np.float32), 0.25)
+    nan = np.isnan(expected)
+    assert nan.any() and not nan.all()
+    np.testing.assert_array_equal(np.isnan(out), nan)
+    assert np.abs(out[~nan] - expected[~nan]).max() <= ATTENTION_TOLERANCE["f32"]
+
+
 def test_split_attention_over_a_quantized_cache_on_the_emulated_gpu():
     # A decode row over 700 keys: with a workspace the GPU kernel splits the
     # context (keys-per-split 512) and a second kernel merges the splits
