@@ -10,7 +10,8 @@
 #                               run on random paged caches and compared with a
 #                               numpy model of docs/Contract.md section 1,
 #                               then times the kernel-op and attention
-#                               kernels against a device copy;
+#                               kernels against a device copy, and checks
+#                               the fp8 kernels bit for bit;
 #                               results in $OUT.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -29,6 +30,8 @@ if [ -x "$compiler" ]; then
   "$compiler" "$here/kernel_ops.mlir" --chip sm_80 -o "$build/kernel_ops.sm_80.ptx"
   "$compiler" "$here/attention.mlir" -o "$build/attention.ptx"
   "$compiler" "$here/attention.mlir" --chip sm_80 -o "$build/attention.sm_80.ptx"
+  "$compiler" "$here/quantized.mlir" -o "$build/quantized.ptx"
+  "$compiler" "$here/quantized.mlir" --chip sm_80 -o "$build/quantized.sm_80.ptx"
 elif [ ! -f "$ptx" ]; then
   echo "error: no $ptx and no kvcache-compile to build it: run this script on the" \
     "build machine first (or carry bench/gpu/build)" >&2
@@ -41,7 +44,7 @@ if [ -x "$ptxas" ]; then
     suffix=""
     [ "$chip" = sm_80 ] && suffix=".sm_80"
     : >"$out/ptxas.$chip.txt"
-    for name in kernels kernel_ops attention; do
+    for name in kernels kernel_ops attention quantized; do
       file="$build/$name$suffix.ptx"
       [ -f "$file" ] || continue
       "$ptxas" -arch=$chip -v "$file" -o "$build/$name.$chip.cubin" 2>>"$out/ptxas.$chip.txt"
@@ -67,6 +70,9 @@ if [ -n "$python" ]; then
   "$python" "$here/bench_kernel_ops.py" "$build/kernel_ops.ptx" "$out" | tee "$out/bench_kernel_ops.txt"
   echo "-- attention: checked against numpy, then timed against a device copy"
   "$python" "$here/bench_attention.py" "$build/attention.ptx" "$out" | tee "$out/bench_attention.txt"
+  echo "-- fp8 store_ragged and gather_ragged (sm_90 cvt instructions, sm_80 integer code): bit for bit against numpy"
+  "$python" "$here/check_quantized.py" "$build/quantized.ptx" "$build/quantized.sm_80.ptx" "$out" \
+    | tee "$out/check_quantized.txt"
 else
   echo "no GPU: kernels compiled and assembled only, not run" | tee "$out/check_kernels.txt"
 fi
