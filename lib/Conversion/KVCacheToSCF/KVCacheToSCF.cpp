@@ -116,17 +116,19 @@ static void emitQuantizingRowStore(KernelBuilder &k,
     return PageLoadScaleOp::create(k.b, k.loc, cache, at.page, at.slot,
                                    at.head, groupStart);
   };
+  // A loop nest over the row's scale groups (at.head set), `body` taking
+  // the group's first element.
+  auto eachGroup = [&](function_ref<void(Value)> body) {
+    k.forLoop(zero, heads, one, [&](Value head) {
+      at.head = head;
+      k.forLoop(zero, k.index(params.headSize), k.index(group), body);
+    });
+  };
   if (chunks <= kMaxResidentChunks) {
     // Every scale of the row first, then the codes: the groups' amax,
     // division and scale store chains overlap one another instead of each
     // holding up its group's codes (the second pass reads the row again
     // from L1, and each group's scale back).
-    auto eachGroup = [&](function_ref<void(Value)> body) {
-      k.forLoop(zero, heads, one, [&](Value head) {
-        at.head = head;
-        k.forLoop(zero, k.index(params.headSize), k.index(group), body);
-      });
-    };
     auto elementAt = [&](Value groupStart, int64_t i) {
       return k.add(groupStart, k.index(i * width));
     };
@@ -153,24 +155,20 @@ static void emitQuantizingRowStore(KernelBuilder &k,
     });
     return;
   }
-  k.forLoop(zero, heads, one, [&](Value head) {
-    at.head = head;
-    k.forLoop(zero, k.index(params.headSize), k.index(group),
-              [&](Value groupStart) {
-      Value groupEnd = k.add(groupStart, k.index(group));
-      Value scale;
-      if (dynamic) {
-        Value amax = k.forLoop(groupStart, groupEnd, step, {zeros()},
-                               [&](Value element, ValueRange carried) {
-          return SmallVector<Value>{maxMagnitude(carried[0], read(element))};
-        })[0];
-        scale = storeDynamicScale(amax, groupStart);
-      } else {
-        scale = loadScale(groupStart);
-      }
-      k.forLoop(groupStart, groupEnd, step, [&](Value element) {
-        quantizeAndStore(read(element), scale, element);
-      });
+  eachGroup([&](Value groupStart) {
+    Value groupEnd = k.add(groupStart, k.index(group));
+    Value scale;
+    if (dynamic) {
+      Value amax = k.forLoop(groupStart, groupEnd, step, {zeros()},
+                             [&](Value element, ValueRange carried) {
+        return SmallVector<Value>{maxMagnitude(carried[0], read(element))};
+      })[0];
+      scale = storeDynamicScale(amax, groupStart);
+    } else {
+      scale = loadScale(groupStart);
+    }
+    k.forLoop(groupStart, groupEnd, step, [&](Value element) {
+      quantizeAndStore(read(element), scale, element);
     });
   });
 }
