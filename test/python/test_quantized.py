@@ -488,7 +488,8 @@ def test_dynamic_scales_divide_amax(dtype, target):
 
 
 @pytest.mark.parametrize("head_size, rows_dtype", [
-    (512, "f32"), (128, "f32"), (128, "f16"), (80, "f32"), (48, "f32")])
+    (512, "f32"), (128, "f32"), (128, "f16"), (80, "f32"), (48, "f32"),
+    (128, "bf16"), (80, "f16"), (48, "bf16")])
 @pytest.mark.parametrize("dtype", STORAGE)
 def test_quantizing_whole_heads(dtype, head_size, rows_dtype):
     # token_head groups of 3 to 32 chunks (16 f32 or 32 f16 values each):
@@ -496,7 +497,9 @@ def test_quantizing_whole_heads(dtype, head_size, rows_dtype):
     # registers (a tree of maxima) and then writes the codes; a head of 512
     # f32 values reads its group twice in loops instead. Each row holds its
     # largest magnitude at another position, so every chunk of a group is
-    # once the one that sets the scale.
+    # once the one that sets the scale. f16 and bf16 rows take their amax
+    # on the values' bits (pairs of chunks, an odd one out beside itself):
+    # NaNs must drop out of it, infinities not.
     heads, pages, tokens = 2, 9, 16
     ctype = (f"!kvcache.paged_collection<{dtype}, num_heads = {heads}, "
              f"head_size = {head_size}, page_size = 2, scales = token_head>")
@@ -515,12 +518,18 @@ def test_quantizing_whole_heads(dtype, head_size, rows_dtype):
           f"  kvcache.store_ragged %k, %new, %offsets : {cache}, {rows_t}, memref<?xi32>\n"
           f"  return\n}}\n")
     rng = np.random.default_rng(head_size)
-    rows = (rng.standard_normal((tokens, heads, head_size)) * 40).astype(rows_dtype.replace("f", "float"))
+    rows = (rng.standard_normal((tokens, heads, head_size)) * 40).astype(np.float32)
     for r in range(tokens):
         for h in range(heads):
             spot = ((r * heads + h) * head_size // (tokens * heads) + 7) % head_size
             rows[r, h, spot] = (-1) ** r * 1000
     rows[1, 0, 30] = np.nan
+    rows[2, 1, :] = np.nan                           # amax 0: scale 1
+    rows[3, 0, 9] = -np.inf                          # amax inf
+    rows[4, 1, head_size - 1] = np.nan               # NaN past the amax
+    rows[5, 0, :] = -0.0
+    rows[6, 1, :] *= np.float32(2.0 ** -20)          # f16 subnormals
+    rows = reference.from_float32(rows, rows_dtype)
     blocks = np.zeros((pages, 2, 1, 2, heads, head_size), np.dtype(ELEMENT_TYPES[dtype]))
     scales = np.zeros((pages, 2, 1, 2, heads), np.float32)
     table = np.array([[8, 0, 3, 1, 5, 2, 7, 4, 6]], np.int32)
@@ -530,7 +539,7 @@ def test_quantizing_whole_heads(dtype, head_size, rows_dtype):
         t = r + 1
         page, slot = int(table[0, t // 2]), t % 2
         for h in range(heads):
-            values = rows[r, h].astype(np.float32)
+            values = reference.to_float32(rows[r, h], rows_dtype)
             scale = reference.dynamic_scale(values, dtype)
             assert scales[page, 0, 0, slot, h].view(np.uint32) == \
                 np.float32(scale).view(np.uint32), (r, h)

@@ -57,6 +57,48 @@ static Value readRowChunkAsF32(KernelBuilder &k, Value cache, Value rows,
   return k.widen(chunk, f32);
 }
 
+/// Writes and returns the scale of the group at `groupStart` of head
+/// `at.head` whose largest magnitude is `amax` (f32, or a vector of lane-wise
+/// amax of its chunks).
+static Value storeGroupScale(KernelBuilder &k, const KVCacheParams &params,
+                             Value cache, const RowChunkPosition &at,
+                             Value amax, Value groupStart) {
+  // No lane holds NaN (maxnumf from 0): the reduction may say so, which
+  // lets LLVM use a shuffle tree instead of a NaN-aware scalar chain.
+  if (isa<VectorType>(amax.getType()))
+    amax = vector::ReductionOp::create(k.b, k.loc,
+                                       vector::CombiningKind::MAXNUMF, amax,
+                                       arith::FastMathFlags::nnan);
+  Value scale = getScaleFromAmax(k.b, k.loc, amax, params.elementType);
+  PageStoreScaleOp::create(k.b, k.loc, scale, cache, at.page, at.slot,
+                           at.head, groupStart);
+  return scale;
+}
+
+/// Quantizes the `chunks` f32 chunks of a scale group, `read(element)` the
+/// one at `elementAt(i)`, to fp8 `storage` codes with the group's `scale`,
+/// and stores them 4 chunks to a vector (packFp8CodeWords: no truncation).
+static void
+emitPackedFp8Codes(KernelBuilder &k, Type storage, Value cache,
+                   RowChunkPosition at, Value scale, int64_t chunks,
+                   function_ref<Value(int64_t)> elementAt,
+                   function_ref<Value(Value)> read) {
+  Value divisor;
+  for (int64_t i = 0; i < chunks; i += 4) {
+    SmallVector<Value> words;
+    for (int64_t j = i; j < std::min(chunks, i + 4); ++j) {
+      Value values = read(elementAt(j));
+      if (!divisor)
+        divisor = k.splat(scale, cast<VectorType>(values.getType()));
+      words.push_back(encodeF32ToFp8Words(k.b, k.loc,
+                                          k.fdiv(values, divisor), storage));
+    }
+    PageStoreOp::create(k.b, k.loc,
+                        packFp8CodeWords(k.b, k.loc, words, storage), cache,
+                        at.page, at.slot, at.head, elementAt(i));
+  }
+}
+
 /// store_ragged of float rows into a cache with scales, one token row
 /// (`at.row` -> `at.page`, `at.slot`): each scale group of each head is
 /// quantized `saturate(rne(value / scale))` (encodeF32ToStorage). For
@@ -82,23 +124,17 @@ static void emitQuantizingRowStore(KernelBuilder &k,
     at.element = element;
     return readRowChunkAsF32(k, cache, rows, at, width);
   };
+  auto readRaw = [&](Value element) {
+    at.element = element;
+    return k.readRowChunk(cache, rows, at, width, RowCopyDirection::ToCache);
+  };
   // maxnumf: NaN magnitudes drop out.
   auto maxMagnitude = [&](Value acc, Value values) -> Value {
     return arith::MaxNumFOp::create(
         k.b, k.loc, acc, math::AbsFOp::create(k.b, k.loc, values));
   };
-  // The group's scale from the lane-wise amax of its chunks, written.
   auto storeDynamicScale = [&](Value amax, Value groupStart) {
-    // No lane holds NaN (maxnumf from 0): the reduction may say so, which
-    // lets LLVM use a shuffle tree instead of a NaN-aware scalar chain.
-    if (width > 1)
-      amax = vector::ReductionOp::create(k.b, k.loc,
-                                         vector::CombiningKind::MAXNUMF, amax,
-                                         arith::FastMathFlags::nnan);
-    Value scale = getScaleFromAmax(k.b, k.loc, amax, params.elementType);
-    PageStoreScaleOp::create(k.b, k.loc, scale, cache, at.page, at.slot,
-                             at.head, groupStart);
-    return scale;
+    return storeGroupScale(k, params, cache, at, amax, groupStart);
   };
   auto quantizeAndStore = [&](Value values, Value scale, Value element) {
     at.element = element;
@@ -132,7 +168,19 @@ static void emitQuantizingRowStore(KernelBuilder &k,
     auto elementAt = [&](Value groupStart, int64_t i) {
       return k.add(groupStart, k.index(i * width));
     };
-    if (dynamic) {
+    // 16-bit float rows: the amax on their bits, without converting them.
+    bool amaxOnBits =
+        width > 1 && cast<MemRefType>(rows.getType())
+                             .getElementType()
+                             .getIntOrFloatBitWidth() == 16;
+    if (dynamic && amaxOnBits) {
+      eachGroup([&](Value groupStart) {
+        SmallVector<Value> raw;
+        for (int64_t i = 0; i < chunks; ++i)
+          raw.push_back(readRaw(elementAt(groupStart, i)));
+        storeDynamicScale(getHalfChunksAmax(k.b, k.loc, raw), groupStart);
+      });
+    } else if (dynamic) {
       eachGroup([&](Value groupStart) {
         // A tree of maxima, not a chain.
         SmallVector<Value> amax;
@@ -146,8 +194,14 @@ static void emitQuantizingRowStore(KernelBuilder &k,
         storeDynamicScale(amax.front(), groupStart);
       });
     }
+    // fp8 codes of up to 4 chunks go out as one vector (packFp8CodeWords).
+    bool packs = width > 1 && isa<FloatType>(params.elementType);
     eachGroup([&](Value groupStart) {
       Value scale = loadScale(groupStart);
+      if (packs)
+        return emitPackedFp8Codes(
+            k, params.elementType, cache, at, scale, chunks,
+            [&](int64_t i) { return elementAt(groupStart, i); }, read);
       for (int64_t i = 0; i < chunks; ++i) {
         Value element = elementAt(groupStart, i);
         quantizeAndStore(read(element), scale, element);

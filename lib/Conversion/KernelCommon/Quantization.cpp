@@ -46,6 +46,8 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/bit.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace mlir::kvcache;
 
@@ -212,6 +214,45 @@ Value mlir::kvcache::getNonNaNMagnitudeBits(OpBuilder &b, Location loc,
   return arith::SelectOp::create(b, loc, isNaN, a.constantInt(0, 32), bits);
 }
 
+Value mlir::kvcache::getHalfChunksAmax(OpBuilder &b, Location loc,
+                                       ArrayRef<Value> chunks) {
+  auto chunkType = cast<VectorType>(chunks.front().getType());
+  Type element = chunkType.getElementType();
+  assert(element.getIntOrFloatBitWidth() == 16 && "not a 16-bit float");
+  int64_t width = chunkType.getNumElements();
+  // |x|'s bits plus `bias` are at most 0x7FFF, the infinity's included, for
+  // every non-NaN x, and wrap to a negative i16 for a NaN: a signed maximum
+  // drops the NaNs, and magnitudes order like their bits.
+  int64_t infinityBits = element.isF16() ? 0x7C00 : 0x7F80;
+  int64_t bias = 0x7FFF - infinityBits;
+  ShapedArith a{b, loc, VectorType::get({2 * width}, b.getI16Type())};
+  SmallVector<int64_t> concatenation(2 * width);
+  std::iota(concatenation.begin(), concatenation.end(), 0);
+  SmallVector<Value> maxima;
+  for (size_t i = 0; i < chunks.size(); i += 2) {
+    // Two chunks side by side (an odd one out beside itself).
+    Value pair = vector::ShuffleOp::create(
+        b, loc, chunks[i], chunks[std::min(i + 1, chunks.size() - 1)],
+        concatenation);
+    Value bits = arith::BitcastOp::create(b, loc, a.shape, pair);
+    maxima.push_back(arith::AddIOp::create(
+        b, loc, arith::AndIOp::create(b, loc, bits, a.constantInt(0x7FFF, 16)),
+        a.constantInt(bias, 16)));
+  }
+  // A tree of maxima, not a chain.
+  for (size_t n = maxima.size(); n > 1; n = (n + 1) / 2)
+    for (size_t i = 0; i < n / 2; ++i)
+      maxima[i] = arith::MaxSIOp::create(b, loc, maxima[i], maxima[n - 1 - i]);
+  Value top = vector::ReductionOp::create(
+      b, loc, vector::CombiningKind::MAXSI, maxima.front());
+  ShapedArith scalar{b, loc, b.getI16Type()};
+  Value biasValue = scalar.constantInt(bias, 16);
+  Value bits = arith::SubIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, top, biasValue), biasValue);
+  Value amax = arith::BitcastOp::create(b, loc, element, bits);
+  return arith::ExtFOp::create(b, loc, b.getF32Type(), amax).getResult();
+}
+
 Value mlir::kvcache::anyNaN(OpBuilder &b, Location loc, Value values) {
   Value isNaN = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO,
                                       values, values);
@@ -315,6 +356,18 @@ Value mlir::kvcache::encodeF32ToStorage(OpBuilder &b, Location loc,
                                       integer);
     return arith::TruncIOp::create(b, loc, i8, integer);
   }
+  return bitcast(codesType,
+                 arith::TruncIOp::create(
+                     b, loc, i8, encodeF32ToFp8Words(b, loc, values, storage)));
+}
+
+Value mlir::kvcache::encodeF32ToFp8Words(OpBuilder &b, Location loc,
+                                         Value values, Type storage) {
+  ShapedArith a{b, loc, values.getType()};
+  Type f32 = a.like(b.getF32Type()), i32 = a.like(b.getI32Type());
+  auto bitcast = [&](Type type, Value value) -> Value {
+    return arith::BitcastOp::create(b, loc, type, value);
+  };
   bool e4m3 = isa<Float8E4M3FNType>(storage);
   assert((e4m3 || isa<Float8E5M2Type>(storage)) && "not a storage type");
   int64_t mantissaBits = e4m3 ? 3 : 2;
@@ -363,6 +416,44 @@ Value mlir::kvcache::encodeF32ToStorage(OpBuilder &b, Location loc,
   Value signed_ = arith::OrIOp::create(
       b, loc, arith::AndIOp::create(b, loc, top, constant(0x80)), code);
   Value nan = e4m3 ? top : arith::XOrIOp::create(b, loc, top, constant(1));
-  code = arith::SelectOp::create(b, loc, isNaN, nan, signed_);
-  return bitcast(codesType, arith::TruncIOp::create(b, loc, i8, code));
+  return arith::SelectOp::create(b, loc, isNaN, nan, signed_);
+}
+
+Value mlir::kvcache::packFp8CodeWords(OpBuilder &b, Location loc,
+                                      ArrayRef<Value> words, Type storage) {
+  int64_t width = cast<VectorType>(words.front().getType()).getNumElements();
+  auto bytesType = VectorType::get({4 * width}, b.getI8Type());
+  // Little endian: word i's low byte is byte 4i.
+  SmallVector<int64_t> lowBytes;
+  for (int64_t i = 0; i < 2 * width; ++i)
+    lowBytes.push_back(4 * i);
+  SmallVector<Value> parts;
+  for (size_t i = 0; i < words.size(); i += 2) {
+    Value first = vector::BitCastOp::create(b, loc, bytesType, words[i]);
+    if (i + 1 == words.size()) {
+      parts.push_back(vector::ShuffleOp::create(
+          b, loc, first, first, ArrayRef(lowBytes).take_front(width)));
+      continue;
+    }
+    Value second = vector::BitCastOp::create(b, loc, bytesType, words[i + 1]);
+    parts.push_back(
+        vector::ShuffleOp::create(b, loc, first, second, lowBytes));
+  }
+  // The parts, concatenated in order.
+  while (parts.size() > 1) {
+    SmallVector<Value> joined;
+    for (size_t i = 0; i + 1 < parts.size(); i += 2) {
+      int64_t n = cast<VectorType>(parts[i].getType()).getNumElements() +
+                  cast<VectorType>(parts[i + 1].getType()).getNumElements();
+      SmallVector<int64_t> order(n);
+      std::iota(order.begin(), order.end(), 0);
+      joined.push_back(
+          vector::ShuffleOp::create(b, loc, parts[i], parts[i + 1], order));
+    }
+    if (parts.size() % 2)
+      joined.push_back(parts.back());
+    parts = std::move(joined);
+  }
+  auto codesType = cast<VectorType>(parts.front().getType()).clone(storage);
+  return arith::BitcastOp::create(b, loc, codesType, parts.front());
 }

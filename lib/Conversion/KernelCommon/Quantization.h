@@ -47,6 +47,13 @@ Value decodeStorageToF32Unscaled(OpBuilder &builder, Location loc,
 /// largest non-NaN magnitude.
 Value getNonNaNMagnitudeBits(OpBuilder &builder, Location loc, Value values);
 
+/// The largest non-NaN magnitude of `chunks`, vectors of one 16-bit float
+/// type (f16 or bf16), as f32 (0 when every element is NaN): computed on
+/// their bits in 16-bit integer lanes, two chunks to a vector, with no
+/// conversion to f32 (a third of the vector operations of maxnumf on f32).
+Value getHalfChunksAmax(OpBuilder &builder, Location loc,
+                        ArrayRef<Value> chunks);
+
 /// Whether any element of `values` (a scalar or vector of f32) is NaN (i1).
 Value anyNaN(OpBuilder &builder, Location loc, Value values);
 
@@ -71,6 +78,20 @@ float getMaxFinite(Type storage);
 Value encodeF32ToStorage(OpBuilder &builder, Location loc, Value values,
                          Type storage,
                          Fp8Conversion conversion = Fp8Conversion::Software);
+
+/// The software fp8 codes of encodeF32ToStorage before their truncation:
+/// i32 of the shape of `values`, each code in the low 8 bits (the bits
+/// above it are not zero). packFp8CodeWords stores several vectors of them
+/// as one vector of codes.
+Value encodeF32ToFp8Words(OpBuilder &builder, Location loc, Value values,
+                          Type storage);
+
+/// The low bytes of the i32 vectors `words` (of one length), one after the
+/// other, as one vector of `storage` codes: byte shuffles of pairs of
+/// vectors (x86 AVX-512 VBMI vpermt2b: one instruction for 32 codes, where
+/// a truncation takes two for 16).
+Value packFp8CodeWords(OpBuilder &builder, Location loc,
+                       ArrayRef<Value> words, Type storage);
 
 /// Whether `conversion` applies to `values` of `storage`: NVVM, an fp8
 /// storage type, and a scalar or a vector of even length.

@@ -62,8 +62,9 @@ func.func @copy_tensor_scales(%c: !c, %pairs: memref<?x2xi32>) {
 // registers, takes its amax (maxnumf: NaN drops out; a tree, then a
 // NaN-free reduction) and writes the scale amax / 448 (1 when amax = 0); a
 // second pass reads each scale back and the chunks again, divides them by
-// it (a division, not a reciprocal) and encodes them in integer and f32
-// arithmetic.
+// it (a division, not a reciprocal), encodes them in integer and f32
+// arithmetic and stores the group's codes as one vector: the codes' low
+// bytes gathered by shuffles of pairs of chunks, no truncation.
 !t = !kvcache.paged_cache<f8E4M3FN, num_heads = 2, head_size = 64, page_size = 4, scales = token_head>
 // CHECK-LABEL: func.func @store_token_head(
 // CHECK: %[[PAGE:.*]], %[[SLOT:.*]] = kvcache.lookup
@@ -98,12 +99,54 @@ func.func @copy_tensor_scales(%c: !c, %pairs: memref<?x2xi32>) {
 // CHECK: arith.minui
 // CHECK: arith.maxui
 // CHECK: arith.addf
-// CHECK: kvcache.page_store %{{.*}}, %{{.*}}[%[[PAGE]], %[[SLOT]], %[[H2]], %{{.*}}] : !kvcache.paged_cache<{{.*}}>, vector<16xf8E4M3FN>
-// CHECK-COUNT-3: kvcache.page_store %{{.*}} : !kvcache.paged_cache<{{.*}}>, vector<16xf8E4M3FN>
+// CHECK-NOT: arith.trunci
+// CHECK-COUNT-3: arith.divf %{{.*}}, %[[SPLAT]] : vector<16xf32>
+// CHECK-NOT: arith.trunci
+// CHECK: %[[B0:.*]] = vector.bitcast %{{.*}} : vector<16xi32> to vector<64xi8>
+// CHECK: %[[B1:.*]] = vector.bitcast %{{.*}} : vector<16xi32> to vector<64xi8>
+// CHECK: %[[P0:.*]] = vector.shuffle %[[B0]], %[[B1]] [0, 4, 8, {{.*}}, 120, 124] : vector<64xi8>, vector<64xi8>
+// CHECK: %[[P1:.*]] = vector.shuffle {{.*}} : vector<64xi8>, vector<64xi8>
+// CHECK: %[[ALL:.*]] = vector.shuffle %[[P0]], %[[P1]] [0, 1, {{.*}}, 62, 63] : vector<32xi8>, vector<32xi8>
+// CHECK: %[[CODES:.*]] = arith.bitcast %[[ALL]] : vector<64xi8> to vector<64xf8E4M3FN>
+// CHECK: %[[AT:.*]] = arith.addi %[[G2]], %c0
+// CHECK: kvcache.page_store %[[CODES]], %{{.*}}[%[[PAGE]], %[[SLOT]], %[[H2]], %[[AT]]] : !kvcache.paged_cache<{{.*}}>, vector<64xf8E4M3FN>
 // CHECK-NOT: kvcache.page_store
 // CHECK: return
 func.func @store_token_head(%k: !t, %new: memref<?x2x64xf32>, %offsets: memref<?xi32>) {
   kvcache.store_ragged %k, %new, %offsets : !t, memref<?x2x64xf32>, memref<?xi32>
+  return
+}
+
+// -----
+
+// f16 rows into a token_head cache: the amax on the halves' bits, two
+// chunks of 32 side by side: |x|'s bits plus 0x3FF (a NaN wraps to a
+// negative i16), a signed maximum, the bias taken off again.
+!h = !kvcache.paged_cache<f8E5M2, num_heads = 2, head_size = 128, page_size = 4, scales = token_head>
+// CHECK-LABEL: func.func @store_token_head_f16(
+// CHECK: %[[C0:.*]] = vector.load %{{.*}} : memref<?x2x128xf16>, vector<32xf16>
+// CHECK: %[[C1:.*]] = vector.load %{{.*}} : memref<?x2x128xf16>, vector<32xf16>
+// CHECK: %[[C2:.*]] = vector.load %{{.*}} : memref<?x2x128xf16>, vector<32xf16>
+// CHECK: %[[C3:.*]] = vector.load %{{.*}} : memref<?x2x128xf16>, vector<32xf16>
+// CHECK-NOT: arith.extf
+// CHECK: %[[P0:.*]] = vector.shuffle %[[C0]], %[[C1]] [0, 1, {{.*}}, 63] : vector<32xf16>, vector<32xf16>
+// CHECK: %[[B0:.*]] = arith.bitcast %[[P0]] : vector<64xf16> to vector<64xi16>
+// CHECK: %[[A0:.*]] = arith.andi %[[B0]], %{{.*}} : vector<64xi16>
+// CHECK: %[[M0:.*]] = arith.addi %[[A0]], %{{.*}} : vector<64xi16>
+// CHECK: vector.shuffle %[[C2]], %[[C3]]
+// CHECK: %[[M1:.*]] = arith.addi
+// CHECK: %[[M:.*]] = arith.maxsi %[[M0]], %[[M1]] : vector<64xi16>
+// CHECK: %[[TOP:.*]] = vector.reduction <maxsi>, %[[M]] : vector<64xi16> into i16
+// CHECK: %[[BIAS:.*]] = arith.constant 1023 : i16
+// CHECK: %[[NONNEG:.*]] = arith.maxsi %[[TOP]], %[[BIAS]] : i16
+// CHECK: %[[BITS:.*]] = arith.subi %[[NONNEG]], %[[BIAS]] : i16
+// CHECK: %[[HALF:.*]] = arith.bitcast %[[BITS]] : i16 to f16
+// CHECK: %[[AMAX:.*]] = arith.extf %[[HALF]] : f16 to f32
+// CHECK: arith.divf %[[AMAX]]
+// CHECK: kvcache.page_store_scale
+// CHECK: return
+func.func @store_token_head_f16(%k: !h, %new: memref<?x2x128xf16>, %offsets: memref<?xi32>) {
+  kvcache.store_ragged %k, %new, %offsets : !h, memref<?x2x128xf16>, memref<?xi32>
   return
 }
 
