@@ -270,3 +270,34 @@ def test_tensor_core_attention_over_quantized_caches(dtype, scales, rows, head_s
     error = np.abs(reference.to_float32(out, rows) -
                    reference.to_float32(expected, rows)).max()
     assert error <= ATTENTION_TOLERANCE[rows]
+
+
+# The CPU's key loop over a quantized cache: blocks of 8 keys (a token_head
+# cache's K scales multiply the block's scores as one vector, its V scales
+# the block's weights), then the keys left one at a time, for contexts that
+# span many blocks, GQA 4, q and out of each float type.
+CPU_KEY_BLOCK_CASES = [
+    (dtype, scales, rows)
+    for dtype in STORAGE for scales in ("tensor", "token_head", "block<16>")
+    for rows in ["f32", "f16", "bf16"][:1 if scales == "block<16>" else 3]]
+
+
+@pytest.mark.parametrize("dtype, scales, rows", CPU_KEY_BLOCK_CASES)
+def test_cpu_attention_over_quantized_key_blocks(dtype, scales, rows):
+    config = CacheConfig(dtype, num_heads=2, head_size=64, page_size=16, num_layers=2,
+                         q_heads=8, scales=scales, rows_dtype=rows)
+    module = kvcache.CPUModule(builders.attention_ragged(config, "attention"))
+    rng = np.random.default_rng(len(dtype) + 3 * len(scales) + 7 * len(rows))
+    # Decode rows after 40 and 77 keys (5 and 9 blocks, the second with 6
+    # keys left), a prefill of 21 rows on an empty cache (0 to 2 blocks).
+    new = [1, 1, 21]
+    cache = reference.random_cache(config, [40, 77, 0], new, rng)
+    offsets = reference.row_offsets(new)
+    q = float_rows(rng, sum(new), config.q_heads, config)
+    out = np.zeros_like(q)
+    expected = reference.attention_ragged(
+        q, cache.key_cache(1), cache.value_cache(1), offsets, out, config.default_scale)
+    module.attention(*cache.arguments(), 1, q, offsets, out)
+    error = np.abs(reference.to_float32(out, rows) -
+                   reference.to_float32(expected, rows)).max()
+    assert error <= ATTENTION_TOLERANCE[rows]

@@ -267,11 +267,12 @@ struct KeyPass {
   }
 
   /// The scores (log2 domain) of the block's keys `keyRows` at `tokens`
-  /// for head `i`, from the dot products `dots` (one vector).
+  /// for head `i`, from the dot products `dots` (one vector); `keyScales`
+  /// the rows' scales as one vector (or null: no scales).
   Value blockScores(int64_t i, Value dots, ArrayRef<Row> keyRows,
-                    ArrayRef<Value> tokens) {
-    if (!keyRows.front().scale && !clauses.transformsScores())
-      return dots;
+                    ArrayRef<Value> tokens, Value keyScales) {
+    if (!clauses.transformsScores())
+      return keyScales ? k.fmul(dots, keyScales) : dots;
     SmallVector<Value> elements;
     for (auto [j, row] : llvm::enumerate(keyRows))
       elements.push_back(scoreFromDot(
@@ -309,16 +310,25 @@ struct KeyPass {
       rows.push_back(row.values);
       scales.push_back(row.scale);
     }
-    Value valueScales;
-    if (scales.front())
-      valueScales = vector::FromElementsOp::create(
+    // Each row's scale, one vector per block: one multiply per head for
+    // the block's scores, not one per key.
+    auto scalesVector = [&](ArrayRef<Value> rowScales) -> Value {
+      if (!rowScales.front())
+        return {};
+      return vector::FromElementsOp::create(
           k.b, k.loc, VectorType::get({kBlockKeys}, k.b.getF32Type()),
-          scales);
+          rowScales);
+    };
+    SmallVector<Value> keyScaleValues;
+    for (const Row &row : keyRows)
+      keyScaleValues.push_back(row.scale);
+    Value keyScales = scalesVector(keyScaleValues);
+    Value valueScales = scalesVector(scales);
     SmallVector<SoftmaxState> next;
     for (size_t i = 0; i < queries.size(); ++i) {
       Value dots = reducePartialDots(k, partials[i], lanes);
       next.push_back(softmax.updateBlock(
-          states[i], blockScores(i, dots, keyRows, tokens), rows,
+          states[i], blockScores(i, dots, keyRows, tokens, keyScales), rows,
           valueScales));
     }
     return next;

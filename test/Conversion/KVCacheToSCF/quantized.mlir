@@ -205,12 +205,14 @@ func.func @store_block(%k: !b, %new: memref<?x2x64xbf16>, %offsets: memref<?xi32
 // CHECK: %[[VSTORED:.*]] = kvcache.page_load_scale %arg2
 // CHECK: %[[C256V:.*]] = arith.constant 2.560000e+02 : f32
 // CHECK: %[[VSCALE:.*]] = arith.mulf %[[VSTORED]], %[[C256V]] : f32
+// The block's K scales and V scales, one vector each.
+// CHECK: %[[KSCALES:.*]] = vector.from_elements %[[KSCALE]],
 // CHECK: vector.from_elements %[[VSCALE]],
-// The block's dot products (one vector of 8), each scaled by its key's
-// scale.
+// The block's dot products (one vector of 8), scaled by their keys' scales
+// with one multiply per head.
 // CHECK: %[[DOTS:.*]] = arith.addf %{{.*}} : vector<8xf32>
-// CHECK: %[[DOT:.*]] = vector.extract %[[DOTS]][0] : f32 from vector<8xf32>
-// CHECK: arith.mulf %[[DOT]], %[[KSCALE]] : f32
+// CHECK-NOT: vector.extract %[[DOTS]]
+// CHECK: arith.mulf %[[DOTS]], %[[KSCALES]] : vector<8xf32>
 // CHECK: arith.truncf %{{.*}} : vector<64xf32> to vector<64xbf16>
 // CHECK: vector.store %{{.*}} : memref<?x4x64xbf16>, vector<64xbf16>
 func.func @attention_token_head(%q: memref<?x4x64xbf16>, %k: !t, %v: !t, %offsets: memref<?xi32>, %out: memref<?x4x64xbf16>) {
