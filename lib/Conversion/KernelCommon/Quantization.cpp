@@ -143,9 +143,10 @@ static Value decodeFp8WithNVVM(OpBuilder &b, Location loc, Value codes) {
 /// exactly, in 16-bit lanes (half the vector work of 32-bit ones): E5M2 is
 /// the high byte of an f16; an E4M3FN code shifted into an f16's exponent
 /// and mantissa is its value / 2^8 (its exponent bias is 7 where f16's is
-/// 15; subnormals too), and magnitude 0x7F, NaN, becomes the f16 NaN 0x7E00
-/// before the conversion. The f16 -> f32 extension is the chip's own
-/// instruction (x86 F16C, PTX cvt.f32.f16); times 2^8 is exact.
+/// 15; subnormals too), and magnitude 0x7F, NaN, becomes an f16 NaN (0x7F80
+/// with the code's sign) before the conversion. The f16 -> f32 extension is
+/// the chip's own instruction (x86 F16C, PTX cvt.f32.f16); times 2^8 is
+/// exact.
 static Value decodeFp8ViaF16(OpBuilder &b, Location loc, Value codes,
                              bool unscaled = false) {
   Type storage = getElementTypeOrSelf(codes.getType());
@@ -157,19 +158,21 @@ static Value decodeFp8ViaF16(OpBuilder &b, Location loc, Value codes,
     halfBits = arith::ShLIOp::create(
         b, loc, arith::ExtUIOp::create(b, loc, i16, byte), a.constantInt(8, 16));
   } else {
-    // Sign-extended, the sign lands in bit 15 and, wrongly, bit 14 (the
-    // top exponent bit, 0 for every E4M3FN value): 0xBF80 keeps the sign,
-    // the exponent and the 3 mantissa bits.
+    // Sign-extended and shifted, the sign lands in bit 15 and, wrongly, bit
+    // 14 (the top exponent bit, 0 for every E4M3FN value), bits 13..7 are
+    // the code's magnitude and bits 6..0 are 0. Bit 14 of shifted + 0x80 is
+    // the sign flipped, except where the magnitude is 0x7F (the NaN code):
+    // there the carry out of bits 13..7 flips it back. Xor-ing that bit
+    // into shifted clears bit 14 for every value and sets it for the NaN
+    // code: exponent 31 and a nonzero mantissa, an f16 NaN with its sign.
+    // An add and one bitwise operation (x86 vpternlog), no compare.
     Value shifted = arith::ShLIOp::create(
         b, loc, arith::ExtSIOp::create(b, loc, i16, byte), a.constantInt(7, 16));
-    halfBits = arith::AndIOp::create(b, loc, shifted,
-                                     a.constantInt(int16_t(0xBF80), 16));
-    Value magnitude = arith::AndIOp::create(b, loc, halfBits,
-                                            a.constantInt(0x3F80, 16));
-    Value isNaN = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                        magnitude, a.constantInt(0x3F80, 16));
-    halfBits = arith::SelectOp::create(b, loc, isNaN,
-                                       a.constantInt(0x7E00, 16), halfBits);
+    Value carried =
+        arith::AddIOp::create(b, loc, shifted, a.constantInt(0x80, 16));
+    halfBits = arith::XOrIOp::create(
+        b, loc, shifted,
+        arith::AndIOp::create(b, loc, carried, a.constantInt(0x4000, 16)));
   }
   Value half = arith::BitcastOp::create(b, loc, a.like(b.getF16Type()),
                                         halfBits);

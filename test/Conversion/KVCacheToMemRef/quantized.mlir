@@ -123,18 +123,22 @@ func.func @dequantize_e5m2(%t: !t, %i: index, %j: index) -> f32 {
 }
 
 // E4M3FN: the code sign-extended and shifted into an f16's sign, exponent
-// and mantissa (0xBF80 = -16512 clears the copy of the sign in bit 14) is
-// the value / 2^8; magnitude 0x7F (NaN) becomes the f16 NaN 0x7E00 = 32256;
-// extended to f32, times 2^8, times the token's scale.
+// and mantissa is the value / 2^8, but for bit 14, a copy of the sign: bit
+// 14 of shifted + 0x80 (16384 = 0x4000 picks it), xor-ed in, clears it for
+// every value and sets it for magnitude 0x7F (the add carries out of bits
+// 13..7 only there), which makes the NaN code an f16 NaN; extended to f32,
+// times 2^8, times the token's scale.
 !e4 = !kvcache.paged_cache<f8E4M3FN, num_heads = 2, head_size = 64, page_size = 4, scales = token_head>
 // CHECK-LABEL: func.func @dequantize_e4m3(
+// CHECK-DAG: %[[C128:.*]] = arith.constant dense<128> : vector<8xi16>
+// CHECK-DAG: %[[BIT14:.*]] = arith.constant dense<16384> : vector<8xi16>
 // CHECK: %[[BYTE:.*]] = arith.bitcast %{{.*}} : vector<8xf8E4M3FN> to vector<8xi8>
 // CHECK: %[[WIDE:.*]] = arith.extsi %[[BYTE]] : vector<8xi8> to vector<8xi16>
 // CHECK: %[[SHIFTED:.*]] = arith.shli %[[WIDE]], %{{.*}} : vector<8xi16>
-// CHECK: %[[BITS:.*]] = arith.andi %[[SHIFTED]], %{{.*}} : vector<8xi16>
-// CHECK: %[[MAG:.*]] = arith.andi %[[BITS]], %{{.*}} : vector<8xi16>
-// CHECK: %[[NAN:.*]] = arith.cmpi eq, %[[MAG]], %{{.*}} : vector<8xi16>
-// CHECK: %[[FIXED:.*]] = arith.select %[[NAN]], %{{.*}}, %[[BITS]] : vector<8xi1>, vector<8xi16>
+// CHECK: %[[CARRIED:.*]] = arith.addi %[[SHIFTED]], %[[C128]] : vector<8xi16>
+// CHECK: %[[PICKED:.*]] = arith.andi %[[CARRIED]], %[[BIT14]] : vector<8xi16>
+// CHECK: %[[FIXED:.*]] = arith.xori %[[SHIFTED]], %[[PICKED]] : vector<8xi16>
+// CHECK-NOT: arith.cmpi
 // CHECK: %[[HALF:.*]] = arith.bitcast %[[FIXED]] : vector<8xi16> to vector<8xf16>
 // CHECK: %[[F:.*]] = arith.extf %[[HALF]] : vector<8xf16> to vector<8xf32>
 // CHECK: %[[V:.*]] = arith.mulf %[[F]], %{{.*}} : vector<8xf32>
