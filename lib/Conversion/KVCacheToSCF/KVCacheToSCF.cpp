@@ -107,9 +107,10 @@ emitPackedFp8Codes(KernelBuilder &k, Type storage, Value cache,
 /// `amax / max_finite` (1 when amax = 0; amax over the non-NaN magnitudes),
 /// and written with page_store_scale. Groups of at most kMaxResidentChunks
 /// chunks are straight-line code: a first pass over the row computes and
-/// stores every group's scale, a second one reads the row again (from L1)
-/// and stores the codes. A larger group is read twice in its own loops
-/// (amax, then the codes).
+/// stores every group's scale (the amax of f16 and bf16 rows on their bits:
+/// getHalfChunksAmax), a second one reads the row again (from L1) and
+/// stores the codes (fp8: 4 chunks' codes to one vector, emitPackedFp8Codes).
+/// A larger group is read twice in its own loops (amax, then the codes).
 static void emitQuantizingRowStore(KernelBuilder &k,
                                    const KVCacheParams &params, Value cache,
                                    Value rows, RowChunkPosition at,
