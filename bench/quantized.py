@@ -101,15 +101,21 @@ class _Case:
                 setattr(self, name, _aligned(np, getattr(self, name)))
 
 
+def _make_cases(np, reference):
+    """The f16 and fp8 cases (the same data in every process), aligned."""
+    rng = np.random.default_rng(0)
+    cases = {name: _Case(np, reference, name == "fp8", rng) for name in ("f16", "fp8")}
+    for case in cases.values():
+        case.align(np)
+    return cases
+
+
 def _cpu_rounds(build, reps, rounds):
     """This process's CPU timings: `rounds` rounds, each timing both caches
     alternately (best of `reps` calls each), one thread; the per-round
     times of each case (s) and the rounds' fp8 / f16 ratios."""
     np, kvcache, _, reference = import_package(build, [])
-    rng = np.random.default_rng(0)
-    cases = {name: _Case(np, reference, name == "fp8", rng) for name in ("f16", "fp8")}
-    for case in cases.values():
-        case.align(np)
+    cases = _make_cases(np, reference)
     cpu = {name: kvcache.CPUModule(case.text, threads=1) for name, case in cases.items()}
     result = {name: [] for name in cases}
     result["ratios"] = []
@@ -145,10 +151,7 @@ def quantized_section(build, quick, lines):
     if imported is None:
         return
     np, kvcache, builders, reference = imported
-    rng = np.random.default_rng(0)
-    cases = {name: _Case(np, reference, name == "fp8", rng) for name in ("f16", "fp8")}
-    for case in cases.values():
-        case.align(np)
+    cases = _make_cases(np, reference)
     reps, rounds, processes = (3, 3, 1) if quick else (7, 25, 5)
     # Each process times its rounds (`_cpu_rounds`) on buffers placed anew
     # (address-space randomization): on this host one process's ratio can

@@ -257,19 +257,27 @@ def test_tensor_core_attention_over_quantized_caches(dtype, scales, rows, head_s
     # Decode rows after 40 and 700 keys (many steps, a masked last step;
     # split in 2 with a workspace), a prefill of 20 rows on an empty cache.
     new = [1, 3, 20]
-    cache = reference.random_cache(config, [40, 700, 0], new, rng)
+    extra = (np.zeros(sum(new) * q_heads * (head_size + 2) * 2, np.float32),) if split else ()
+    # K and V are rounded to q's type once more than the reference's f32
+    # dequantized values: within the f16 (bf16) attention tolerance.
+    assert attention_error(module, config, [40, 700, 0], new, rng, extra) <= \
+        ATTENTION_TOLERANCE[rows]
+
+
+def attention_error(module, config, cached, new, rng, extra=()):
+    """The largest error of `module.attention` on layer 1 of a random cache
+    of `config` (`cached` tokens, `new` rows per sequence) against the
+    reference, both rounded to the rows' type."""
+    cache = reference.random_cache(config, cached, new, rng)
     offsets = reference.row_offsets(new)
-    q = float_rows(rng, sum(new), q_heads, config)
+    q = float_rows(rng, sum(new), config.q_heads, config)
     out = np.zeros_like(q)
     expected = reference.attention_ragged(
         q, cache.key_cache(1), cache.value_cache(1), offsets, out, config.default_scale)
-    extra = (np.zeros(sum(new) * q_heads * (head_size + 2) * 2, np.float32),) if split else ()
     module.attention(*cache.arguments(), 1, q, offsets, out, *extra)
-    # K and V are rounded to q's type once more than the reference's f32
-    # dequantized values: within the f16 (bf16) attention tolerance.
-    error = np.abs(reference.to_float32(out, rows) -
-                   reference.to_float32(expected, rows)).max()
-    assert error <= ATTENTION_TOLERANCE[rows]
+    rows = config.rows_element
+    return np.abs(reference.to_float32(out, rows) -
+                  reference.to_float32(expected, rows)).max()
 
 
 # The CPU's key loop over a quantized cache: blocks of 8 keys (a token_head
@@ -290,14 +298,5 @@ def test_cpu_attention_over_quantized_key_blocks(dtype, scales, rows):
     rng = np.random.default_rng(len(dtype) + 3 * len(scales) + 7 * len(rows))
     # Decode rows after 40 and 77 keys (5 and 9 blocks, the second with 6
     # keys left), a prefill of 21 rows on an empty cache (0 to 2 blocks).
-    new = [1, 1, 21]
-    cache = reference.random_cache(config, [40, 77, 0], new, rng)
-    offsets = reference.row_offsets(new)
-    q = float_rows(rng, sum(new), config.q_heads, config)
-    out = np.zeros_like(q)
-    expected = reference.attention_ragged(
-        q, cache.key_cache(1), cache.value_cache(1), offsets, out, config.default_scale)
-    module.attention(*cache.arguments(), 1, q, offsets, out)
-    error = np.abs(reference.to_float32(out, rows) -
-                   reference.to_float32(expected, rows)).max()
-    assert error <= ATTENTION_TOLERANCE[rows]
+    assert attention_error(module, config, [40, 77, 0], [1, 1, 21], rng) <= \
+        ATTENTION_TOLERANCE[rows]

@@ -183,16 +183,16 @@ static void emitQuantizingRowStore(KernelBuilder &k,
       });
     } else if (dynamic) {
       eachGroup([&](Value groupStart) {
-        // A tree of maxima, not a chain.
         SmallVector<Value> amax;
         for (int64_t i = 0; i < chunks; ++i)
           amax.push_back(
               maxMagnitude(zeros(), read(elementAt(groupStart, i))));
-        for (int64_t n = chunks; n > 1; n = (n + 1) / 2)
-          for (int64_t i = 0; i < n / 2; ++i)
-            amax[i] = arith::MaxNumFOp::create(k.b, k.loc, amax[i],
-                                               amax[n - 1 - i]);
-        storeDynamicScale(amax.front(), groupStart);
+        storeDynamicScale(combineAsTree(amax,
+                                        [&](Value x, Value y) -> Value {
+                                          return arith::MaxNumFOp::create(
+                                              k.b, k.loc, x, y);
+                                        }),
+                          groupStart);
       });
     }
     // fp8 codes of up to 4 chunks go out as one vector (packFp8CodeWords).

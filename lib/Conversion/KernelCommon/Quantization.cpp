@@ -217,6 +217,14 @@ Value mlir::kvcache::getNonNaNMagnitudeBits(OpBuilder &b, Location loc,
   return arith::SelectOp::create(b, loc, isNaN, a.constantInt(0, 32), bits);
 }
 
+Value mlir::kvcache::combineAsTree(MutableArrayRef<Value> values,
+                                   function_ref<Value(Value, Value)> combine) {
+  for (size_t n = values.size(); n > 1; n = (n + 1) / 2)
+    for (size_t i = 0; i < n / 2; ++i)
+      values[i] = combine(values[i], values[n - 1 - i]);
+  return values.front();
+}
+
 Value mlir::kvcache::getHalfChunksAmax(OpBuilder &b, Location loc,
                                        ArrayRef<Value> chunks) {
   auto chunkType = cast<VectorType>(chunks.front().getType());
@@ -242,12 +250,11 @@ Value mlir::kvcache::getHalfChunksAmax(OpBuilder &b, Location loc,
         b, loc, arith::AndIOp::create(b, loc, bits, a.constantInt(0x7FFF, 16)),
         a.constantInt(bias, 16)));
   }
-  // A tree of maxima, not a chain.
-  for (size_t n = maxima.size(); n > 1; n = (n + 1) / 2)
-    for (size_t i = 0; i < n / 2; ++i)
-      maxima[i] = arith::MaxSIOp::create(b, loc, maxima[i], maxima[n - 1 - i]);
   Value top = vector::ReductionOp::create(
-      b, loc, vector::CombiningKind::MAXSI, maxima.front());
+      b, loc, vector::CombiningKind::MAXSI,
+      combineAsTree(maxima, [&](Value x, Value y) -> Value {
+        return arith::MaxSIOp::create(b, loc, x, y);
+      }));
   ShapedArith scalar{b, loc, b.getI16Type()};
   Value biasValue = scalar.constantInt(bias, 16);
   Value bits = arith::SubIOp::create(
@@ -335,7 +342,7 @@ Value mlir::kvcache::encodeF32ToStorage(OpBuilder &b, Location loc,
   if (usesNVVMFp8Conversion(conversion, storage, values.getType()))
     return encodeFp8WithNVVM(b, loc, values, storage);
   ShapedArith a{b, loc, values.getType()};
-  Type f32 = a.like(b.getF32Type()), i32 = a.like(b.getI32Type());
+  Type i32 = a.like(b.getI32Type());
   Type i8 = a.like(b.getI8Type()), codesType = a.like(storage);
   auto bitcast = [&](Type type, Value value) -> Value {
     return arith::BitcastOp::create(b, loc, type, value);

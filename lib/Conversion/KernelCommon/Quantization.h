@@ -47,6 +47,12 @@ Value decodeStorageToF32Unscaled(OpBuilder &builder, Location loc,
 /// largest non-NaN magnitude.
 Value getNonNaNMagnitudeBits(OpBuilder &builder, Location loc, Value values);
 
+/// `values` combined pairwise as a tree (depth log2 n, not a chain of n
+/// dependent operations): `combine(values[i], values[n - 1 - i])` level by
+/// level. `values` is overwritten; returns the root.
+Value combineAsTree(MutableArrayRef<Value> values,
+                    function_ref<Value(Value, Value)> combine);
+
 /// The largest non-NaN magnitude of `chunks`, vectors of one 16-bit float
 /// type (f16 or bf16), as f32 (0 when every element is NaN): computed on
 /// their bits in 16-bit integer lanes, two chunks to a vector, with no
