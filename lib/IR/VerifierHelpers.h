@@ -3,8 +3,9 @@
 // Part of the kvcache-mlir project.
 //
 // Private to lib/IR: the verification helpers the access ops
-// (KVCacheOps.cpp) and the kernel ops (KVCacheKernelOps.cpp) share, and the
-// custom assembly directive of attention_ragged's optional operand types.
+// (KVCacheOps.cpp), the collection constructors (KVCacheCollectionOps.cpp)
+// and the kernel ops (KVCacheKernelOps.cpp) share, and the custom assembly
+// directive of attention_ragged's optional operand types.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +17,12 @@
 
 namespace mlir::kvcache {
 namespace opverify {
+
+/// Checks that `value` is a memref in the default memory space with the given
+/// rank and element type. `what` names the operand, `shape` spells the
+/// expected shape for the message.
+LogicalResult verifyMemRef(Operation *op, StringRef what, Value value,
+                           int64_t rank, Type elementType, StringRef shape);
 
 /// Checks that dimension `dim` of `type` is static and equal to `expected`.
 LogicalResult verifyStaticDim(Operation *op, StringRef what, MemRefType type,
