@@ -45,9 +45,11 @@ Modules, each importable alone (none imports another that imports it):
     cpu        CPUModule: in-process CPU execution on numpy arrays (extension)
     emulator   EmulatedGPUModule: the same calls, the kernels run on the GPU
                emulator with its checks (extension)
-    abi        launch-argument packer of the kernels (docs/KernelABI.md)
+    abi        the kernel ABI as the compiler describes it (describe_type,
+               Module.abi: ArgumentABI, ValueABI) and the launch-argument
+               packer of the kernels (KernelArgs; docs/KernelABI.md)
     errors     CompileError: MLIR diagnostics with their locations;
-               EmulatorError: the GPU emulator's reports
+               EmulatorError: the GPU emulator's reports; ArgumentTypeError
 
 The compiler, CPU and emulator parts need the extension `_kvcache`, built into
 build/python/kvcache by the normal build (use PYTHONPATH=build/python); the
@@ -59,18 +61,20 @@ import importlib.util
 from . import (abi, attention_reference, builders, caches,  # noqa: F401
                dtypes, reference, testing)
 from .config import CacheConfig  # noqa: F401
-from .errors import CompileError, Diagnostic, EmulatorError  # noqa: F401
+from .errors import (ArgumentTypeError, CompileError, Diagnostic,  # noqa: F401
+                     EmulatorError)
 
-__all__ = ["CacheConfig", "CompileError", "Diagnostic", "EmulatorError", "abi",
-           "attention_reference", "builders", "caches", "dtypes", "reference",
-           "testing"]
-_EXTENSION_NAMES = ("Module", "compile_ptx", "kernel_names", "lower_to_cpu",
-                    "lower_to_emulated_gpu", "parse", "run_pipeline", "verify",
-                    "CPUModule", "EmulatedGPUModule", "compiler", "cpu",
-                    "emulator")
+__all__ = ["ArgumentTypeError", "CacheConfig", "CompileError", "Diagnostic",
+           "EmulatorError", "abi", "attention_reference", "builders", "caches",
+           "dtypes", "reference", "testing"]
+_EXTENSION_NAMES = ("Module", "compile_ptx", "describe_type", "kernel_names",
+                    "lower_to_cpu", "lower_to_emulated_gpu", "parse",
+                    "run_pipeline", "verify", "CPUModule", "EmulatedGPUModule",
+                    "compiler", "cpu", "emulator")
 
 if importlib.util.find_spec(f"{__name__}._kvcache") is not None:
     from . import compiler, cpu, emulator  # noqa: F401
+    from .abi import describe_type  # noqa: F401
     from .compiler import (Module, compile_ptx, kernel_names,  # noqa: F401
                            lower_to_cpu, lower_to_emulated_gpu, parse,
                            run_pipeline, verify)

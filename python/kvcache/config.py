@@ -324,29 +324,25 @@ def scales_kind_of_shape(shape, head_size):
     return f"block<{head_size // shape[5]}>"
 
 
-_TYPE = re.compile(r"!kvcache\.(\w+?)_(collection|cache)<\s*([^,>\s]+)(.*)>")
-_TYPE_KEYS = {"num_heads", "head_size", "page_size", "mla", "assert_write_mode",
-              "scales"}
-
-
 def parse_type(text):
-    """(CacheConfig, "collection" or "cache") of the text of a
-    `!kvcache.paged_collection<...>`, `!kvcache.continuous_cache<...>`, ...
-    type as MLIR prints it; None when `text` is no such type. The config
-    has the type's parameters; num_layers, q_heads and block_tokens, which
-    the type does not fix, are None (rows_dtype too). ValueError for a
-    parameter Python does not model."""
-    match = _TYPE.fullmatch(text.strip())
-    if not match or match.group(1) not in KINDS:
+    """(CacheConfig, "collection" or "cache") of a collection or layer cache
+    type of a kind CacheConfig models (`!kvcache.paged_collection<...>`,
+    `!kvcache.continuous_cache<...>`, ...), as the compiler reads it: its
+    type interfaces answer (kvcache.abi.describe_type; needs the compiler
+    extension). None for any other type, or text that is no type. The
+    config has the type's parameters; num_layers, q_heads and block_tokens,
+    which the type does not fix, are None (rows_dtype too)."""
+    from . import _kvcache  # the extension: a leaf, imported when used
+    from .errors import CompileError
+    try:
+        cache = _kvcache.describe_type(text)["cache"]
+    except CompileError:
         return None
-    kind, role, dtype, rest = match.groups()
-    params = {}
-    for key, value in re.findall(r"(\w+)\s*=\s*(\w+(?:\s*<\s*\d+\s*>)?)", rest):
-        if key not in _TYPE_KEYS:
-            raise ValueError(f"{text}: the parameter {key} is not supported "
-                             "from Python")
-        if key == "scales":
-            params[key] = value
-        else:
-            params[key] = value == "true" if value in ("true", "false") else int(value)
-    return CacheConfig(dtype, kind=kind, **params), role
+    if cache is None or cache["kind"] not in KINDS:
+        return None
+    config = CacheConfig(cache["element_type"], cache["num_heads"],
+                         cache["head_size"], cache["page_size"],
+                         mla=cache["mla"], kind=cache["kind"],
+                         assert_write_mode=cache["assert_write_mode"],
+                         scales=cache["scales"])
+    return config, cache["role"]

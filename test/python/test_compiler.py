@@ -230,8 +230,8 @@ def test_cpu_cache_argument_of_the_other_kind_is_an_error():
                        match=r"needs a 2-D lookup_table \(a paged cache's\)"):
         paged_cpu.row_sum(continuous.key_cache(0), 0, 0, 0)
     narrow = continuous.copy(np.zeros(continuous.shape[:5] + (4,), np.float16))
-    with pytest.raises(ValueError, match="needs blocks of shape "
-                       r"\[blocks, 2, layers, block_tokens, 2, 8\]"):
+    with pytest.raises(ValueError, match=r"needs blocks\[:, kv, layer\] of "
+                       r"shape \[\?, \?, 2, 8\]"):
         continuous_cpu.row_sum(narrow.key_cache(0), 0, 0, 0)
 
 

@@ -211,24 +211,24 @@ def test_cache_typed_argument_errors():
     rows, offsets = np.zeros((1, 2, 16), np.float32), np.array([0, 1], np.int32)
     fields = list(cache.arguments())
     with pytest.raises(TypeError, match=r"argument 0 of @store_collection: "
-                       r".* takes a quantized reference.PagedCache or \(blocks, "
+                       r".* takes a quantized caches.PagedCache or \(blocks, "
                        r".*max_cache_length, scales\), got 5 values"):
         module.store_collection(fields[:5], 0, rows, offsets)
-    with pytest.raises(TypeError, match=r"takes a quantized reference.CacheView "
+    with pytest.raises(TypeError, match=r"takes a quantized caches.CacheView "
                        r"or \(.*kv, layer, scales\), got 7 values"):
         module.store_view(cache.key_cache(0).parameters()[:7], rows, offsets)
     for bad, error, message in [
-            (fields[5].astype(np.float64), TypeError, "float32 numpy array, got "
-             "float64"),
+            (fields[5].astype(np.float64), TypeError, r"needs scales of f32 "
+             r"elements \(float32\), got float64"),
             (fields[5][:, :, :, :2], ValueError, r"needs token_head scales of "
              r"shape \(\d+, 2, 1, 4, 2\), got \(\d+, 2, 1, 2, 2\)"),
             (np.ones((1, 2), np.float32), ValueError, "needs token_head scales"),
-            (np.asfortranarray(fields[5]), ValueError, "after num_layers must be "
-             "contiguous")]:
+            (np.asfortranarray(fields[5]), ValueError, r"scales must be "
+             r"contiguous as .* says \(the static strides \[\?, \?, \?, 2, 1\]\)")]:
         with pytest.raises(error, match=message):
             module.store_collection(fields[:5] + [bad], 0, rows, offsets)
     plain = kvcache.CPUModule(cache_typed_module(CacheConfig("f16", 2, 16, 4)))
-    with pytest.raises(TypeError, match=r"takes a reference.PagedCache or .*"
+    with pytest.raises(TypeError, match=r"takes a caches.PagedCache or .*"
                        r"max_cache_length\), got 6 values"):
         plain.store_collection(cache, 0, rows.astype(np.float16), offsets)
 
