@@ -53,7 +53,7 @@ INTRODUCTION = (
     "<= 1.6x the copy single-threaded (<= 1.3x on all cores), faster than PyTorch and numpy.")
 
 
-def _case(np, reference, rng, dtype, batch, cached, new):
+def _case(np, kvcache, rng, dtype, batch, cached, new):
     """(cache, q, offsets, gathered K and V per sequence as f32 [H, n, D])."""
     tokens = cached + new
     pages = -(-tokens // PAGE)
@@ -62,18 +62,18 @@ def _case(np, reference, rng, dtype, batch, cached, new):
     for first in range(0, num_pages, 512):
         chunk = values[first:first + 512]
         chunk[...] = rng.uniform(-1, 1, chunk.shape)
-    blocks = reference.from_float32(values, dtype)
-    widened = reference.to_float32(blocks, dtype)
+    blocks = kvcache.dtypes.from_float32(values, dtype)
+    widened = kvcache.dtypes.to_float32(blocks, dtype)
     ids = rng.permutation(num_pages).astype(np.int32)
     table = ids[:batch * pages].reshape(batch, pages)
-    cache = reference.PagedCache(blocks, [cached] * batch, table, new, tokens, dtype)
-    q = reference.random_rows(rng, batch * new, Q_HEADS, HEAD_SIZE, dtype)
+    cache = kvcache.caches.PagedCache(blocks, [cached] * batch, table, new, tokens, dtype)
+    q = kvcache.testing.random_rows(rng, batch * new, Q_HEADS, HEAD_SIZE, dtype)
     gathered = []
     for b in range(batch):
         rows = widened[table[b], :, 0].transpose(1, 0, 2, 3, 4).reshape(
             2, pages * PAGE, HEADS, HEAD_SIZE)[:, :tokens]
         gathered.append(np.ascontiguousarray(rows.transpose(0, 2, 1, 3)))  # [kv, H, n, D]
-    return cache, q, reference.row_offsets([new] * batch), gathered
+    return cache, q, kvcache.testing.row_offsets([new] * batch), gathered
 
 
 def _causal_masks(np, gathered, new):
@@ -142,7 +142,7 @@ def _import_torch():
     return torch
 
 
-def _measure(np, kvcache, builders, reference, torch, dtype, case, reps):
+def _measure(np, kvcache, builders, torch, dtype, case, reps):
     """{peer: (min s, median s)} and the max |error| of ours against numpy."""
     name, batch, cached, new = case
     config = kvcache.CacheConfig(dtype, num_heads=HEADS, head_size=HEAD_SIZE,
@@ -151,11 +151,11 @@ def _measure(np, kvcache, builders, reference, torch, dtype, case, reps):
     modules = {"ours 1 thread": kvcache.CPUModule(ir, opt_level=3, threads=1),
                "ours all cores": kvcache.CPUModule(ir, opt_level=3)}
     rng = np.random.default_rng(batch * 7 + new)
-    cache, q, offsets, gathered = _case(np, reference, rng, dtype, batch, cached, new)
+    cache, q, offsets, gathered = _case(np, kvcache, rng, dtype, batch, cached, new)
     scale = config.default_scale
     outs = {peer: np.zeros_like(q) for peer in modules}
     arguments = cache.arguments()
-    q32 = reference.to_float32(q, dtype)
+    q32 = kvcache.dtypes.to_float32(q, dtype)
     masks = _causal_masks(np, gathered, new)
     transposed = [np.ascontiguousarray(kv[0].transpose(0, 2, 1)) for kv in gathered]
     expected = np.zeros(q32.shape, np.float32)
@@ -163,7 +163,7 @@ def _measure(np, kvcache, builders, reference, torch, dtype, case, reps):
         *arguments, 0, q, offsets, o), reps) for peer, module in modules.items()}
     results["numpy"] = _timed(lambda: _numpy_attention(np, q32, gathered, transposed,
                                                        masks, new, scale, expected), reps)
-    error = max(float(np.abs(reference.to_float32(out, dtype) - expected).max())
+    error = max(float(np.abs(kvcache.dtypes.to_float32(out, dtype) - expected).max())
                 for out in outs.values())
     if error > TOLERANCE[dtype]:
         raise SystemExit(f"bench/attention_peers.py: {name} {dtype}: ours differs from "
@@ -190,7 +190,7 @@ def attention_peers_section(build, quick, lines):
     imported = import_package(build, lines)
     if imported is None:
         return
-    np, kvcache, builders, reference = imported
+    np, kvcache, builders, _ = imported
     torch = _import_torch()
     reps = 3 if quick else 5
     cases = CASES[:1] if quick else CASES
@@ -204,7 +204,7 @@ def attention_peers_section(build, quick, lines):
               " | --- |"]
     for case in cases:
         for dtype in ("f32", "bf16"):
-            results, error, kv_bytes = _measure(np, kvcache, builders, reference, torch,
+            results, error, kv_bytes = _measure(np, kvcache, builders, torch,
                                                 dtype, case, reps)
             best = {p: results[p][0] for p in peers}
             cells = [f"{results[p][0] * 1e3:.1f} / {results[p][1] * 1e3:.1f}" for p in peers]

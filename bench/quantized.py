@@ -63,7 +63,7 @@ def _module_text(dtype, scales):
 class _Case:
     """The data of one cache (f16, or f8E4M3FN token_head)."""
 
-    def __init__(self, np, reference, quantized, rng):
+    def __init__(self, np, kvcache, quantized, rng):
         self.quantized = quantized
         dtype, scales = ("f8E4M3FN", "token_head") if quantized else ("f16", None)
         self.text, pages = _module_text(dtype, scales)
@@ -71,7 +71,7 @@ class _Case:
         values = rng.uniform(-1, 1, shape).astype(np.float32)
         if quantized:
             self.scales = np.full(shape[:-1], 1 / 448, np.float32)
-            self.blocks = reference.quantize(values, dtype, self.scales[..., None]).view(
+            self.blocks = kvcache.dtypes.quantize(values, dtype, self.scales[..., None]).view(
                 np.dtype("uint8"))
         else:
             self.scales = None
@@ -101,10 +101,10 @@ class _Case:
                 setattr(self, name, _aligned(np, getattr(self, name)))
 
 
-def _make_cases(np, reference):
+def _make_cases(np, kvcache):
     """The f16 and fp8 cases (the same data in every process), aligned."""
     rng = np.random.default_rng(0)
-    cases = {name: _Case(np, reference, name == "fp8", rng) for name in ("f16", "fp8")}
+    cases = {name: _Case(np, kvcache, name == "fp8", rng) for name in ("f16", "fp8")}
     for case in cases.values():
         case.align(np)
     return cases
@@ -114,8 +114,8 @@ def _cpu_rounds(build, reps, rounds):
     """This process's CPU timings: `rounds` rounds, each timing both caches
     alternately (best of `reps` calls each), one thread; the per-round
     times of each case (s) and the rounds' fp8 / f16 ratios."""
-    np, kvcache, _, reference = import_package(build, [])
-    cases = _make_cases(np, reference)
+    np, kvcache, _, _ = import_package(build, [])
+    cases = _make_cases(np, kvcache)
     cpu = {name: kvcache.CPUModule(case.text, threads=1) for name, case in cases.items()}
     result = {name: [] for name in cases}
     result["ratios"] = []
@@ -150,8 +150,8 @@ def quantized_section(build, quick, lines):
     imported = import_package(build, lines)
     if imported is None:
         return
-    np, kvcache, builders, reference = imported
-    cases = _make_cases(np, reference)
+    np, kvcache, builders, _ = imported
+    cases = _make_cases(np, kvcache)
     reps, rounds, processes = (3, 3, 1) if quick else (7, 25, 5)
     # Each process times its rounds (`_cpu_rounds`) on buffers placed anew
     # (address-space randomization): on this host one process's ratio can

@@ -29,8 +29,8 @@ CHECK_CONTEXTS = [6000, 1000]
 TOLERANCE = 2e-3  # f16 outputs in [-1, 1]
 
 
-def _cache(np, reference, rng, contexts):
-    """A one-layer f16 reference.PagedCache: sequence b holds contexts[b]
+def _cache(np, kvcache, rng, contexts):
+    """A one-layer f16 kvcache.caches.PagedCache: sequence b holds contexts[b]
     tokens (the last one the step's decode token) of random values in
     [-1, 1), in pages shuffled over the blocks, a null page padding the
     lookup table's rows."""
@@ -44,18 +44,18 @@ def _cache(np, reference, rng, contexts):
     table = np.full((len(contexts), max(needed)), ids[-1], np.int32)
     for b, count in enumerate(needed):
         table[b, :count], ids = ids[:count], ids[count:]
-    return reference.PagedCache(blocks, [n - 1 for n in contexts], table, 1,
-                                max(contexts), "f16")
+    return kvcache.caches.PagedCache(blocks, [n - 1 for n in contexts], table,
+                                     1, max(contexts), "f16")
 
 
 class _Case:
     """One decode step over `contexts`: the cache, q, row offsets, outs."""
 
-    def __init__(self, np, reference, rng, contexts):
-        self.cache = _cache(np, reference, rng, contexts)
-        self.q = reference.random_rows(rng, len(contexts), HEADS * GROUP,
-                                       HEAD_SIZE, "f16")
-        self.offsets = reference.row_offsets([1] * len(contexts))
+    def __init__(self, np, kvcache, rng, contexts):
+        self.cache = _cache(np, kvcache, rng, contexts)
+        self.q = kvcache.testing.random_rows(rng, len(contexts), HEADS * GROUP,
+                                             HEAD_SIZE, "f16")
+        self.offsets = kvcache.testing.row_offsets([1] * len(contexts))
         self.out = {name: np.zeros_like(self.q) for name in ("full", "windowed")}
 
     def run(self, cpu, name):
@@ -67,20 +67,20 @@ def _error(np, got, expected):
     return float(np.abs(got.astype(np.float32) - expected.astype(np.float32)).max())
 
 
-def _check(np, reference, case, window, rows=None):
+def _check(np, kvcache, case, window, rows=None):
     """Max |error| of the named outs of `case` (run already) against the
     reference: {name: error}, over all rows or the first `rows`."""
     errors = {}
     cache = case.cache
     if rows is not None:
-        cache = reference.PagedCache(cache.blocks, cache.cache_lengths[:rows],
-                                     cache.lookup_table[:rows], 1,
-                                     cache.max_cache_length, "f16")
+        cache = kvcache.caches.PagedCache(cache.blocks, cache.cache_lengths[:rows],
+                                          cache.lookup_table[:rows], 1,
+                                          cache.max_cache_length, "f16")
     q, offsets = case.q[:rows], case.offsets[:None if rows is None else rows + 1]
     for name, clause in (("full", None), ("windowed", window)):
         if rows is not None and clause is None:
             continue
-        expected = reference.attention_ragged(
+        expected = kvcache.reference.attention_ragged(
             q, cache.key_cache(0), cache.value_cache(0), offsets,
             np.zeros_like(q), HEAD_SIZE ** -0.5, window=clause)
         errors[name] = _error(np, case.out[name][:rows], expected)
@@ -116,7 +116,7 @@ def window_section(build, quick, lines):
     imported = import_package(build, lines)
     if imported is None:
         return
-    np, kvcache, builders, reference = imported
+    np, kvcache, builders, _ = imported
     config = kvcache.CacheConfig("f16", num_heads=HEADS, head_size=HEAD_SIZE,
                                  page_size=PAGE, num_layers=1, q_heads=HEADS * GROUP)
     cpu = kvcache.CPUModule(builders.module(
@@ -125,12 +125,12 @@ def window_section(build, quick, lines):
     rng = np.random.default_rng(0)
 
     # Correctness first: a small case against the reference.
-    small = _Case(np, reference, rng, CHECK_CONTEXTS)
+    small = _Case(np, kvcache, rng, CHECK_CONTEXTS)
     for name in small.out:
         small.run(cpu, name)
-    checked = _check(np, reference, small, WINDOW)
+    checked = _check(np, kvcache, small, WINDOW)
 
-    case = _Case(np, reference, rng, [CONTEXT] * BATCH)
+    case = _Case(np, kvcache, rng, [CONTEXT] * BATCH)
     reps = 3 if quick else 7
     times = {name: [] for name in case.out}
     for _ in range(reps + 1):
@@ -141,7 +141,7 @@ def window_section(build, quick, lines):
     best = {name: min(t[1:]) for name, t in times.items()}
     median = {name: statistics.median(t[1:]) for name, t in times.items()}
     start = time.perf_counter()
-    big = _check(np, reference, case, WINDOW, rows=1)
+    big = _check(np, kvcache, case, WINDOW, rows=1)
     big_seconds = time.perf_counter() - start
     worst = max(list(checked.values()) + list(big.values()))
     if worst > TOLERANCE:

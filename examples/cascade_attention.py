@@ -54,13 +54,13 @@ if importlib.util.find_spec("kvcache") is None:  # run without PYTHONPATH
 import numpy as np  # noqa: E402
 
 import kvcache  # noqa: E402
-from kvcache import builders, reference  # noqa: E402
+from kvcache import builders, caches, reference, testing  # noqa: E402
 
 TOLERANCE = 2e-3  # f16 outputs in [-1, 1]
 
 
 def paged_cache(config, keys, values, cache_lengths):
-    """A reference.PagedCache (one layer) holding sequence b's K/V tokens
+    """A caches.PagedCache (one layer) holding sequence b's K/V tokens
     `keys[b]`, `values[b]` ([n_b, H, D] f16) in consecutive pages, with
     `cache_lengths[b]` of them cached (the rest: this step's new tokens).
     The last page is the null page that pads the lookup table's rows."""
@@ -79,8 +79,8 @@ def paged_cache(config, keys, values, cache_lengths):
         first += count
     totals = [len(k) for k in keys]
     new = [n - c for n, c in zip(totals, cache_lengths)]
-    return reference.PagedCache(blocks, cache_lengths, table, max(new),
-                                max(totals), "f16")
+    return caches.PagedCache(blocks, cache_lengths, table, max(new),
+                             max(totals), "f16")
 
 
 def kv_bytes(config, tokens):
@@ -150,13 +150,13 @@ def main():
     own = rng.integers(64, 257, batch).tolist()
 
     def tokens(count):
-        return reference.random_rows(rng, count, H, D, "f16")
+        return testing.random_rows(rng, count, H, D, "f16")
 
     prefix_k, prefix_v = tokens(prefix), tokens(prefix)
     suffix_k = [tokens(n + 1) for n in own]
     suffix_v = [tokens(n + 1) for n in own]
-    q = reference.random_rows(rng, batch, Hq, D, "f16")
-    offsets = reference.row_offsets([1] * batch)
+    q = testing.random_rows(rng, batch, Hq, D, "f16")
+    offsets = testing.row_offsets([1] * batch)
     rows = batch
 
     # The cascade's two caches: the prefix once (sequence 0, nothing new),

@@ -23,7 +23,7 @@ if importlib.util.find_spec("kvcache") is None:  # run without PYTHONPATH
 import numpy as np  # noqa: E402
 
 import kvcache  # noqa: E402
-from kvcache import builders, reference  # noqa: E402
+from kvcache import builders, reference, testing  # noqa: E402
 from kvcache.abi import KernelArgs  # noqa: E402
 
 
@@ -44,12 +44,12 @@ def main():
     #    token each; pages shuffled over the cache, as an allocator leaves them.
     rng = np.random.default_rng(0)
     cache_lengths, new_lengths, layer = [100, 37, 0, 250], [1, 1, 1, 1], 2
-    cache = reference.random_cache(config, cache_lengths, new_lengths, rng)
+    cache = testing.random_cache(config, cache_lengths, new_lengths, rng)
     rows = sum(new_lengths)
-    q = reference.random_rows(rng, rows, config.query_heads, config.head_size, "f16")
-    new_keys = reference.random_rows(rng, rows, config.num_heads, config.head_size, "f16")
-    new_values = reference.random_rows(rng, rows, config.num_heads, config.head_size, "f16")
-    row_offsets = reference.row_offsets(new_lengths)
+    q = testing.random_rows(rng, rows, config.query_heads, config.head_size, "f16")
+    new_keys = testing.random_rows(rng, rows, config.num_heads, config.head_size, "f16")
+    new_values = testing.random_rows(rng, rows, config.num_heads, config.head_size, "f16")
+    row_offsets = testing.row_offsets(new_lengths)
     out = np.zeros_like(q)
     workspace = np.zeros(rows * config.query_heads * (config.head_size + 2) * 16,
                          np.float32)

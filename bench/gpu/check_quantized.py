@@ -20,7 +20,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
-from kvcache import reference  # noqa: E402
+from kvcache import dtypes  # noqa: E402
 from kvcache.abi import KernelArgs  # noqa: E402
 
 HEADS, DIM, PAGE, LAYERS = 8, 128, 16, 1
@@ -68,9 +68,9 @@ def expected_store(case, dtype):
             page, slot = case["table"][b, token // PAGE], token % PAGE
             for h in range(HEADS):
                 values = case["rows"][r, h].astype(np.float32)
-                scale = reference.dynamic_scale(values, dtype)
+                scale = dtypes.dynamic_scale(values, dtype)
                 scales[page, 0, 0, slot, h] = scale
-                blocks[page, 0, 0, slot, h] = reference.quantize(values, dtype, scale)
+                blocks[page, 0, 0, slot, h] = dtypes.quantize(values, dtype, scale)
     return blocks, scales
 
 
@@ -84,8 +84,8 @@ def expected_gather(case, dtype, blocks, scales):
         for token, r in enumerate(range(offsets[b], offsets[b + 1])):
             page, slot = case["table"][b, token // PAGE], token % PAGE
             with np.errstate(over="ignore", invalid="ignore"):
-                values = reference.dequantize(blocks[page, 0, 0, slot], dtype,
-                                              scales[page, 0, 0, slot][:, None])
+                values = dtypes.dequantize(blocks[page, 0, 0, slot], dtype,
+                                           scales[page, 0, 0, slot][:, None])
                 out[r] = values.astype(np.float16)
     return out
 

@@ -33,6 +33,11 @@ enum LoweredField : unsigned {
   NumLoweredFields
 };
 
+/// The kernel ABI's names of the lowered fields, indexed by LoweredField.
+constexpr StringLiteral loweredNames[NumLoweredFields] = {
+    "blocks",         "cache_lengths",    "lookup_table",
+    "max_seq_length", "max_cache_length", "scales"};
+
 } // namespace
 
 /// The lowered `blocks` of a collection, `memref<? x kv x ? x S x H x D x
@@ -105,6 +110,12 @@ static void appendLoweredTypes(Type type, bool collection,
   types.push_back(i32);
   if (params.scales)
     types.push_back(getLoweredScalesType(params, collection));
+}
+
+/// The names of the values appendLoweredTypes appends, in its order.
+static SmallVector<StringRef> getLoweredNamesOf(Type type) {
+  unsigned count = KVCacheParams::get(type).scales ? NumLoweredFields : Scales;
+  return SmallVector<StringRef>(loweredNames, loweredNames + count);
 }
 
 static Value toIndex(OpBuilder &builder, Location loc, Value i32Value) {
@@ -200,6 +211,9 @@ static SmallVector<Value> buildLayerOf(Type collectionType, OpBuilder &builder,
 #define KVCACHE_DEFINE_SHARED_HOOKS(TYPE, COLLECTION)                          \
   void TYPE::getLoweredTypes(SmallVectorImpl<Type> &types) const {            \
     appendLoweredTypes(*this, COLLECTION, types);                              \
+  }                                                                            \
+  SmallVector<StringRef> TYPE::getLoweredNames() const {                       \
+    return getLoweredNamesOf(*this);                                           \
   }                                                                            \
   Value TYPE::buildCacheLength(OpBuilder &builder, Location loc,              \
                                ValueRange lowered, Value batch,                \

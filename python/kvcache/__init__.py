@@ -1,7 +1,7 @@
 """kvcache-mlir from Python.
 
     import kvcache
-    from kvcache import builders, reference
+    from kvcache import builders, reference, testing
 
     config = kvcache.CacheConfig("f16", num_heads=8, head_size=128,
                                  page_size=16, q_heads=32)
@@ -20,26 +20,36 @@
     # on gather; the functions take the scales after max_cache_length
     config = kvcache.CacheConfig("f8E4M3FN", num_heads=8, head_size=128,
                                  scales="token_head", rows_dtype="bf16")
-    cache = reference.random_cache(config, [5, 40], [1, 1])   # codes + scales
+    cache = testing.random_cache(config, [5, 40], [1, 1])     # codes + scales
     cpu = kvcache.CPUModule(builders.store_ragged(config))
     cpu.store_ragged(*cache.arguments(), layer, rows, row_offsets)
+    expected = cache.key_cache(layer).store_ragged(rows, row_offsets)
 
-Modules:
+Modules, each importable alone (none imports another that imports it):
     config     CacheConfig: the cache's kind (paged or continuous), shapes,
                element type and scales
     builders   IR text of the kernel ops and of a decode step, from a CacheConfig
-    reference  numpy model of docs/Contract.md 1, 2.2 and 3.3 (no compiler
-               code): PagedCache, ContinuousCache, quantized or not
-    attention_reference  its attention_ragged with the optional clauses
-               (window, chunk, noncausal, softcap, alibi, sinks, lse),
-               key_range and merge_states (re-exported by reference)
+    dtypes     element types in numpy: storage dtypes, the bf16/fp8/int8
+               codecs (to_float32, from_float32), quantize, dequantize
+    caches     the cache objects CPUModule takes (PagedCache,
+               ContinuousCache, CacheView), a numpy model of docs/Contract.md
+               1 and 2.2; their writes (view.store_ragged, cache.copy_pages)
+               return new caches
+    reference  the numpy oracle of the kernel ops (docs/Contract.md 3.3, no
+               compiler code): gather_ragged, decode_step, and
+               attention_ragged, key_range, merge_states (from
+               attention_reference, with the optional clauses); it still
+               re-exports the names that moved to dtypes, caches and testing
+    testing    random test data: random_cache, random_rows, row_offsets
     compiler   parse / verify / print / run_pipeline / compile_ptx (extension)
     cpu        CPUModule: in-process CPU execution on numpy arrays (extension)
     emulator   EmulatedGPUModule: the same calls, the kernels run on the GPU
                emulator with its checks (extension)
-    abi        launch-argument packer of the kernels (docs/KernelABI.md)
+    abi        the kernel ABI as the compiler describes it (describe_type,
+               Module.abi: ArgumentABI, ValueABI) and the launch-argument
+               packer of the kernels (KernelArgs; docs/KernelABI.md)
     errors     CompileError: MLIR diagnostics with their locations;
-               EmulatorError: the GPU emulator's reports
+               EmulatorError: the GPU emulator's reports; ArgumentTypeError
 
 The compiler, CPU and emulator parts need the extension `_kvcache`, built into
 build/python/kvcache by the normal build (use PYTHONPATH=build/python); the
@@ -48,20 +58,23 @@ others are plain Python + numpy and also work from the source tree.
 
 import importlib.util
 
-from . import abi, builders, reference  # noqa: F401
-from . import attention_reference  # noqa: F401  (loaded by reference, after it)
+from . import (abi, attention_reference, builders, caches,  # noqa: F401
+               dtypes, reference, testing)
 from .config import CacheConfig  # noqa: F401
-from .errors import CompileError, Diagnostic, EmulatorError  # noqa: F401
+from .errors import (ArgumentTypeError, CompileError, Diagnostic,  # noqa: F401
+                     EmulatorError)
 
-__all__ = ["CacheConfig", "CompileError", "Diagnostic", "EmulatorError", "abi",
-           "attention_reference", "builders", "reference"]
-_EXTENSION_NAMES = ("Module", "compile_ptx", "kernel_names", "lower_to_cpu",
-                    "lower_to_emulated_gpu", "parse", "run_pipeline", "verify",
-                    "CPUModule", "EmulatedGPUModule", "compiler", "cpu",
-                    "emulator")
+__all__ = ["ArgumentTypeError", "CacheConfig", "CompileError", "Diagnostic",
+           "EmulatorError", "abi", "attention_reference", "builders", "caches",
+           "dtypes", "reference", "testing"]
+_EXTENSION_NAMES = ("Module", "compile_ptx", "describe_type", "kernel_names",
+                    "lower_to_cpu", "lower_to_emulated_gpu", "parse",
+                    "run_pipeline", "verify", "CPUModule", "EmulatedGPUModule",
+                    "compiler", "cpu", "emulator")
 
 if importlib.util.find_spec(f"{__name__}._kvcache") is not None:
     from . import compiler, cpu, emulator  # noqa: F401
+    from .abi import describe_type  # noqa: F401
     from .compiler import (Module, compile_ptx, kernel_names,  # noqa: F401
                            lower_to_cpu, lower_to_emulated_gpu, parse,
                            run_pipeline, verify)

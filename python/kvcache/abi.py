@@ -1,33 +1,42 @@
 """Launch arguments of kernels compiled by kvcache-mlir (docs/Contract.md,
 section 7; docs/KernelABI.md).
 
-A kernel parameter of type `!kvcache.paged_cache` becomes five values: the
-layer's `blocks` view (a 4-D memref `[num_pages, page_size, num_heads,
-head_size]`), `cache_lengths` (1-D), `lookup_table` (2-D), `max_seq_length`
-and `max_cache_length` (u32). A `!kvcache.paged_collection` becomes the 6-D
-`blocks`, the same metadata and the two u32 scalars. The continuous kind
-(`!kvcache.continuous_cache`, `!kvcache.continuous_collection`) is the same
-with `[num_blocks, block_tokens, ...]` blocks and a 1-D lookup table
-(`kind="continuous"`). Each memref then expands to MLIR's descriptor:
-allocated pointer, aligned pointer, offset, sizes, strides (all u64, offset
-and strides in elements). An `index` is a u64, an `i32` a u32.
+The compiler says how each argument lowers: `describe_type(text)` (and
+`kvcache.Module.abi()` for every function of a module) asks the type
+interfaces of a kvcache type (`KVCollectionTypeInterface`,
+`KVCacheTypeInterface`: `getLoweredTypes`, `getLoweredNames`) for its
+values and describes each from its MLIR type, as an `ArgumentABI` of
+`ValueABI`s. So any collection kind that implements the interfaces packs
+the same way, and nothing here knows a kind's layout:
+
+    argument = abi.describe_type("!kvcache.paged_cache<f16, num_heads = 8, "
+                                 "head_size = 128, page_size = 16>")
+    [v.name for v in argument.values]
+    # ['blocks', 'cache_lengths', 'lookup_table', 'max_seq_length',
+    #  'max_cache_length']
+    params = argument.params(cache.key_cache(3).parameters())
+
+A collection argument takes its values in order (`cache.arguments()`); a
+layer cache the collection's values, then `kv` and `layer`, then a
+quantized cache's `scales` (`view.parameters()`): its values named
+"blocks" and "scales" are the layer's views of the collection's,
+`blocks[:, kv, layer]` and `scales[:, kv, layer]` (`scales[layer, kv]`, a
+0-D view, for tensor scales), as the lowering slices them (docs/Contract.md
+7.1). Each memref then expands to MLIR's descriptor: allocated pointer,
+aligned pointer, offset, sizes, strides (all u64, offset and strides in
+elements). An `index` is a u64, an `i32` a u32.
 
 So a kernel `(!kvcache.paged_cache, memref<?x8x128xf16>)` takes
 11 + 5 + 7 + 2 = 25 parameters for the cache, then 9 for the memref; with a
 `!kvcache.continuous_cache` 11 + 5 + 5 + 2 = 23, then 9. Collections:
-15 + 5 + 7 + 2 = 29 (paged), 15 + 5 + 5 + 2 = 27 (continuous).
-
-A quantized cache (a type with `scales`, docs/Contract.md 2.2) has a sixth
-value, its f32 scales (`scales=`): the whole array for a collection
-(tensor `[num_layers, kv_dim]` 7 parameters, token_head 5-D 13, block<G>
-6-D 15); for a layer cache the view at `[*, kv, layer, ...]` (token_head
-`[blocks, tokens, H]` 9, block<G> `[blocks, tokens, H, D/G]` 11) or, for
-tensor scales, the 0-D element `[layer, kv]` (3: two pointers and the
-offset). A paged_cache with token_head scales is thus 25 + 9 = 34.
+15 + 5 + 7 + 2 = 29 (paged), 15 + 5 + 5 + 2 = 27 (continuous). A quantized
+cache's scales add tensor 7, token_head 13, block<G> 15 to a collection,
+3, 9, 11 to a layer cache (a paged_cache with token_head scales is 34).
 
 Arrays are anything exposing `__cuda_array_interface__` (cupy, torch on the
-GPU) or `__array_interface__` (numpy, for tests). Nothing here needs a GPU
-or a CUDA toolkit.
+GPU) or `__array_interface__` (numpy, for tests). Describing a type needs
+the compiler extension (kvcache._kvcache); packing and KernelArgs' memref,
+index, i32 and f32 do not, and nothing here needs a GPU or a CUDA toolkit.
 
     args = KernelArgs().cache(blocks, cache_lengths, lookup_table,
                               max_seq_length, max_cache_length,
@@ -35,21 +44,31 @@ or a CUDA toolkit.
     kernel(grid, block, args.values())            # cupy.RawKernel
     params = args.ctypes_pointers()               # cuLaunchKernel kernelParams
 
-A continuous cache: `.cache(..., kind="continuous")` (a 1-D lookup_table),
+`.cache(..., kind=...)` and `.collection(..., kind=...)` take the values
+of a `!kvcache.<kind>_cache` or `_collection` ("paged" or "continuous"),
 e.g. `.cache(*cache.arguments(), kv=0, layer=3, kind=cache.kind)` with a
-kvcache.reference.ContinuousCache. A quantized one:
-`.cache(*cache.arguments()[:5], kv=0, layer=3, kind=cache.kind,
-scales=cache.scales)`, `.collection(*cache.arguments()[:5],
-kind=cache.kind, scales=cache.scales)`.
+kvcache.caches.ContinuousCache, and a quantized one's scales as `scales=`:
+`.collection(*cache.arguments()[:5], kind=cache.kind, scales=cache.scales)`.
+The type is built from the arrays' shapes and described by the compiler;
+without the extension (a source checkout on a GPU machine where nothing is
+built) the arrays are packed as given, unchecked but the scales' shape.
+`.argument(argument, value)` packs a value for any ArgumentABI.
 """
 
 import ctypes
+import functools
+import importlib.util
 
 import numpy as np
 
-__all__ = ["ArrayInfo", "KernelArgs", "array_info", "cache_params",
-           "collection_params", "continuous_cache_params",
-           "continuous_collection_params", "memref_params",
+from .config import (KINDS, CacheConfig, scales_kind_of_shape,
+                     scales_shape_of_blocks)
+from .dtypes import ARRAY_DTYPES
+from .errors import ArgumentTypeError
+
+__all__ = ["ArgumentABI", "ArrayInfo", "KernelArgs", "ValueABI", "array_info",
+           "cache_params", "collection_params", "continuous_cache_params",
+           "continuous_collection_params", "describe_type", "memref_params",
            "paged_cache_params", "paged_collection_params"]
 
 
@@ -64,11 +83,34 @@ class ArrayInfo:
         self.itemsize = int(itemsize)
         self.typestr = typestr
 
+    @functools.cached_property
+    def dtype(self):
+        """The numpy dtype of the elements, None when `typestr` is."""
+        return None if self.typestr is None else np.dtype(self.typestr)
+
+
+def _numpy_info(array):
+    """ArrayInfo of a numpy array, straight from its attributes (the CPU
+    path calls this for every argument of every call)."""
+    itemsize = array.itemsize
+    if any(stride % itemsize for stride in array.strides):
+        raise ValueError("array strides must be whole elements")
+    info = ArrayInfo.__new__(ArrayInfo)
+    info.pointer = array.ctypes.data
+    info.shape = array.shape
+    info.strides = tuple(stride // itemsize for stride in array.strides)
+    info.itemsize = itemsize
+    info.typestr = array.dtype.str
+    info.dtype = array.dtype  # set, not computed: see cached_property
+    return info
+
 
 def array_info(array):
     """ArrayInfo of a cupy/torch/numpy array, or an ArrayInfo unchanged."""
     if isinstance(array, ArrayInfo):
         return array
+    if isinstance(array, np.ndarray):
+        return _numpy_info(array)
     interface = getattr(array, "__cuda_array_interface__", None)
     if interface is None:
         interface = getattr(array, "__array_interface__", None)
@@ -92,124 +134,436 @@ def array_info(array):
                      interface["typestr"])
 
 
+_U64 = (1 << 64) - 1
+
+
 def memref_params(array, offset=0, shape=None, strides=None):
     """The descriptor fields of a memref over `array`: allocated pointer,
-    aligned pointer, offset, sizes..., strides... (all u64). `offset`,
-    `shape` and `strides` (in elements) describe a view of it."""
+    aligned pointer, offset, sizes..., strides... (all u64; a negative
+    stride modulo 2^64). `offset`, `shape` and `strides` (in elements)
+    describe a view of it."""
     info = array_info(array)
     shape = info.shape if shape is None else shape
     strides = info.strides if strides is None else strides
     if len(shape) != len(strides):
         raise ValueError("shape and strides must have the same rank")
     fields = [info.pointer, info.pointer, offset, *shape, *strides]
-    return [np.uint64(v) for v in fields]
+    return list(np.array([v & _U64 for v in fields], np.uint64))
 
 
-# Per kind: the lookup table's rank and the names of blocks' dims 0 and 3.
-_LAYOUTS = {"paged": (2, "num_pages", "page_size"),
-            "continuous": (1, "num_blocks", "block_tokens")}
+def _dims(sizes):
+    """`[?, 2, 8]`: static sizes or strides, `?` for dynamic ones."""
+    return "[" + ", ".join("?" if s is None else str(s) for s in sizes) + "]"
 
 
-def _layout(kind):
+def _c_strides(shape):
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.insert(0, step)
+        step *= size
+    return strides
+
+
+# What a scalar parameter of `bits` bits is packed as: the bits, unsigned;
+# floats as themselves.
+_UNSIGNED = {1: np.uint8, 8: np.uint8, 16: np.uint16, 32: np.uint32,
+             64: np.uint64}
+_FLOATS = {32: np.float32, 64: np.float64}
+
+
+class ValueABI:
+    """One value an argument lowers to, as the compiler describes it from
+    its MLIR type (docs/KernelABI.md):
+
+    name      the type interface's name ("blocks", "cache_lengths", ...;
+              "" for an argument that is its own value)
+    type      the MLIR type, printed (for messages)
+    kind      "memref" or "scalar"
+    element   a memref's element type, or the scalar type ("f16", "i32",
+              "index", ...); `bits` its width, `integer` / `float` its class
+    memrefs:  rank; shape and strides (None for a dynamic size or stride;
+              strides None for a layout without them); offset (None when
+              dynamic); identity (the identity layout); layout ("identity",
+              "strided", ...); memory_space (None for the default)
+    """
+
+    def __init__(self, description):
+        for key, value in description.items():
+            setattr(self, key, value)
+        if self.kind == "memref":
+            self.shape = tuple(self.shape)
+            if self.strides is not None:
+                self.strides = tuple(self.strides)
+
+    def __repr__(self):
+        return f"ValueABI({self.name!r}, {self.type!r})"
+
+    @property
+    def dtypes(self):
+        """The numpy dtype names whose arrays hold this memref's elements."""
+        return ARRAY_DTYPES.get(self.element, ())
+
+    def params(self, value, where=None, to_info=None):
+        """The parameters of `value` (an array for a memref, an int or float
+        for a scalar) after `check`. `where` starts the messages of errors
+        (default: the type); `to_info(array, where)` makes the ArrayInfo
+        (default: array_info)."""
+        where = where or self.type
+        if self.kind == "scalar":
+            return [self.scalar(value, where)]
+        info = to_info(value, where) if to_info else array_info(value)
+        self.check(info, where)
+        return memref_params(info)
+
+    def scalar(self, value, where):
+        """`value` as the parameter of this scalar type: the low `bits` of
+        an int (unsigned), or the float rounded to f32 / f64."""
+        if self.integer:
+            if not isinstance(value, (int, np.integer)):
+                raise TypeError(f"{where} takes an int, got "
+                                f"{type(value).__name__}")
+            return _UNSIGNED[self.bits](int(value) & ((1 << self.bits) - 1))
+        if self.float and self.bits in _FLOATS:
+            return _FLOATS[self.bits](value)
+        raise TypeError(f"{where}: {self.type} values cannot be passed from "
+                        "Python")
+
+    def check_rank(self, info, where, noun="array", whose=""):
+        """ValueError unless the array `info` has this memref's rank;
+        `whose` follows the noun in the message."""
+        if len(info.shape) != self.rank:
+            raise ValueError(f"{where} needs a {self.rank}-D {noun}{whose}, "
+                             f"got shape {info.shape}")
+
+    def check(self, info, where, noun="array", element=True):
+        """ValueError (ArgumentTypeError for the elements) unless the array
+        `info` (an ArrayInfo) fits this memref type: its rank, static
+        sizes, elements (unless not `element`; any of their width without
+        a typestr), and static strides (all of them row-major for the
+        identity layout)."""
+        self.check_rank(info, where, noun)
+        if any(size not in (None, actual)
+               for size, actual in zip(self.shape, info.shape)):
+            raise ValueError(f"{where} needs {noun} of shape "
+                             f"{_dims(self.shape)}, got {info.shape}")
+        if element:
+            self._check_element(info, where, noun)
+        if self.strides is None:
+            raise TypeError(f"{where}: {self.type} has a layout without "
+                            "strides: it cannot be passed from Python")
+        if self.offset not in (None, 0):
+            raise ValueError(f"{where}: {self.type} has a static offset: pass "
+                             "its base array instead")
+        if 0 in info.shape:
+            return
+        expected = _c_strides(info.shape) if self.identity else self.strides
+        for axis, (size, stride) in enumerate(zip(info.shape, info.strides)):
+            if expected[axis] not in (None, stride) and size > 1:
+                layout = ("the identity layout (row-major)" if self.identity
+                          else f"the static strides {_dims(self.strides)}")
+                raise ValueError(f"{where}: {noun} must be contiguous as "
+                                 f"{self.type} says ({layout}): its stride "
+                                 f"{axis} is {stride} elements, not "
+                                 f"{expected[axis]}")
+
+    @functools.cached_property
+    def _numpy_dtypes(self):
+        return frozenset(np.dtype(name) for name in self.dtypes)
+
+    def _check_element(self, info, where, noun):
+        if self.element is None:  # undescribed: any element type
+            return
+        dtype = info.dtype
+        if dtype in self._numpy_dtypes or (
+                dtype is None and self.bits is not None and
+                info.itemsize * 8 == max(self.bits, 8)):
+            return
+        accepted = " or ".join(self.dtypes) or "no numpy dtype"
+        got = dtype.name if dtype is not None else f"{info.itemsize}-byte elements"
+        raise ArgumentTypeError(f"{where} needs {noun} of {self.element} "
+                                f"elements ({accepted}), got {got}")
+
+
+# The values of a layer cache that are views of the collection's: they
+# take the collection's array and kv and layer (docs/Contract.md 7.1).
+LAYER_VIEWS = ("blocks", "scales")
+
+
+def _layer_view(name, info, kv, layer):
+    """(view, offset): the layer's view of a collection's `blocks` or
+    `scales` (ArrayInfo), `[:, kv, layer]`, or for 2-D (tensor) scales
+    the 0-D `[layer, kv]`; `offset` in elements from info's pointer."""
+    if name == "scales" and len(info.shape) == 2:
+        shape, strides = (), ()
+        offset = layer * info.strides[0] + kv * info.strides[1]
+    else:
+        shape = (info.shape[0],) + info.shape[3:]
+        strides = (info.strides[0],) + info.strides[3:]
+        offset = kv * info.strides[1] + layer * info.strides[2]
+    view = ArrayInfo(info.pointer, shape, strides, info.itemsize, info.typestr)
+    view.dtype = info.dtype
+    return view, offset
+
+
+class ArgumentABI:
+    """One argument of a function, as the compiler lowers it:
+
+    type    the MLIR type, printed
+    cache   None, or for a kvcache type what its type interfaces answer: a
+            dict of kind ("paged", "continuous", or another kind's name),
+            role ("collection" or "cache"), element_type, num_heads,
+            head_size, page_size (None when dynamic), mla,
+            assert_write_mode, scales (None, "tensor", "token_head",
+            "block<G>")
+    values  its ValueABIs: the lowered values of a kvcache type, the
+            argument itself for a memref or scalar; None for a type that
+            cannot be passed from Python
+    """
+
+    def __init__(self, description):
+        self.type = description["type"]
+        self.cache = description["cache"]
+        values = description["values"]
+        self.values = None if values is None else [ValueABI(v) for v in values]
+
+    def __repr__(self):
+        return f"ArgumentABI({self.type!r})"
+
+    @property
+    def role(self):
+        """"collection", "cache" (a layer's K or V) or None."""
+        return None if self.cache is None else self.cache["role"]
+
+    @property
+    def form(self):
+        """The names of the fields a value of a kvcache argument is passed
+        as: a collection's values, in order; a layer cache's values with kv
+        and layer before a quantized cache's scales (the collection's
+        values: its blocks and scales are sliced for the layer). None for
+        other arguments."""
+        if self.cache is None or self.values is None:
+            return None
+        names = [value.name for value in self.values]
+        if self.role == "collection":
+            return names
+        scales = ["scales"] if "scales" in names else []
+        return [n for n in names if n != "scales"] + ["kv", "layer"] + scales
+
+    def params(self, value, prefix="", takes="", to_info=None):
+        """The parameters of `value`: for a kvcache type the tuple of
+        `form`, or an object with `arguments()` (a collection) or
+        `parameters()` (a layer cache) that returns it; an array or number
+        otherwise. `prefix` starts the messages of errors; `takes` names
+        the objects accepted besides the tuple ("a PagedCache or ");
+        `to_info(array, where)` makes each array's ArrayInfo (kvcache.cpu
+        checks there that it is a host array)."""
+        if self.values is None:
+            raise TypeError(f"{prefix}arguments of type {self.type} cannot be "
+                            "passed from Python")
+        if self.cache is None:
+            return self.values[0].params(value, prefix + self.type, to_info)
+        method = "arguments" if self.role == "collection" else "parameters"
+        fields = getattr(value, method)() if hasattr(value, method) else tuple(value)
+        if len(fields) != len(self.form):
+            raise TypeError(f"{prefix}{self.type} takes {takes}"
+                            f"({', '.join(self.form)}), got {len(fields)} values")
+        return self.pack(dict(zip(self.form, fields)), prefix, to_info)
+
+    def pack(self, fields, prefix="", to_info=None, any_element=()):
+        """The parameters of a kvcache argument from `fields`, a dict by the
+        names of `form`; `to_info` as for `params`. The element types of
+        the values named in `any_element` are not checked."""
+        where = prefix + self.type
+        to_info = to_info or (lambda array, _: array_info(array))
+        infos = {value.name: to_info(fields[value.name], f"{where} {value.name}")
+                 for value in self.values if value.kind == "memref"}
+        _check_scales(infos, self.cache["scales"], where)
+        if self.role == "cache" and "blocks" in infos:
+            _check_layer(fields, infos["blocks"].shape)
+        # Every rank first: a kind mismatch shows as a table of another rank.
+        arrays = {value.name: self._array(value, infos[value.name], fields,
+                                          where)
+                  for value in self.values if value.kind == "memref"}
+        params = []
+        for value in self.values:
+            if value.kind == "scalar":
+                params.append(value.scalar(fields[value.name],
+                                           f"{where} {value.name}"))
+                continue
+            info, offset, noun = arrays[value.name]
+            value.check(info, where, noun, value.name not in any_element)
+            params += memref_params(info, offset=offset)
+        return params
+
+    def _array(self, value, info, fields, where):
+        """(ArrayInfo, offset, noun) of the array `info` of memref `value`,
+        its rank checked: a layer cache's blocks and scales are the layer's
+        view of the collection's."""
+        offset, noun = 0, value.name
+        if self.role == "cache" and value.name in LAYER_VIEWS:
+            rank = value.rank + 2 if value.name == "blocks" or value.rank else 2
+            if len(info.shape) != rank:
+                raise ValueError(
+                    f"{where} needs the collection's {rank}-D {value.name}, "
+                    f"the layer's view of which is [:, kv, layer], got shape "
+                    f"{info.shape}")
+            info, offset = _layer_view(value.name, info, fields["kv"],
+                                       fields["layer"])
+            noun += "[:, kv, layer]"
+        value.check_rank(info, where, noun, f" (a {self.cache['kind']} cache's)")
+        return info, offset, noun
+
+
+def _check_layer(fields, blocks_shape):
+    """kv and layer of a layer cache, against its collection's blocks."""
+    kv, layer = fields["kv"], fields["layer"]
+    for name, index in (("kv", kv), ("layer", layer)):
+        if not isinstance(index, (int, np.integer)):
+            raise TypeError(f"{name} must be an int, got {type(index).__name__}")
+    if len(blocks_shape) >= 3:
+        if not 0 <= kv < blocks_shape[1]:
+            raise ValueError(f"kv={kv} out of range for kv_dim {blocks_shape[1]}")
+        if not 0 <= layer < blocks_shape[2]:
+            raise ValueError(f"layer={layer} out of range for {blocks_shape[2]} "
+                             "layers")
+
+
+def _check_scales(infos, scales, where):
+    """ValueError unless the "scales" array of a quantized cache (`scales`
+    names its kind: "tensor", "token_head", "block<G>") has the shape its
+    6-D "blocks" give it (docs/Contract.md 2.2); `infos` the ArrayInfos by
+    name."""
+    if scales is None or "scales" not in infos:
+        return
+    blocks, info = infos["blocks"].shape, infos["scales"].shape
+    if len(blocks) != 6:
+        return  # the blocks' own check says what is wrong
+    expected = scales_shape_of_blocks(scales, blocks)
+    if info != expected:
+        raise ValueError(f"{where} with blocks of shape {blocks} needs "
+                         f"{scales} scales of shape {expected}, got {info}")
+
+
+@functools.lru_cache(maxsize=None)
+def describe_type(text):
+    """The ArgumentABI of an argument of type `text` (MLIR's syntax), as
+    the compiler's type interfaces lower it. Needs the compiler extension;
+    kvcache.CompileError when `text` is no type."""
+    from . import _kvcache  # the extension: a leaf, imported when used
+    return ArgumentABI(_kvcache.describe_type(text))
+
+
+# The kinds' functions (paged_cache_params, ...): the type built from the
+# arrays' shapes, described by the compiler.
+
+
+def _check_kind(kind):
     if not isinstance(kind, str):
-        raise TypeError(f"kind must be one of {', '.join(map(repr, _LAYOUTS))}, "
+        raise TypeError(f"kind must be one of {', '.join(map(repr, KINDS))}, "
                         f"got a {type(kind).__name__}: pass a quantized cache's "
                         "scales as scales=..., after the five values")
-    if kind not in _LAYOUTS:
-        raise ValueError(f"kind must be one of {', '.join(map(repr, _LAYOUTS))}, "
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(map(repr, KINDS))}, "
                          f"got {kind!r}")
-    return _LAYOUTS[kind]
 
 
-def _check_metadata(cache_lengths, lookup_table, kind):
-    rank = _layout(kind)[0]
-    lengths, table = array_info(cache_lengths), array_info(lookup_table)
-    if len(lengths.shape) != 1 or lengths.itemsize != 4:
-        raise ValueError("cache_lengths must be a 1-D array of 32-bit ints")
-    if len(table.shape) != rank or table.itemsize != 4:
-        message = (f"lookup_table of a {kind} cache must be a {rank}-D array "
-                   "of 32-bit ints")
-        other = [k for k, layout in _LAYOUTS.items()
-                 if layout[0] == len(table.shape) and k != kind]
-        if other:
-            message += (f" (a {len(table.shape)}-D table is a {other[0]} "
-                        f"cache's: pass kind={other[0]!r})")
-        raise ValueError(message)
-    for name, info in (("cache_lengths", lengths), ("lookup_table", table)):
-        expected = [1] if len(info.shape) == 1 else [info.shape[1], 1]
-        if list(info.strides) != expected and 0 not in info.shape:
-            raise ValueError(f"{name} must be contiguous (row-major)")
-    return lengths, table
+# The element type a type is built with for blocks of each width: only the
+# width matters to the parameters.
+_ELEMENT_OF_WIDTH = {1: "i8", 2: "f16", 4: "f32"}
 
 
-def _metadata_params(cache_lengths, lookup_table, max_seq_length,
-                     max_cache_length, kind):
-    lengths, table = _check_metadata(cache_lengths, lookup_table, kind)
-    return (memref_params(lengths) + memref_params(table) +
-            [np.uint32(max_seq_length), np.uint32(max_cache_length)])
+def _has_extension():
+    return importlib.util.find_spec(f"{__package__}._kvcache") is not None
 
 
-def _check_blocks(blocks, kind):
-    _, blocks_name, tokens_name = _layout(kind)
-    info = array_info(blocks)
-    if len(info.shape) != 6:
+def _kind_argument(kind, role, fields):
+    """The ArgumentABI of `!kvcache.<kind>_<role>` for the arrays of
+    `fields` (by name); without the extension, _undescribed_argument."""
+    blocks = array_info(fields["blocks"])
+    if len(blocks.shape) != 6:
         raise ValueError(
-            f"blocks must be 6-D [{blocks_name}, kv_dim, num_layers, "
-            f"{tokens_name}, num_heads, head_size], got shape {info.shape}")
-    _, _, _, _, num_heads, head_size = info.shape
-    if info.strides[3:] != (num_heads * head_size, head_size, 1):
-        raise ValueError(f"the inner dims [{tokens_name}, num_heads, "
-                         "head_size] of blocks must be contiguous")
-    return info
+            "blocks must be 6-D [num_blocks, kv_dim, num_layers, tokens, "
+            f"num_heads, head_size] (tokens: a page's or block's), got shape "
+            f"{blocks.shape}")
+    num_blocks, kv_dim, _, tokens, num_heads, head_size = blocks.shape
+    scales_kind = None
+    if "scales" in fields:
+        scales_kind = scales_kind_of_shape(array_info(fields["scales"]).shape,
+                                           head_size)
+    if not _has_extension():
+        return _undescribed_argument(kind, role, fields, scales_kind)
+    has_pages = CacheConfig(kind=kind).has_pages
+    config = CacheConfig(
+        "i8" if scales_kind else _ELEMENT_OF_WIDTH.get(blocks.itemsize, "f32"),
+        num_heads, head_size, tokens if has_pages else None, mla=kv_dim == 1,
+        kind=kind, scales=scales_kind)
+    return describe_type(f"!kvcache.{kind}_{role}<{config.type_parameters()}>")
 
 
-# The scales' kind by their rank (docs/Contract.md 2.2).
-_SCALES_RANKS = {2: "tensor", 5: "token_head", 6: "block<G>"}
+def _undescribed_argument(kind, role, fields, scales_kind):
+    """Without the compiler extension (a source checkout, e.g. on a GPU
+    machine where nothing is built): an ArgumentABI that takes the fields
+    as they are given, each array as a memref of any element type, shape
+    and strides (a layer's blocks and scales viewed as always), each int
+    as an i32. Only the scales' shape is checked against the blocks."""
+    values = []
+    for name, field in fields.items():
+        if name in ("kv", "layer"):
+            continue
+        if isinstance(field, (int, np.integer)):
+            values.append({"name": name, "type": "i32", "kind": "scalar",
+                           "element": "i32", "bits": 32, "integer": True,
+                           "float": False})
+            continue
+        rank = len(array_info(field).shape)
+        if role == "cache" and name in LAYER_VIEWS:
+            rank = 0 if name == "scales" and rank == 2 else rank - 2
+        values.append({"name": name, "type": "memref", "kind": "memref",
+                       "element": None, "bits": None, "integer": False,
+                       "float": False, "rank": rank, "shape": [None] * rank,
+                       "strides": [None] * rank, "offset": None,
+                       "identity": False, "layout": "strided",
+                       "memory_space": None})
+    cache = {"kind": kind, "role": role, "scales": scales_kind}
+    return ArgumentABI({"type": f"!kvcache.{kind}_{role}", "cache": cache,
+                        "values": values})
 
 
-def _check_scales(scales, blocks, kind):
-    """ArrayInfo of the f32 scales of a quantized cache whose blocks are
-    `blocks` (an ArrayInfo), checked against them; the kind is read from
-    the rank."""
-    info = array_info(scales)
-    names = _layout(kind)[1:]
-    if info.itemsize != 4 or info.typestr not in (None, "<f4", "=f4", "f4"):
-        raise ValueError("scales must be an array of f32 (float32), got "
-                         f"{info.typestr or f'{info.itemsize}-byte elements'}")
-    rank = len(info.shape)
-    scales_kind = _SCALES_RANKS.get(rank)
-    num_blocks, kv_dim, layers, tokens, heads, head_size = blocks.shape
-    if scales_kind == "tensor":
-        expected = (layers, kv_dim)
-    else:
-        expected = (num_blocks, kv_dim, layers, tokens, heads)
-        if rank == 6 and info.shape[5] > 0 and head_size % info.shape[5] == 0:
-            expected += (info.shape[5],)
-    if scales_kind is None or info.shape != expected:
-        raise ValueError(
-            f"scales of blocks of shape {blocks.shape} must be [num_layers, "
-            f"kv_dim] (tensor), [{names[0]}, kv_dim, num_layers, {names[1]}, "
-            f"num_heads] (token_head) or the same then head_size / G "
-            f"(block<G>), got shape {info.shape}")
-    inner = info.shape[3:] if rank > 2 else info.shape[1:]
-    for axis, size in enumerate(inner):
-        stride = info.strides[rank - len(inner) + axis]
-        if size > 1 and stride != int(np.prod(inner[axis + 1:])):
-            raise ValueError(f"the dims of {scales_kind} scales after "
-                             "num_layers must be contiguous (row-major)")
-    return info
+def _kind_params(role, fields, kind, scales):
+    """The parameters of the values of a `kind` collection or layer cache:
+    `fields` by name, scales added when given."""
+    _check_kind(kind)
+    if scales is not None:
+        fields = dict(fields, scales=scales)
+    argument = _kind_argument(kind, role, fields)
+    try:
+        # The type's element type is made up from the blocks' width.
+        return argument.pack(fields, any_element=("blocks",))
+    except ValueError as error:
+        hint = _other_kind(kind, role, fields)
+        raise type(error)(f"{error}{hint}") from None
 
 
-def _scales_view(info, kv, layer):
-    """The descriptor fields of a layer's scales, `scales[*, kv, layer]`
-    (token_head, block<G>) or the 0-D `scales[layer, kv]` (tensor)."""
-    if len(info.shape) == 2:
-        return memref_params(info, offset=layer * info.strides[0] +
-                             kv * info.strides[1], shape=(), strides=())
-    shape = (info.shape[0],) + info.shape[3:]
-    strides = (info.strides[0],) + info.strides[3:]
-    return memref_params(info, offset=kv * info.strides[1] +
-                         layer * info.strides[2], shape=shape, strides=strides)
+def _other_kind(kind, role, fields):
+    """' (the arrays are a <kind> cache's: pass kind=...)' when they fit
+    another kind, else ''."""
+    for other in KINDS:
+        if other == kind or not _has_extension():
+            continue
+        try:
+            _kind_argument(other, role, fields).pack(fields,
+                                                     any_element=("blocks",))
+        except (TypeError, ValueError):
+            continue
+        return f" (the arrays are a {other} cache's: pass kind={other!r})"
+    return ""
+
+
+def _metadata(blocks, cache_lengths, lookup_table, max_seq_length,
+              max_cache_length):
+    return {"blocks": blocks, "cache_lengths": cache_lengths,
+            "lookup_table": lookup_table, "max_seq_length": max_seq_length,
+            "max_cache_length": max_cache_length}
 
 
 def collection_params(blocks, cache_lengths, lookup_table, max_seq_length,
@@ -218,12 +572,9 @@ def collection_params(blocks, cache_lengths, lookup_table, max_seq_length,
     "continuous": 27): blocks (6-D), cache_lengths, lookup_table, the two
     u32 scalars; then, for a quantized collection, its `scales` (tensor 7,
     token_head 13, block<G> 15)."""
-    info = _check_blocks(blocks, kind)
-    params = memref_params(info) + _metadata_params(
-        cache_lengths, lookup_table, max_seq_length, max_cache_length, kind)
-    if scales is not None:
-        params += memref_params(_check_scales(scales, info, kind))
-    return params
+    fields = _metadata(blocks, cache_lengths, lookup_table, max_seq_length,
+                       max_cache_length)
+    return _kind_params("collection", fields, kind, scales)
 
 
 def cache_params(blocks, cache_lengths, lookup_table, max_seq_length,
@@ -235,22 +586,10 @@ def cache_params(blocks, cache_lengths, lookup_table, max_seq_length,
     `[blocks, tokens, num_heads, head_size]` at `blocks[*, kv, layer]`.
     A quantized cache's `scales` add the layer's view of them: tensor 3
     (the 0-D `scales[layer, kv]`), token_head 9, block<G> 11."""
-    info = _check_blocks(blocks, kind)
-    num_blocks, kv_dim, num_layers, tokens, num_heads, head_size = info.shape
-    if not 0 <= kv < kv_dim:
-        raise ValueError(f"kv={kv} out of range for kv_dim {kv_dim}")
-    if not 0 <= layer < num_layers:
-        raise ValueError(f"layer={layer} out of range for {num_layers} layers")
-    offset = kv * info.strides[1] + layer * info.strides[2]
-    view = memref_params(
-        info, offset=offset,
-        shape=(num_blocks, tokens, num_heads, head_size),
-        strides=(info.strides[0], num_heads * head_size, head_size, 1))
-    params = view + _metadata_params(cache_lengths, lookup_table,
-                                     max_seq_length, max_cache_length, kind)
-    if scales is not None:
-        params += _scales_view(_check_scales(scales, info, kind), kv, layer)
-    return params
+    fields = _metadata(blocks, cache_lengths, lookup_table, max_seq_length,
+                       max_cache_length)
+    fields.update(kv=kv, layer=layer)
+    return _kind_params("cache", fields, kind, scales)
 
 
 def paged_collection_params(blocks, cache_lengths, lookup_table,
@@ -291,6 +630,15 @@ class KernelArgs:
 
     def __init__(self):
         self._values = []
+
+    def argument(self, argument, value):
+        """An argument of any type: `argument` an ArgumentABI (or a type's
+        text, described by the compiler), `value` as ArgumentABI.params
+        takes it."""
+        if isinstance(argument, str):
+            argument = describe_type(argument)
+        self._values += argument.params(value)
+        return self
 
     def cache(self, blocks, cache_lengths, lookup_table, max_seq_length,
               max_cache_length, kv=0, layer=0, kind="paged", *, scales=None):

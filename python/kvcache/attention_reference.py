@@ -1,8 +1,9 @@
 """A numpy model of `kvcache.attention_ragged` with its optional clauses and
 of `kvcache.merge_states` (docs/Contract.md 3.3, attention): the reference
 every compiled attention kernel is tested against. Written from the
-contract alone; reference.py re-exports it (`reference.attention_ragged`,
-`reference.key_range`, `reference.merge_states`).
+contract alone, on the cache objects of kvcache.caches; kvcache.reference
+re-exports it (`reference.attention_ragged`, `reference.key_range`,
+`reference.merge_states`).
 
     out = attention_ragged(q, k, v, row_offsets, out, scale)   # causal
     out, lse = attention_ragged(q, k, v, row_offsets, out, scale, window=128,
@@ -21,10 +22,9 @@ inputs: they return new arrays.
 
 import numpy as np
 
+from .caches import _ragged, _rows_element
 from .config import FLOAT_TYPES
-# reference.py imports this module at its end, once these names exist.
-from .reference import (_ragged, _rows_element, from_float32, storage_dtype,
-                        to_float32)
+from .dtypes import from_float32, storage_dtype, to_float32
 
 __all__ = ["attention_ragged", "key_range", "merge_states"]
 
@@ -236,7 +236,7 @@ def merge_states(out_a, lse_a, out_b, lse_b, dtype):
         out = e^(lse_a - lse) out_a + e^(lse_b - lse) out_b
 
     out rounded once to `dtype` ("f32", "f16" or "bf16"; the outs stored as
-    reference.storage_dtype(dtype)), lse float32. Where both lses are -inf
+    dtypes.storage_dtype(dtype)), lse float32. Where both lses are -inf
     (no keys on either side): out 0, lse -inf; where one is -inf, the
     other state exactly (its out finite). New arrays: passing the result
     back as out_a (the op's in-place use) is safe."""

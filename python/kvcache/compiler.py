@@ -27,6 +27,11 @@ Module.__doc__ = """A parsed and verified `builtin.module`.
     module.run_pipeline("canonicalize,cse")   in place
     module.functions()                    [(name, "func.func"|"llvm.func",
                                             [argument types], [result types])]
+    module.abi()                          [(name, [argument descriptions])]
+                                          of each func.func: what its
+                                          arguments lower to, as the type
+                                          interfaces say (kvcache.abi wraps
+                                          them as ArgumentABI)
 """
 
 _CHIP = re.compile(r"sm_[0-9]+[a-z]?$")

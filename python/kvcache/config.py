@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 __all__ = ["CacheConfig", "ELEMENT_TYPES", "FLOAT_TYPES", "KINDS",
-           "SCALES_KINDS", "STORAGE_TYPES", "parse_type"]
+           "SCALES_KINDS", "STORAGE_TYPES", "parse_type", "scales_kind_of_shape",
+           "scales_shape_of_blocks"]
 
 # Element types of the cache and the numpy dtype that stores them. numpy has
 # no bfloat16 nor float8: those are stored as raw bits (uint16, uint8);
@@ -238,18 +239,15 @@ class CacheConfig:
         if layers is None:
             raise ValueError("scales_shape needs num_layers (the config's is "
                              "None)")
-        if self.scales == "tensor":
-            return (layers, self.kv_dim)
         if tokens is None:
             tokens = self.page_size if self.has_pages else self.block_tokens
-        if num_blocks is None or tokens is None:
+        if self.scales != "tensor" and (num_blocks is None or tokens is None):
             raise ValueError(f"{self.scales} scales are per page or block: "
                              "scales_shape needs num_blocks, and tokens when "
                              "block_tokens is None")
-        shape = (num_blocks, self.kv_dim, layers, tokens, self.num_heads)
-        if self.scales == "token_head":
-            return shape
-        return shape + (self.head_size // self.scale_group,)
+        return scales_shape_of_blocks(self.scales, (
+            num_blocks, self.kv_dim, layers, tokens, self.num_heads,
+            self.head_size))
 
     @property
     def query_heads(self):
@@ -297,29 +295,54 @@ def _is_positive_int(value):
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
-_TYPE = re.compile(r"!kvcache\.(\w+?)_(collection|cache)<\s*([^,>\s]+)(.*)>")
-_TYPE_KEYS = {"num_heads", "head_size", "page_size", "mla", "assert_write_mode",
-              "scales"}
+def scales_shape_of_blocks(scales, blocks_shape):
+    """The shape of the `scales` ("tensor", "token_head", "block<G>") of a
+    quantized cache whose blocks have shape `blocks_shape` (docs/Contract.md
+    2.2): tensor `[num_layers, kv_dim]`; token_head `[num_blocks, kv_dim,
+    num_layers, tokens, num_heads]`; block<G> the same then head_size / G."""
+    num_blocks, kv_dim, layers, tokens, heads, head_size = blocks_shape
+    if scales == "tensor":
+        return (layers, kv_dim)
+    shape = (num_blocks, kv_dim, layers, tokens, heads)
+    if scales == "token_head":
+        return shape
+    return shape + (head_size // int(_BLOCK_SCALES.fullmatch(scales).group(1)),)
+
+
+def scales_kind_of_shape(shape, head_size):
+    """The scales kind of a quantized cache's scales array of `shape`
+    (docs/Contract.md 2.2), by its rank: 2-D tensor, 5-D token_head, 6-D
+    block<G> with G = head_size / the last dim."""
+    if len(shape) not in (2, 5, 6):
+        raise ValueError("scales must be 2-D (tensor), 5-D (token_head) or 6-D "
+                         f"(block<G>), got shape {shape}")
+    if len(shape) < 6:
+        return "tensor" if len(shape) == 2 else "token_head"
+    if shape[5] == 0 or head_size % shape[5]:
+        raise ValueError(f"the last dim of block<G> scales, head_size / G, must "
+                         f"divide head_size ({head_size}), got shape {shape}")
+    return f"block<{head_size // shape[5]}>"
 
 
 def parse_type(text):
-    """(CacheConfig, "collection" or "cache") of the text of a
-    `!kvcache.paged_collection<...>`, `!kvcache.continuous_cache<...>`, ...
-    type as MLIR prints it; None when `text` is no such type. The config
-    has the type's parameters; num_layers, q_heads and block_tokens, which
-    the type does not fix, are None (rows_dtype too). ValueError for a
-    parameter Python does not model."""
-    match = _TYPE.fullmatch(text.strip())
-    if not match or match.group(1) not in KINDS:
+    """(CacheConfig, "collection" or "cache") of a collection or layer cache
+    type of a kind CacheConfig models (`!kvcache.paged_collection<...>`,
+    `!kvcache.continuous_cache<...>`, ...), as the compiler reads it: its
+    type interfaces answer (kvcache.abi.describe_type; needs the compiler
+    extension). None for any other type, or text that is no type. The
+    config has the type's parameters; num_layers, q_heads and block_tokens,
+    which the type does not fix, are None (rows_dtype too)."""
+    from . import _kvcache  # the extension: a leaf, imported when used
+    from .errors import CompileError
+    try:
+        cache = _kvcache.describe_type(text)["cache"]
+    except CompileError:
         return None
-    kind, role, dtype, rest = match.groups()
-    params = {}
-    for key, value in re.findall(r"(\w+)\s*=\s*(\w+(?:\s*<\s*\d+\s*>)?)", rest):
-        if key not in _TYPE_KEYS:
-            raise ValueError(f"{text}: the parameter {key} is not supported "
-                             "from Python")
-        if key == "scales":
-            params[key] = value
-        else:
-            params[key] = value == "true" if value in ("true", "false") else int(value)
-    return CacheConfig(dtype, kind=kind, **params), role
+    if cache is None or cache["kind"] not in KINDS:
+        return None
+    config = CacheConfig(cache["element_type"], cache["num_heads"],
+                         cache["head_size"], cache["page_size"],
+                         mla=cache["mla"], kind=cache["kind"],
+                         assert_write_mode=cache["assert_write_mode"],
+                         scales=cache["scales"])
+    return config, cache["role"]

@@ -13,11 +13,15 @@ or JIT compilation and raises one `CompileError` carrying all of them:
 A kernel run by the GPU emulator (kvcache.EmulatedGPUModule) that fails one
 of the emulator's checks or a device assert raises `EmulatorError` with the
 emulator's report lines; the arrays may be partly written.
+
+An array whose elements are not those of the argument it is passed for
+raises `ArgumentTypeError`, both a TypeError (as kvcache.CPUModule raised
+it) and a ValueError (as kvcache.abi raised it).
 """
 
 from collections import namedtuple
 
-__all__ = ["CompileError", "Diagnostic", "EmulatorError"]
+__all__ = ["ArgumentTypeError", "CompileError", "Diagnostic", "EmulatorError"]
 
 Diagnostic = namedtuple("Diagnostic", ["severity", "location", "message", "notes"])
 Diagnostic.__doc__ = """One MLIR diagnostic: severity ("error", "warning",
@@ -69,3 +73,8 @@ class EmulatorError(RuntimeError):
             else:
                 kinds.append("assert")
         return kinds
+
+
+class ArgumentTypeError(TypeError, ValueError):
+    """An array of the wrong element type for an argument (kvcache.abi,
+    kvcache.CPUModule, kvcache.EmulatedGPUModule)."""

@@ -6,7 +6,10 @@
 // package nor libMLIR-C.so), as Triton binds its compiler:
 //
 //   Module          parse, verify, print, clone, run a textual pass pipeline,
-//                   list functions, collect the PTX of gpu.binary ops;
+//                   list functions and describe their arguments as the type
+//                   interfaces lower them (ArgumentABI.h), collect the PTX
+//                   of gpu.binary ops;
+//   describe_type   one type's description (ArgumentABI.h);
 //   compile_ptx     the kvcache-to-ptx pipeline, PTX out;
 //   lower_to_emulated_gpu  the kvcache-to-emulated-gpu pipeline;
 //   JitModule       an LLVM-dialect module compiled in-process by
@@ -18,9 +21,13 @@
 //
 // MLIR diagnostics are collected and raised as kvcache.errors.CompileError
 // (message, diagnostics with locations). The Python side (kvcache/*.py) maps
-// numpy arrays and caches to the flat parameter lists.
+// numpy arrays and caches to the flat parameter lists by the argument
+// descriptions. Test builds (KVCACHE_INCLUDE_TESTS) register the test
+// dialects of test/lib, as kvcache-opt does.
 //
 //===----------------------------------------------------------------------===//
+
+#include "ArgumentABI.h"
 
 #include "KVCache/Tools/ToolRegistration.h"
 #include "KVCache/Conversion/Passes.h"
@@ -29,6 +36,7 @@
 #include "KVCache/Pipelines/Pipelines.h"
 #include "KVCache/Transforms/Passes.h"
 
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -58,6 +66,12 @@
 
 namespace py = pybind11;
 using namespace mlir;
+
+#ifdef KVCACHE_INCLUDE_TESTS
+namespace mlir::test_kv {
+void registerTestKVDialect(DialectRegistry &registry);
+} // namespace mlir::test_kv
+#endif
 
 namespace {
 
@@ -189,11 +203,15 @@ void registerPassesOnce() {
 }
 
 /// The MLIR context shared by the modules of the process: every upstream
-/// dialect, extension and LLVM IR translation, plus kvcache.
+/// dialect, extension and LLVM IR translation, plus kvcache (and in a test
+/// build the test dialects).
 std::shared_ptr<MLIRContext> getSharedContext() {
   static std::shared_ptr<MLIRContext> context = [] {
     DialectRegistry registry;
     kvcache::registerToolDialects(registry);
+#ifdef KVCACHE_INCLUDE_TESTS
+    test_kv::registerTestKVDialect(registry);
+#endif
     auto context = std::make_shared<MLIRContext>(registry);
     // Small modules, called from Python: no thread pool.
     context->disableMultithreading();
@@ -326,6 +344,11 @@ public:
     return result;
   }
 
+  /// (name, [argument descriptions]) of each func.func (ArgumentABI.h).
+  py::list describeArguments() const {
+    return kvcache::python::describeFunctions(module.get());
+  }
+
   ModuleOp get() const { return module.get(); }
   MLIRContext *getContext() const { return context.get(); }
 
@@ -355,6 +378,18 @@ private:
   std::shared_ptr<MLIRContext> context;
   OwningOpRef<ModuleOp> module;
 };
+
+/// The description (ArgumentABI.h) of the type `text`, parsed in the shared
+/// context; CompileError when it does not parse.
+py::dict describeType(const std::string &text) {
+  std::shared_ptr<MLIRContext> context = getSharedContext();
+  DiagnosticCollector diagnostics(context.get());
+  Type type = parseType(StringRef(text).trim(), context.get());
+  if (!type)
+    diagnostics.fail("");
+  diagnostics.forwardWarnings();
+  return kvcache::python::describeArgument(type);
+}
 
 //===----------------------------------------------------------------------===//
 // CPU execution
@@ -716,7 +751,19 @@ PYBIND11_MODULE(_kvcache, m) {
            "Runs the kvcache-to-emulated-gpu pipeline on the module, in "
            "place.")
       .def("collect_ptx", &PyModule::collectPTX)
-      .def("functions", &PyModule::functions);
+      .def("functions", &PyModule::functions)
+      .def("abi", &PyModule::describeArguments,
+           "(name, [argument descriptions]) of each func.func: for a kvcache "
+           "type the values its type interfaces lower it to "
+           "(kvcache.abi.ArgumentABI).");
+
+  m.def("describe_type", &describeType, py::arg("text"),
+        "The description of one argument of type `text` (as Module.abi).");
+#ifdef KVCACHE_INCLUDE_TESTS
+  m.attr("HAS_TEST_DIALECTS") = true;
+#else
+  m.attr("HAS_TEST_DIALECTS") = false;
+#endif
 
   py::class_<JitModule>(m, "JitModule")
       .def(py::init<const PyModule &, unsigned,

@@ -1,8 +1,10 @@
 """Tests of kvcache.abi, the launch-argument packer (docs/Contract.md 7)."""
 
 import ctypes
+import os
 import re
 import subprocess
+import sys
 import textwrap
 
 import numpy as np
@@ -175,17 +177,17 @@ def test_continuous_collection_params_of_strided_blocks():
 
 def test_kind_mismatches_are_errors():
     blocks, lengths, table = make_continuous()
-    with pytest.raises(ValueError, match="lookup_table of a paged cache must be "
-                       "a 2-D .* pass kind='continuous'"):
+    with pytest.raises(ValueError, match=r"needs a 2-D lookup_table \(a paged "
+                       r"cache's\).* pass kind='continuous'"):
         abi.paged_cache_params(blocks, lengths, table, 1, 1)
     _, _, paged_table = make_cache()
-    with pytest.raises(ValueError, match="lookup_table of a continuous cache must "
-                       "be a 1-D .* pass kind='paged'"):
+    with pytest.raises(ValueError, match=r"needs a 1-D lookup_table \(a "
+                       r"continuous cache's\).* pass kind='paged'"):
         abi.continuous_collection_params(blocks, lengths, paged_table, 1, 1)
     with pytest.raises(ValueError, match="lookup_table must be contiguous"):
         abi.continuous_cache_params(blocks, lengths, np.zeros(4, np.int32)[::2], 1, 1)
-    with pytest.raises(ValueError, match=r"\[num_blocks, kv_dim, num_layers, "
-                       r"block_tokens, num_heads, head_size\]"):
+    with pytest.raises(ValueError, match=r"6-D \[num_blocks, kv_dim, num_layers, "
+                       r"tokens, num_heads, head_size\]"):
         abi.continuous_cache_params(blocks[0], lengths, table, 1, 1)
     with pytest.raises(ValueError, match="kind must be one of"):
         abi.KernelArgs().cache(blocks, lengths, table, 1, 1, kind="ragged")
@@ -330,11 +332,10 @@ def test_bad_scales():
     scales = make_scales("token_head", blocks)
     with pytest.raises(ValueError, match="f32"):
         abi.cache_params(blocks, lengths, table, 1, 1, scales=scales.astype(np.int32))
-    with pytest.raises(ValueError, match=r"\[num_pages, kv_dim, num_layers, "
-                       r"page_size, num_heads\] \(token_head\) .* got shape "
-                       r"\(4, 2, 3, 4, 2\)"):
+    with pytest.raises(ValueError, match=r"needs token_head scales of shape "
+                       r"\(5, 2, 3, 4, 2\), got \(4, 2, 3, 4, 2\)"):
         abi.cache_params(blocks, lengths, table, 1, 1, scales=scales[1:])
-    with pytest.raises(ValueError, match=r"\[num_layers, kv_dim\] \(tensor\)"):
+    with pytest.raises(ValueError, match=r"needs tensor scales of shape \(3, 2\)"):
         abi.collection_params(blocks, lengths, table, 1, 1,
                               scales=np.zeros((LAYERS, 3), np.float32))
     with pytest.raises(ValueError, match="head_size / G"):
@@ -398,3 +399,36 @@ def test_packer_matches_compiled_kernel_parameters_with_scales(
     assert len(widths) == len(args) == base[kind, role] + extra[role][scales] + 10
     assert [w[1:] for w in widths] == [str(a.dtype.itemsize * 8)
                                        for a in args.values()]
+
+
+SOURCE_PACKAGE = os.path.join(os.path.dirname(__file__), "..", "..", "python")
+PACKED = """\
+blocks = np.zeros((5, 2, 3, 4, 2, 8), np.float16)
+lengths, table = np.array([3, 7], np.int32), np.array([[0, 1], [2, 4]], np.int32)
+scales = np.zeros((5, 2, 3, 4, 2), np.float32)
+args = (abi.KernelArgs()
+        .cache(blocks, lengths, table, 4, 9, kv=1, layer=2, scales=scales)
+        .collection(blocks, lengths, table, 4, 9).index(3))
+pointers = {a.ctypes.data for a in (blocks, lengths, table, scales)}
+packed = [None if int(v) in pointers else int(v) for v in args.values()]
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir(os.path.join(SOURCE_PACKAGE, "kvcache")),
+                    reason="no source tree")
+def test_kinds_pack_the_same_without_the_extension():
+    """From a source checkout without the compiler extension (a GPU
+    machine where nothing is built), the kinds' functions pack the arrays
+    as given, unchecked: the same parameters (but the pointers) as with it."""
+    script = ("import sys\nsys.path.insert(0, sys.argv[1])\n"
+              "import numpy as np\nimport kvcache.abi as abi\n"
+              "assert not abi._has_extension()\n" + PACKED + "print(packed)\n")
+    run = subprocess.run([sys.executable, "-c", script,
+                          os.path.abspath(SOURCE_PACKAGE)],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    described = {"np": np, "abi": abi}
+    exec(PACKED, described)
+    assert abi._has_extension()
+    assert len(described["packed"]) == 34 + 29 + 1
+    assert eval(run.stdout) == described["packed"]

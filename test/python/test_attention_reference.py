@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from kvcache import CacheConfig, reference
+from kvcache import CacheConfig, caches, dtypes, reference, testing
 
 HEAD_SIZE = 8
 KV_HEADS = 2
@@ -33,9 +33,9 @@ def stored(rng, shape, dtype):
     """(elements of `dtype` uniform in [-1, 1), their float64 values)."""
     values = rng.uniform(-1, 1, shape).astype(np.float32)
     if dtype == "bf16":
-        bits = reference.from_float32(values, "bf16")
-        return bits, reference.to_float32(bits, "bf16").astype(np.float64)
-    elements = values.astype(reference.storage_dtype(dtype))
+        bits = dtypes.from_float32(values, "bf16")
+        return bits, dtypes.to_float32(bits, "bf16").astype(np.float64)
+    elements = values.astype(dtypes.storage_dtype(dtype))
     return elements, elements.astype(np.float64)
 
 
@@ -63,10 +63,10 @@ class Case:
         config = CacheConfig(dtype, KV_HEADS, HEAD_SIZE,
                              page_size if kind == "paged" else None,
                              num_layers=2, kind=kind)
-        self.cache = reference.random_cache(config, cache_lengths, new_lengths,
-                                            rng=rng)
+        self.cache = testing.random_cache(config, cache_lengths, new_lengths,
+                                          rng=rng)
         self.dtype, self.cache_lengths = dtype, list(cache_lengths)
-        self.offsets = reference.row_offsets(new_lengths)
+        self.offsets = testing.row_offsets(new_lengths)
         self.keys, self.values = [], []
         for b, (cached, new) in enumerate(zip(cache_lengths, new_lengths)):
             shape = (cached + new, KV_HEADS, HEAD_SIZE)
@@ -84,7 +84,7 @@ class Case:
             self.q, self.cache.key_cache(LAYER), self.cache.value_cache(LAYER),
             self.offsets, np.zeros_like(self.q), scale,
             lse=np.zeros((rows, q_heads), np.float32), **clauses)
-        return (reference.to_float32(out, self.dtype).astype(np.float64),
+        return (dtypes.to_float32(out, self.dtype).astype(np.float64),
                 lse.astype(np.float64))
 
     def brute_force(self, scale, **clauses):
@@ -216,9 +216,9 @@ def test_half_precision_rounds_once(dtype):
     expected, _ = case.brute_force(0.5, **clauses)
     # the float64 result rounded once to f32 and then to the element type
     # (f16: the nearest f16 of the f32; bf16 from f32, ties to even)
-    rounded = reference.from_float32(expected.astype(np.float32), dtype)
+    rounded = dtypes.from_float32(expected.astype(np.float32), dtype)
     mismatches = np.flatnonzero(out.ravel() != rounded.ravel())
-    assert out.dtype == reference.storage_dtype(dtype)
+    assert out.dtype == dtypes.storage_dtype(dtype)
     assert len(mismatches) <= out.size // 100   # only at rounding ties
     check(case, 0.5, **clauses)
 
@@ -286,7 +286,7 @@ def test_noncausal_rows_see_the_cached_prefix_only():
                               for _ in range(2))
     blocks = np.zeros((2, 2, 1, 13, KV_HEADS, HEAD_SIZE), np.float32)
     blocks[1, 0, 0], blocks[1, 1, 0] = k, v
-    cache = reference.ContinuousCache(blocks, [13], [1], 5, 18, "f32")
+    cache = caches.ContinuousCache(blocks, [13], [1], 5, 18, "f32")
     q, q64 = stored(rng, (5, 8, HEAD_SIZE), "f32")
     q[3], q64[3] = q[1], q64[1]
     clauses = dict(noncausal=True, softcap=2.0, alibi=slopes(8))
@@ -320,8 +320,8 @@ def test_empty_key_ranges():
 def test_quantized_cache_with_clauses(scales):
     # the keys and values are the cache's dequantized tokens
     config = CacheConfig("i8", KV_HEADS, HEAD_SIZE, 4, scales=scales)
-    cache = reference.random_cache(config, [6, 9], [1, 3], rng=10)
-    offsets = reference.row_offsets([1, 3])
+    cache = testing.random_cache(config, [6, 9], [1, 3], rng=10)
+    offsets = testing.row_offsets([1, 3])
     keys = [cache.key_cache(0).tokens(b, n).astype(np.float64) for b, n in
             enumerate([7, 12])]
     values = [cache.value_cache(0).tokens(b, n).astype(np.float64) for b, n in
@@ -354,13 +354,13 @@ def causal_attention_before_the_clauses(q, key_view, value_view, offsets,
         values = value_view.tokens(b, length).astype(np.float64)
         for r in range(begin, end):
             p = int(cache.cache_lengths[b]) + r - begin
-            query = reference.to_float32(q[r], dtype).astype(np.float64)
+            query = dtypes.to_float32(q[r], dtype).astype(np.float64)
             kv_head = np.arange(q.shape[1]) // group
             scores = np.einsum("hd,jhd->hj", query, keys[:p + 1, kv_head]) * scale
             weights = np.exp(scores - scores.max(axis=1, keepdims=True))
             weights /= weights.sum(axis=1, keepdims=True)
             result = np.einsum("hj,jhd->hd", weights, values[:p + 1, kv_head])
-            out[r] = reference.from_float32(result.astype(np.float32), dtype)
+            out[r] = dtypes.from_float32(result.astype(np.float32), dtype)
     return out
 
 
@@ -369,8 +369,8 @@ def causal_attention_before_the_clauses(q, key_view, value_view, offsets,
     ("i8", "token_head", "f16"), ("f8E4M3FN", "block<4>", "bf16")])
 def test_defaults_are_the_causal_attention_bit_for_bit(dtype, scales, q_dtype):
     config = CacheConfig(dtype, KV_HEADS, HEAD_SIZE, 4, scales=scales)
-    cache = reference.random_cache(config, [0, 9, 30], [3, 1, 5], rng=12)
-    offsets = reference.row_offsets([3, 1, 5])
+    cache = testing.random_cache(config, [0, 9, 30], [3, 1, 5], rng=12)
+    offsets = testing.row_offsets([3, 1, 5])
     q, _ = stored(np.random.default_rng(13), (9, 8, HEAD_SIZE), q_dtype)
     views = (cache.key_cache(1), cache.value_cache(0))
     expected = causal_attention_before_the_clauses(
@@ -447,7 +447,7 @@ def cascade(dtype, prefixes, sinks_on=None, seed=16, q_heads=4):
     index of the part (prefixes, then own) that has sinks, if any."""
     rng = np.random.default_rng(seed)
     config = CacheConfig(dtype, KV_HEADS, HEAD_SIZE, 4, num_layers=2)
-    rows, offsets = sum(OWN_NEW), reference.row_offsets(OWN_NEW)
+    rows, offsets = sum(OWN_NEW), testing.row_offsets(OWN_NEW)
     q, _ = stored(rng, (rows, q_heads, HEAD_SIZE), dtype)
     sinks = sink_logits(q_heads)
 
@@ -463,13 +463,13 @@ def cascade(dtype, prefixes, sinks_on=None, seed=16, q_heads=4):
               for n in prefixes]
     parts = []
     for i, (k, v) in enumerate(tokens):
-        cache = reference.random_cache(config, [len(k)], [rows], rng=rng)
+        cache = testing.random_cache(config, [len(k)], [rows], rng=rng)
         write_tokens(cache, LAYER, 0, k, v)
         parts.append(attend(cache, [0, rows], i == sinks_on, noncausal=True))
-    own = reference.random_cache(config, OWN_CACHED, OWN_NEW, rng=rng)
+    own = testing.random_cache(config, OWN_CACHED, OWN_NEW, rng=rng)
     whole = sum(prefixes)
-    full = reference.random_cache(config, [whole + c for c in OWN_CACHED],
-                                  OWN_NEW, rng=rng)
+    full = testing.random_cache(config, [whole + c for c in OWN_CACHED],
+                                OWN_NEW, rng=rng)
     for b, n in enumerate(np.add(OWN_CACHED, OWN_NEW)):
         k, v = (stored(rng, (n, KV_HEADS, HEAD_SIZE), dtype)[0] for _ in "kv")
         write_tokens(own, LAYER, b, k, v)
@@ -481,7 +481,7 @@ def cascade(dtype, prefixes, sinks_on=None, seed=16, q_heads=4):
 
 
 def as_float(out, dtype):
-    return reference.to_float32(out, dtype).astype(np.float64)
+    return dtypes.to_float32(out, dtype).astype(np.float64)
 
 
 @pytest.mark.parametrize("sinks_on", [None, 0, 1])   # none, prefix, own
@@ -490,7 +490,7 @@ def test_merged_cascade_is_attention_over_all_keys(dtype, sinks_on):
     _, [(prefix, prefix_lse)], (own, own_lse), (full, full_lse) = cascade(
         dtype, [11], sinks_on)
     out, lse = reference.merge_states(prefix, prefix_lse, own, own_lse, dtype)
-    assert out.dtype == reference.storage_dtype(dtype) and lse.dtype == np.float32
+    assert out.dtype == dtypes.storage_dtype(dtype) and lse.dtype == np.float32
     assert np.allclose(as_float(out, dtype), as_float(full, dtype), rtol=0,
                        atol=2 * TOLERANCE[dtype])
     assert np.allclose(lse, full_lse, rtol=1e-6, atol=1e-5)
@@ -531,7 +531,7 @@ def test_merge_with_empty_states(dtype):
     a, lse_a, b, lse_b = random_states(dtype, 17)
     lse_b[:2] = -np.inf                    # rows 0, 1: b has no keys
     lse_a[1:3] = -np.inf                   # rows 1, 2: a has no keys
-    a[1, 0, 0] = b[1, 0, 1] = reference.from_float32(np.nan, dtype)  # ignored
+    a[1, 0, 0] = b[1, 0, 1] = dtypes.from_float32(np.nan, dtype)  # ignored
     for (x, lse_x, y, lse_y) in [(a, lse_a, b, lse_b), (b, lse_b, a, lse_a)]:
         out, lse = reference.merge_states(x, lse_x, y, lse_y, dtype)
         # both empty: out 0, lse -inf; one empty: the other exactly
@@ -556,13 +556,13 @@ def test_merge_formula_rounds_once(dtype):
     if dtype == "f32":
         assert np.allclose(out, expected, rtol=1e-6, atol=1e-7)
     else:
-        once = reference.from_float32(expected.astype(np.float32), dtype)
+        once = dtypes.from_float32(expected.astype(np.float32), dtype)
         mismatches = np.flatnonzero(out.ravel() != once.ravel())
         assert len(mismatches) <= out.size // 200   # f32 vs float64 near ties
         # the data tells one rounding from two (each product rounded first)
-        twice = reference.from_float32(
-            as_float(reference.from_float32(weight_a * x, dtype), dtype) +
-            as_float(reference.from_float32(weight_b * y, dtype), dtype), dtype)
+        twice = dtypes.from_float32(
+            as_float(dtypes.from_float32(weight_a * x, dtype), dtype) +
+            as_float(dtypes.from_float32(weight_b * y, dtype), dtype), dtype)
         assert np.count_nonzero(twice != once) > out.size // 20
 
 

@@ -14,7 +14,8 @@ import pytest
 pytest.importorskip("kvcache._kvcache")
 
 import kvcache  # noqa: E402
-from kvcache import CacheConfig, builders, reference  # noqa: E402
+from kvcache import (CacheConfig, builders, dtypes, reference,  # noqa: E402
+                     testing)
 
 HEAD_SIZE = 16
 TOLERANCE = {"f32": 2e-5, "f16": 2e-3, "bf16": 1.6e-2}
@@ -25,9 +26,9 @@ def make_case(rng, dtype, page_size, q_heads, lengths, new, kind="paged"):
     config = CacheConfig(dtype, num_heads=2, head_size=HEAD_SIZE,
                          page_size=page_size if kind == "paged" else None,
                          num_layers=2, q_heads=q_heads, kind=kind)
-    cache = reference.random_cache(config, lengths, new, rng)
-    q = reference.random_rows(rng, sum(new), q_heads, HEAD_SIZE, dtype)
-    return config, cache, q, reference.row_offsets(new)
+    cache = testing.random_cache(config, lengths, new, rng)
+    q = testing.random_rows(rng, sum(new), q_heads, HEAD_SIZE, dtype)
+    return config, cache, q, testing.row_offsets(new)
 
 
 def run(config, cache, q, offsets, clauses, rng, scale=0.5):
@@ -55,8 +56,8 @@ def run(config, cache, q, offsets, clauses, rng, scale=0.5):
 
 def assert_close(got, expected, dtype, lse_tolerance=LSE_TOLERANCE):
     (out, lse), (expected_out, expected_lse) = got, expected
-    error = np.abs(reference.to_float32(out, dtype) -
-                   reference.to_float32(expected_out, dtype)).max()
+    error = np.abs(dtypes.to_float32(out, dtype) -
+                   dtypes.to_float32(expected_out, dtype)).max()
     assert error <= TOLERANCE[dtype], error
     finite = np.isfinite(expected_lse)
     np.testing.assert_array_equal(np.isfinite(lse), finite)
@@ -158,8 +159,8 @@ def test_cascade_merge_equals_attention_over_prefix_and_suffix(dtype, backend):
     expected_out, expected_lse = reference.merge_states(
         prefix_out, prefix_lse, own_out, own_lse, dtype)
     merge.merge_states(prefix_out, prefix_lse, own_out, own_lse, prefix_out, prefix_lse)
-    np.testing.assert_allclose(reference.to_float32(prefix_out, dtype),
-                               reference.to_float32(expected_out, dtype),
+    np.testing.assert_allclose(dtypes.to_float32(prefix_out, dtype),
+                               dtypes.to_float32(expected_out, dtype),
                                atol=TOLERANCE[dtype])
     np.testing.assert_allclose(prefix_lse, expected_lse, atol=LSE_TOLERANCE)
     # ... which is attention over the prefix followed by the own tokens.
@@ -170,7 +171,7 @@ def test_cascade_merge_equals_attention_over_prefix_and_suffix(dtype, backend):
     values = [np.concatenate([prefix.value_cache(1).tokens(0, 40),
                               suffix.value_cache(1).tokens(b, own[b] + new[b])])
               for b in range(3)]
-    q32 = reference.to_float32(q, dtype).astype(np.float64)
+    q32 = dtypes.to_float32(q, dtype).astype(np.float64)
     kv_head = np.arange(q_heads) // (q_heads // 2)
     for b in range(3):
         for r in range(offsets[b], offsets[b + 1]):
@@ -179,7 +180,7 @@ def test_cascade_merge_equals_attention_over_prefix_and_suffix(dtype, backend):
             weights = np.exp(scores - scores.max(axis=1, keepdims=True))
             weights /= weights.sum(axis=1, keepdims=True)
             plain = np.einsum("hj,jhd->hd", weights, values[b][:p + 1, kv_head])
-            np.testing.assert_allclose(reference.to_float32(prefix_out[r], dtype), plain,
+            np.testing.assert_allclose(dtypes.to_float32(prefix_out[r], dtype), plain,
                                        atol=2 * TOLERANCE[dtype])
     del whole
 
@@ -237,9 +238,9 @@ def test_clauses_on_the_emulated_gpu(clauses, dtype, head_size, workspace):
     if clauses.get("alibi"):
         operands["alibi"] = rng.uniform(0, 0.5, q_heads).astype(np.float32)
     new = [1, 3, 20]
-    cache = reference.random_cache(config, [700, 20, 0], new, rng)
-    offsets = reference.row_offsets(new)
-    q = reference.random_rows(rng, sum(new), q_heads, head_size, dtype)
+    cache = testing.random_cache(config, [700, 20, 0], new, rng)
+    offsets = testing.row_offsets(new)
+    q = testing.random_rows(rng, sum(new), q_heads, head_size, dtype)
     out = np.zeros_like(q)
     lse = np.full((sum(new), q_heads), 7, np.float32)
     expected = reference.attention_ragged(
@@ -260,8 +261,8 @@ def test_merge_states_on_the_emulated_gpu(dtype, head_size, in_place):
     rng = np.random.default_rng(head_size)
     config = CacheConfig(dtype, 2, head_size, 16, q_heads=4)
     shape = (70, 4, head_size)
-    a = reference.random_rows(rng, 70, 4, head_size, dtype)
-    b = reference.random_rows(rng, 70, 4, head_size, dtype)
+    a = testing.random_rows(rng, 70, 4, head_size, dtype)
+    b = testing.random_rows(rng, 70, 4, head_size, dtype)
     lse_a = rng.uniform(-20, 20, shape[:2]).astype(np.float32)
     lse_b = rng.uniform(-20, 20, shape[:2]).astype(np.float32)
     lse_a[rng.random(shape[:2]) < 0.2] = -np.inf
@@ -273,8 +274,8 @@ def test_merge_states_on_the_emulated_gpu(dtype, head_size, in_place):
     else:
         out, lse = np.zeros_like(a), np.zeros_like(lse_a)
     module.merge_states(a, lse_a, b, lse_b, out, lse)
-    error = np.abs(reference.to_float32(out, dtype) -
-                   reference.to_float32(expected_out, dtype)).max()
+    error = np.abs(dtypes.to_float32(out, dtype) -
+                   dtypes.to_float32(expected_out, dtype)).max()
     assert error <= TOLERANCE[dtype], error
     finite = np.isfinite(expected_lse)
     np.testing.assert_array_equal(np.isfinite(lse), finite)
@@ -304,9 +305,9 @@ def test_keys_outside_the_window_are_never_read(context, window, kv_heads,
     config = CacheConfig("f16", num_heads=kv_heads, head_size=64,
                          page_size=page_size, num_layers=1, q_heads=4 * kv_heads)
     rng = np.random.default_rng(context)
-    cache = reference.random_cache(config, [context - 1], [1], rng)
-    q = reference.random_rows(rng, 1, 4 * kv_heads, 64, "f16")
-    offsets = reference.row_offsets([1])
+    cache = testing.random_cache(config, [context - 1], [1], rng)
+    q = testing.random_rows(rng, 1, 4 * kv_heads, 64, "f16")
+    offsets = testing.row_offsets([1])
     row_bytes = 2 * kv_heads * 64 * 2                # K and V, f16
     runs = [({"window": window}, False), ({"window": window}, True)]
     if context <= 4096:
@@ -326,8 +327,8 @@ def test_keys_outside_the_window_are_never_read(context, window, kv_heads,
         expected = reference.attention_ragged(
             q, cache.key_cache(0), cache.value_cache(0), offsets,
             np.zeros_like(q), 0.125, **clauses)
-        error = np.abs(reference.to_float32(out, "f16") -
-                       reference.to_float32(expected, "f16")).max()
+        error = np.abs(dtypes.to_float32(out, "f16") -
+                       dtypes.to_float32(expected, "f16")).max()
         assert error <= TOLERANCE["f16"]
 
 
@@ -339,9 +340,9 @@ def run_every_operand_clause(module, config, dtype, rng, cached, new, layer,
     q_heads, head_size = config.query_heads, config.head_size
     sinks = rng.uniform(-2, 2, q_heads).astype(np.float32)
     slopes = rng.uniform(0, 0.5, q_heads).astype(np.float32)
-    cache = reference.random_cache(config, cached, new, rng)
-    offsets = reference.row_offsets(new)
-    q = reference.random_rows(rng, sum(new), q_heads, head_size, dtype)
+    cache = testing.random_cache(config, cached, new, rng)
+    offsets = testing.row_offsets(new)
+    q = testing.random_rows(rng, sum(new), q_heads, head_size, dtype)
     out, lse = np.zeros_like(q), np.zeros((sum(new), q_heads), np.float32)
     expected = reference.attention_ragged(
         q, cache.key_cache(layer), cache.value_cache(layer), offsets, out, scale,
@@ -394,10 +395,10 @@ def test_large_scores_and_dominant_sinks_on_the_emulated_gpu(dtype, head_size):
     config = CacheConfig(dtype, num_heads=2, head_size=head_size, page_size=16,
                          num_layers=1, q_heads=8)
     rng = np.random.default_rng(14)
-    cache = reference.random_cache(config, [700], [2], rng)
-    offsets = reference.row_offsets([2])
-    q = reference.from_float32(
-        reference.to_float32(reference.random_rows(rng, 2, 8, head_size, dtype), dtype) * 8,
+    cache = testing.random_cache(config, [700], [2], rng)
+    offsets = testing.row_offsets([2])
+    q = dtypes.from_float32(
+        dtypes.to_float32(testing.random_rows(rng, 2, 8, head_size, dtype), dtype) * 8,
         dtype)
     workspace = np.zeros(2 * 8 * (head_size + 2) * 4, np.float32)
     module = kvcache.EmulatedGPUModule(builders.attention_ragged(
@@ -407,16 +408,16 @@ def test_large_scores_and_dominant_sinks_on_the_emulated_gpu(dtype, head_size):
         q, cache.key_cache(0), cache.value_cache(0), offsets, out, 100.0,
         softcap=5.0, lse=lse)
     module.attention(*cache.arguments(), 0, q, offsets, out, workspace, lse)
-    assert np.all(np.isfinite(reference.to_float32(out, dtype)))
+    assert np.all(np.isfinite(dtypes.to_float32(out, dtype)))
     assert_close((out, lse), expected, dtype)
 
     sinks = np.full(8, 50, np.float32)
     module = kvcache.EmulatedGPUModule(builders.attention_ragged(
         config, "attention", scale=0.5, sinks=True, workspace=True, lse=True))
-    q = reference.random_rows(rng, 2, 8, head_size, dtype)   # scores below ~5
+    q = testing.random_rows(rng, 2, 8, head_size, dtype)   # scores below ~5
     out, lse = np.full_like(q, 3), np.zeros((2, 8), np.float32)
     module.attention(*cache.arguments(), 0, q, offsets, out, workspace, sinks, lse)
-    assert np.abs(reference.to_float32(out, dtype)).max() < 1e-15
+    assert np.abs(dtypes.to_float32(out, dtype)).max() < 1e-15
     np.testing.assert_allclose(lse, 50, atol=1e-5)
 
 

@@ -8,7 +8,7 @@ import pytest
 pytest.importorskip("kvcache._kvcache")
 
 import kvcache  # noqa: E402
-from kvcache import builders, reference  # noqa: E402
+from kvcache import builders, testing  # noqa: E402
 
 # A hand-written kernel: each thread stores its element in workgroup memory,
 # then reads the mirrored element, which another thread stored. BARRIER is
@@ -93,9 +93,9 @@ def store_step():
     config = kvcache.CacheConfig("f32", num_heads=2, head_size=8, page_size=4,
                                  num_layers=2)
     rng = np.random.default_rng(1)
-    cache = reference.random_cache(config, [3, 6], [2, 1], rng)
-    new = reference.random_rows(rng, 3, 2, 8, "f32")
-    return config, cache, new, reference.row_offsets([2, 1])
+    cache = testing.random_cache(config, [3, 6], [2, 1], rng)
+    new = testing.random_rows(rng, 3, 2, 8, "f32")
+    return config, cache, new, testing.row_offsets([2, 1])
 
 
 def test_device_assert_raises_then_a_correct_call_runs():
@@ -117,7 +117,7 @@ def test_device_assert_raises_then_a_correct_call_runs():
     # first: tiles of 32 rows of 2 x 8 f32).
     assert "Assertion" in report and "block: [0,0,0], thread: [2,0,0]" in report
 
-    expected = reference.store_ragged(cache.key_cache(1), new, offsets)
+    expected = cache.key_cache(1).store_ragged(new, offsets).blocks
     module.store_ragged(*cache.arguments(), 1, new, offsets)
     np.testing.assert_array_equal(cache.blocks, expected)
 

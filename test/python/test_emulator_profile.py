@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("kvcache._kvcache")
 
 import kvcache  # noqa: E402
-from kvcache import builders, reference  # noqa: E402
+from kvcache import builders, caches, reference, testing  # noqa: E402
 
 PAGE_SIZES = [1, 16, 128]
 
@@ -32,9 +32,9 @@ def aligned(array, alignment=256):
 
 
 def aligned_cache(cache):
-    return reference.PagedCache(aligned(cache.blocks), aligned(cache.cache_lengths),
-                                aligned(cache.lookup_table), cache.max_seq_length,
-                                cache.max_cache_length, cache.dtype)
+    return caches.PagedCache(aligned(cache.blocks), aligned(cache.cache_lengths),
+                             aligned(cache.lookup_table), cache.max_seq_length,
+                             cache.max_cache_length, cache.dtype)
 
 
 def profiled(tmp_path, call):
@@ -96,21 +96,21 @@ def test_data_movement_kernels_are_coalesced(tmp_path, page_size, dtype, heads,
                                  page_size=page_size, num_layers=2)
     rng = np.random.default_rng(page_size)
     cache_lengths, new_lengths = [5, 40, 0, 130], [3, 1, 2, 7]
-    cache = aligned_cache(reference.random_cache(config, cache_lengths,
-                                                 new_lengths, rng, spare_pages=3))
+    cache = aligned_cache(testing.random_cache(config, cache_lengths,
+                                               new_lengths, rng, spare_pages=3))
     module = kvcache.EmulatedGPUModule(builders.kernels(config))
-    offsets = aligned(reference.row_offsets(new_lengths))
-    new = aligned(reference.random_rows(rng, int(offsets[-1]), heads, head_size,
-                                        dtype))
+    offsets = aligned(testing.row_offsets(new_lengths))
+    new = aligned(testing.random_rows(rng, int(offsets[-1]), heads, head_size,
+                                      dtype))
     totals = [c + n for c, n in zip(cache_lengths, new_lengths)]
-    ctx_offsets = aligned(reference.row_offsets(totals))
+    ctx_offsets = aligned(testing.row_offsets(totals))
     out = aligned(np.zeros((int(ctx_offsets[-1]), heads, head_size),
                            new.dtype))
     used = sorted(set(cache.lookup_table.ravel().tolist()))
     spare = sorted(set(range(cache.num_pages)) - set(used))
     pairs = aligned(np.array(list(zip(spare[:2], used[:2])), np.int32))
 
-    stored = reference.store_ragged(cache.key_cache(1), new, offsets)
+    stored = cache.key_cache(1).store_ragged(new, offsets).blocks
     store = profiled(tmp_path, lambda: module.store_keys(
         *cache.arguments(), 1, new, offsets))
     np.testing.assert_array_equal(cache.blocks, stored)
@@ -118,7 +118,7 @@ def test_data_movement_kernels_are_coalesced(tmp_path, page_size, dtype, heads,
     gather = profiled(tmp_path, lambda: module.gather_keys(
         *cache.arguments(), 1, out, ctx_offsets))
     np.testing.assert_array_equal(out, gathered)
-    copied = reference.copy_pages(cache, pairs)
+    copied = cache.copy_pages(pairs).blocks
     copy = profiled(tmp_path, lambda: module.copy_pages(*cache.arguments(), pairs))
     np.testing.assert_array_equal(cache.blocks, copied)
 
@@ -151,10 +151,10 @@ def test_decode_attention_reads_each_kv_byte_once(tmp_path, page_size, split):
     rng = np.random.default_rng(11)
     cache_lengths = [300, 16, 0, 700]
     batch = len(cache_lengths)
-    cache = aligned_cache(reference.random_cache(config, cache_lengths,
-                                                 [1] * batch, rng))
-    offsets = aligned(reference.row_offsets([1] * batch))
-    q = aligned(reference.random_rows(rng, batch, 8, 128, "f16"))
+    cache = aligned_cache(testing.random_cache(config, cache_lengths,
+                                               [1] * batch, rng))
+    offsets = aligned(testing.row_offsets([1] * batch))
+    q = aligned(testing.random_rows(rng, batch, 8, 128, "f16"))
     out = aligned(np.zeros((batch, 8, 128), np.float16))
     module = kvcache.EmulatedGPUModule(builders.attention_ragged(
         config, workspace=split))

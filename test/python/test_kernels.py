@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("kvcache._kvcache")
 
 import kvcache  # noqa: E402
-from kvcache import builders, reference  # noqa: E402
+from kvcache import builders, dtypes, reference, testing  # noqa: E402
 from sampling import sample  # noqa: E402
 
 # Worst absolute error of attention outputs in [-1, 1] (f32 online softmax
@@ -98,7 +98,7 @@ class Step:
             self.cache_lengths = [int(rng.integers(0, block_tokens - n + 1))
                                   for n in self.new_lengths]
             self.cache_lengths[-1] = block_tokens - self.new_lengths[-1]
-        cache = reference.random_cache(
+        cache = testing.random_cache(
             config, self.cache_lengths, self.new_lengths, rng, spare_pages=4,
             block_tokens=None if config.has_pages else block_tokens)
         if seed % 2:  # every other block of a bigger buffer: a strided blocks
@@ -109,24 +109,24 @@ class Step:
         self.cache = cache
         self.layer = int(rng.integers(0, cache.num_layers))
         start = int(rng.integers(0, 3))
-        self.row_offsets = reference.row_offsets(self.new_lengths) + start
+        self.row_offsets = testing.row_offsets(self.new_lengths) + start
         self.rows = start + sum(self.new_lengths)
 
     def new_rows(self, heads=None):
         c = self.config
-        return reference.random_rows(self.rng, self.rows, heads or c.num_heads,
-                                     c.head_size, c.dtype)
+        return testing.random_rows(self.rng, self.rows, heads or c.num_heads,
+                                   c.head_size, c.dtype)
 
     def filled(self, rows, heads=None):
         c = self.config
         values = np.full((rows, heads or c.num_heads, c.head_size), SENTINEL,
                          np.float32)
-        return reference.from_float32(values, c.dtype)
+        return dtypes.from_float32(values, c.dtype)
 
 
 def attention_error(expected, actual, dtype):
-    return float(np.abs(reference.to_float32(expected, dtype) -
-                        reference.to_float32(actual, dtype)).max(initial=0))
+    return float(np.abs(dtypes.to_float32(expected, dtype) -
+                        dtypes.to_float32(actual, dtype)).max(initial=0))
 
 
 def check_ragged_ops(module, step):
@@ -140,13 +140,13 @@ def check_ragged_ops(module, step):
     for kind in kinds:
         new = step.new_rows()
         view = getattr(cache, f"{kind}_cache")(layer)
-        expected = reference.store_ragged(view, new, offsets)
+        expected = view.store_ragged(new, offsets).blocks
         getattr(module, f"store_{kind}s")(*cache.arguments(), layer, new, offsets)
         np.testing.assert_array_equal(cache.blocks, expected, err_msg=kind)
 
     # gather_ragged: every sequence's whole context, after a gap of 2 rows.
     totals = [c + n for c, n in zip(step.cache_lengths, step.new_lengths)]
-    ctx_offsets = reference.row_offsets(totals) + 2
+    ctx_offsets = testing.row_offsets(totals) + 2
     for kind in kinds:
         out = step.filled(int(ctx_offsets[-1]) + 1)
         view = getattr(cache, f"{kind}_cache")(layer)
@@ -186,7 +186,7 @@ def test_kernel_ops_match_the_reference(target, seed):
     spare = sorted(set(range(cache.num_pages)) - set(used))
     count = min(len(spare), len(used), 3)
     pairs = np.array(list(zip(spare[:count], used[:count])), np.int32).reshape(-1, 2)
-    expected = reference.copy_pages(cache, pairs)
+    expected = cache.copy_pages(pairs).blocks
     module.copy_pages(*cache.arguments(), pairs)
     np.testing.assert_array_equal(cache.blocks, expected)
 
@@ -236,7 +236,7 @@ def test_raw_storage_kernel_ops_match_the_reference(target, index):
         used = sorted(set(cache.lookup_table.ravel().tolist()))
         spare = sorted(set(range(cache.num_pages)) - set(used))
         pairs = np.array(list(zip(spare[:2], used[:2])), np.int32).reshape(-1, 2)
-        expected = reference.copy_pages(cache, pairs)
+        expected = cache.copy_pages(pairs).blocks
         module.copy_pages(*cache.arguments(), pairs)
         np.testing.assert_array_equal(cache.blocks, expected)
 
@@ -265,11 +265,11 @@ DECODE_CONFIGS = {
 def test_decode_step_matches_the_reference(target, workspace, kind):
     config = DECODE_CONFIGS[kind]
     rng = np.random.default_rng(7)
-    cache = reference.random_cache(config, [40, 0, 17], [1, 1, 1], rng)
-    q = reference.random_rows(rng, 3, 8, 64, "f16")
-    new_keys = reference.random_rows(rng, 3, 2, 64, "f16")
-    new_values = reference.random_rows(rng, 3, 2, 64, "f16")
-    offsets = reference.row_offsets([1, 1, 1])
+    cache = testing.random_cache(config, [40, 0, 17], [1, 1, 1], rng)
+    q = testing.random_rows(rng, 3, 8, 64, "f16")
+    new_keys = testing.random_rows(rng, 3, 2, 64, "f16")
+    new_values = testing.random_rows(rng, 3, 2, 64, "f16")
+    offsets = testing.row_offsets([1, 1, 1])
     out = np.zeros((3, 8, 64), np.float16)
     stored, expected = reference.decode_step(cache, 1, q, new_keys, new_values,
                                              offsets, out, config.default_scale)
@@ -288,12 +288,12 @@ def test_mla_decode_step_matches_the_reference(target, kind):
     config = kvcache.CacheConfig("bf16", num_heads=1, head_size=72, mla=True,
                                  **shape)
     rng = np.random.default_rng(3)
-    cache = reference.random_cache(config, [9, 2], [1, 2], rng, num_layers=2)
-    new = reference.random_rows(rng, 3, 1, 72, "bf16")
-    offsets = reference.row_offsets([1, 2])
-    ctx_offsets = reference.row_offsets([10, 4])
+    cache = testing.random_cache(config, [9, 2], [1, 2], rng, num_layers=2)
+    new = testing.random_rows(rng, 3, 1, 72, "bf16")
+    offsets = testing.row_offsets([1, 2])
+    ctx_offsets = testing.row_offsets([10, 4])
     context = np.zeros((14, 1, 72), np.uint16)
-    stored = cache.copy(reference.store_ragged(cache.key_cache(0), new, offsets))
+    stored = cache.key_cache(0).store_ragged(new, offsets)
     expected = reference.gather_ragged(stored.key_cache(0), ctx_offsets, context)
     module = TARGETS[target](builders.decode_step(config))
     module.decode_step(*cache.arguments(), 0, new, offsets, context, ctx_offsets)
@@ -334,8 +334,8 @@ def test_attention_reads_each_cache_through_its_own_table(target, chip):
                                  num_layers=2, q_heads=8)
     rng = np.random.default_rng(11)
     lengths, new = [40, 0, 70], [1, 3, 1]
-    key_cache = reference.random_cache(config, lengths, new, rng)
-    value_cache = reference.random_cache(config, lengths, new, rng)
+    key_cache = testing.random_cache(config, lengths, new, rng)
+    value_cache = testing.random_cache(config, lengths, new, rng)
     assert not np.array_equal(key_cache.lookup_table, value_cache.lookup_table)
     text = builders.attention_ragged(config, "attention")
     second = ("%blocks_v: {0}, %cache_lengths_v: memref<?xi32>, %lookup_table_v: "
@@ -349,8 +349,8 @@ def test_attention_reads_each_cache_through_its_own_table(target, chip):
         f"%lookup_table_v, %max_seq_length_v, %max_cache_length_v : {blocks_type}, "
         f"memref<?xi32>, memref<?x?xi32> -> {collection_type}\n"
         "  %value_cache = kvcache.get_value_cache %collection_v[")
-    q = reference.random_rows(rng, sum(new), 8, 64, "f16")
-    offsets = reference.row_offsets(new)
+    q = testing.random_rows(rng, sum(new), 8, 64, "f16")
+    offsets = testing.row_offsets(new)
     out = np.zeros((sum(new), 8, 64), np.float16)
     layer = 1
     expected = reference.attention_ragged(
@@ -374,9 +374,9 @@ def test_cpu_attention_blocks_at_every_head_size(head_size):
         config = kvcache.CacheConfig(dtype, 2, head_size, 4, num_layers=1, q_heads=6)
         rng = np.random.default_rng(head_size)
         lengths, new = [6, 7, 0, 35], [1, 1, 9, 2]
-        cache = reference.random_cache(config, lengths, new, rng)
-        offsets = reference.row_offsets(new)
-        q = reference.random_rows(rng, sum(new), 6, head_size, dtype)
+        cache = testing.random_cache(config, lengths, new, rng)
+        offsets = testing.row_offsets(new)
+        q = testing.random_rows(rng, sum(new), 6, head_size, dtype)
         out = np.zeros_like(q)
         expected = reference.attention_ragged(
             q, cache.key_cache(0), cache.value_cache(0), offsets, np.zeros_like(q),

@@ -13,7 +13,8 @@ import pytest
 pytest.importorskip("kvcache._kvcache")
 
 import kvcache  # noqa: E402
-from kvcache import CacheConfig, builders, reference  # noqa: E402
+from kvcache import (CacheConfig, builders, dtypes, reference,  # noqa: E402
+                     testing)
 from kvcache.cpu import OPENMP_RUNTIME, default_cpu_threads  # noqa: E402
 
 pytestmark = pytest.mark.skipif(OPENMP_RUNTIME is None,
@@ -36,26 +37,26 @@ def run_kernels(config, module, lengths, new):
     """Every function of `module` (builders.kernels(config)), in turn, on
     one random cache: (the arrays each call wrote)."""
     rng = np.random.default_rng(7)
-    cache = reference.random_cache(config, lengths, new, rng, num_layers=2,
-                                   spare_pages=3)
+    cache = testing.random_cache(config, lengths, new, rng, num_layers=2,
+                                 spare_pages=3)
     layer = cache.num_layers - 1
-    offsets = reference.row_offsets(new)
+    offsets = testing.row_offsets(new)
     element = config.rows_element
     heads, size = config.num_heads, config.head_size
     results = []
     for name in ("store_keys", "store_values"):
-        rows = reference.from_float32(
+        rows = dtypes.from_float32(
             rng.uniform(-2, 2, (sum(new), heads, size)).astype(np.float32), element)
         getattr(module, name)(*cache.arguments(), layer, rows, offsets)
         results += [cache.blocks.copy()] + (
             [cache.scales.copy()] if config.scales else [])
     totals = [c + n for c, n in zip(lengths, new)]
-    out = reference.from_float32(np.zeros((sum(totals), heads, size), np.float32),
-                                 element)
+    out = dtypes.from_float32(np.zeros((sum(totals), heads, size), np.float32),
+                              element)
     module.gather_values(*cache.arguments(), layer, out,
-                         reference.row_offsets(totals))
+                         testing.row_offsets(totals))
     results.append(out)
-    q = reference.from_float32(
+    q = dtypes.from_float32(
         rng.uniform(-1, 1, (sum(new), config.query_heads, size)).astype(np.float32),
         element)
     for extra in ((), (np.zeros(sum(new) * config.query_heads * 18 * size,
@@ -97,17 +98,17 @@ def test_serial_results_match_the_reference():
     # covers every op on both; here attention on the GQA config).
     config = CONFIGS["f16-gqa4-page16"]
     rng = np.random.default_rng(3)
-    cache = reference.random_cache(config, [5, 0, 17], [1, 4, 2], rng)
-    offsets = reference.row_offsets([1, 4, 2])
-    q = reference.random_rows(rng, 7, 8, 64, "f16")
+    cache = testing.random_cache(config, [5, 0, 17], [1, 4, 2], rng)
+    offsets = testing.row_offsets([1, 4, 2])
+    q = testing.random_rows(rng, 7, 8, 64, "f16")
     expected = reference.attention_ragged(q, cache.key_cache(1), cache.value_cache(1),
                                           offsets, np.zeros_like(q), config.default_scale)
     for threads in THREADS:
         out = np.zeros_like(q)
         kvcache.CPUModule(builders.attention_ragged(config, "attention"),
                           threads=threads).attention(*cache.arguments(), 1, q, offsets, out)
-        error = np.abs(reference.to_float32(out, "f16") -
-                       reference.to_float32(expected, "f16")).max()
+        error = np.abs(dtypes.to_float32(out, "f16") -
+                       dtypes.to_float32(expected, "f16")).max()
         assert error <= 2e-3, (threads, error)
 
 
@@ -115,9 +116,9 @@ def test_attention_clauses_and_merge_states_do_not_depend_on_threads():
     config = CacheConfig("f32", 2, 16, 4, num_layers=2, q_heads=8)
     rng = np.random.default_rng(11)
     new = [3, 1, 0, 5]
-    cache = reference.random_cache(config, [7, 30, 2, 0], new, rng)
-    offsets = reference.row_offsets(new)
-    q = reference.random_rows(rng, 9, 8, 16, "f32")
+    cache = testing.random_cache(config, [7, 30, 2, 0], new, rng)
+    offsets = testing.row_offsets(new)
+    q = testing.random_rows(rng, 9, 8, 16, "f32")
     sinks = rng.uniform(-2, 2, 8).astype(np.float32)
     slopes = rng.uniform(0, 0.5, 8).astype(np.float32)
     attention = builders.attention_ragged(config, "attention", window=6, softcap=5.0,

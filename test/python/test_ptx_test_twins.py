@@ -35,7 +35,7 @@ import pytest
 pytest.importorskip("kvcache._kvcache")
 
 import kvcache  # noqa: E402
-from kvcache import reference  # noqa: E402
+from kvcache import caches, dtypes, reference, testing  # noqa: E402
 from kvcache.config import parse_type  # noqa: E402
 from sampling import sample  # noqa: E402
 
@@ -191,12 +191,12 @@ def rng_for(case):
 
 def filled(rows, heads, head_size, dtype):
     values = np.full((rows, heads, head_size), SENTINEL, np.float32)
-    return reference.from_float32(values, dtype)
+    return dtypes.from_float32(values, dtype)
 
 
 def attention_error(expected, actual, dtype):
-    return float(np.abs(reference.to_float32(expected, dtype) -
-                        reference.to_float32(actual, dtype)).max(initial=0))
+    return float(np.abs(dtypes.to_float32(expected, dtype) -
+                        dtypes.to_float32(actual, dtype)).max(initial=0))
 
 
 def assert_same_cache(actual, expected):
@@ -215,22 +215,22 @@ def run_ragged(kernel, module, function, rng):
     seqs = sequences(config, None)
     cached = [c for c, _ in seqs]
     new = [n for _, n in seqs]
-    cache = reference.random_cache(config, cached, new, rng, spare_pages=2)
+    cache = testing.random_cache(config, cached, new, rng, spare_pages=2)
     layer = int(rng.integers(0, cache.num_layers))
     kv = int(rng.integers(0, cache.kv_dim))
-    view = reference.CacheView(cache, kv, layer)
+    view = caches.CacheView(cache, kv, layer)
     H, D = config.num_heads, config.head_size
     _, element = memref_shape(kernel.type_of(1))
     if kernel.op == "store_ragged":
         start = 2  # the first sequence's rows do not start at row 0
-        offsets = reference.row_offsets(new) + start
-        rows = reference.random_rows(rng, int(offsets[-1]) + 1, H, D, element)
+        offsets = testing.row_offsets(new) + start
+        rows = testing.random_rows(rng, int(offsets[-1]) + 1, H, D, element)
         expected = view.store_ragged(rows, offsets)
         kernel.call(module, function, [view, rows, offsets])
         assert_same_cache(cache, expected)
     else:
         totals = [c + n for c, n in seqs]
-        offsets = reference.row_offsets(totals) + 2
+        offsets = testing.row_offsets(totals) + 2
         out = filled(int(offsets[-1]) + 1, H, D, element)
         expected = reference.gather_ragged(view, offsets, out)
         kernel.call(module, function, [view, out, offsets])
@@ -240,9 +240,9 @@ def run_ragged(kernel, module, function, rng):
 def run_copy_pages(kernel, module, function, rng):
     config = kernel.config
     seqs = sequences(config, None)
-    cache = reference.random_cache(config, [c for c, _ in seqs],
-                                   [n for _, n in seqs], rng, spare_pages=3,
-                                   num_layers=3)
+    cache = testing.random_cache(config, [c for c, _ in seqs],
+                                 [n for _, n in seqs], rng, spare_pages=3,
+                                 num_layers=3)
     used = sorted(set(cache.lookup_table.ravel().tolist()))
     spare = sorted(set(range(cache.num_pages)) - set(used))
     sources = list(rng.permutation(spare))
@@ -269,13 +269,13 @@ def run_attention(kernel, module, function, rng):
     seqs = sequences(config, long_context)
     cached = [c for c, _ in seqs]
     new = [n for _, n in seqs]
-    cache = reference.random_cache(config, cached, new, rng, spare_pages=2)
+    cache = testing.random_cache(config, cached, new, rng, spare_pages=2)
     layer = int(rng.integers(0, cache.num_layers))
     keys, values = cache.key_cache(layer), cache.value_cache(layer)
     start = 1
-    offsets = reference.row_offsets(new) + start
+    offsets = testing.row_offsets(new) + start
     rows = int(offsets[-1])
-    q = reference.random_rows(rng, rows, q_heads, D, element)
+    q = testing.random_rows(rng, rows, q_heads, D, element)
     out = filled(rows + 1, q_heads, D, element)
     expected = reference.attention_ragged(q, keys, values, offsets, out,
                                           kernel.scale)

@@ -8,7 +8,7 @@ import pytest
 pytest.importorskip("kvcache._kvcache")
 
 import kvcache  # noqa: E402
-from kvcache import reference  # noqa: E402
+from kvcache import caches, dtypes, reference  # noqa: E402
 from kvcache.config import ELEMENT_TYPES  # noqa: E402
 
 HEADS, HEAD_SIZE, PAGE_SIZE, LAYERS, PAGES, GROUP = 2, 16, 4, 2, 5, 8
@@ -102,13 +102,13 @@ def test_dequantizing_loads_and_scale_ops(dtype, scales):
                         assert np.float32(got) == scale
                         codes = blocks[page, 1, layer, slot, h, d:d + 8]
                         # stored * scale in f32, then rounded to f16 / bf16
-                        values = reference.to_float32(codes, dtype) * scale
+                        values = dtypes.to_float32(codes, dtype) * scale
                         assert nan_equal(outs["f32"], values), (layer, b, t, h, d)
                         with np.errstate(over="ignore"):  # f16 saturates to inf
                             assert nan_equal(outs["f16"], values.astype(np.float16))
-                        assert nan_equal(reference.to_float32(outs["bf16"], "bf16"),
-                                         reference.to_float32(
-                                             reference.from_float32(values, "bf16"), "bf16"))
+                        assert nan_equal(dtypes.to_float32(outs["bf16"], "bf16"),
+                                         dtypes.to_float32(
+                                             dtypes.from_float32(values, "bf16"), "bf16"))
     # store_scale writes the scale of the element (the layer's V scale for
     # tensor), and nothing else.
     expected = scale_values.copy()
@@ -139,7 +139,7 @@ def test_decoding_covers_every_code():
             cpu.read(blocks, np.array([4, 4], np.int32), table, 1, 4, scale_values,
                      layer, 0, head, slot, d, *outs)
             got.extend(outs[0].tolist())
-        assert nan_equal(got, reference.fp8_values(dtype))
+        assert nan_equal(got, dtypes.fp8_values(dtype))
 
 
 def kernel_module(dtype, scales, rows_element):
@@ -213,14 +213,14 @@ def test_gather_ragged_dequantizes(dtype, scales, rows, target):
             for h in range(HEADS):
                 for d in range(HEAD_SIZE):
                     scale = scale_values[scale_index(scales, layer, page, slot, h, d)]
-                    value = reference.to_float32(blocks[page, 1, layer, slot, h, d], dtype)
+                    value = dtypes.to_float32(blocks[page, 1, layer, slot, h, d], dtype)
                     expected[offsets[b] + t, h, d] = np.float32(value) * np.float32(scale)
     with np.errstate(over="ignore"):
         if rows == "f16":
             expected = expected.astype(np.float16).astype(np.float32)
         elif rows == "bf16":
-            expected = reference.to_float32(reference.from_float32(expected, "bf16"), "bf16")
-    got = reference.to_float32(out, rows) if rows == "bf16" else out.astype(np.float32)
+            expected = dtypes.to_float32(dtypes.from_float32(expected, "bf16"), "bf16")
+    got = dtypes.to_float32(out, rows) if rows == "bf16" else out.astype(np.float32)
     assert nan_equal(got[1:14], expected[1:14])
     assert np.all(out[0] == 7) and np.all(out[14] == 7)  # untouched (raw)
 
@@ -241,7 +241,7 @@ def test_gather_decodes_every_code(dtype, target):
     module = compiled(target, kernel_module(dtype, "tensor", "f32"))
     module.gather(blocks, np.array([8, 0], np.int32), TABLE, 0, 8, scale_values, 0,
                   out, np.array([0, 8, 8], np.int32))
-    assert nan_equal(out.reshape(-1), reference.fp8_values(dtype))
+    assert nan_equal(out.reshape(-1), dtypes.fp8_values(dtype))
     # -0 keeps its sign.
     assert np.signbit(out.reshape(-1)[0x80]) and not np.signbit(out.reshape(-1)[0])
 
@@ -301,8 +301,8 @@ def float_rows(rng, count, rows):
     values[2, 0] = 0.0
     values[2, 1, 8:] = np.nan
     with np.errstate(over="ignore"):                 # f16 overflows to inf
-        stored = reference.from_float32(values, rows)
-    return stored, reference.to_float32(stored, rows)
+        stored = dtypes.from_float32(values, rows)
+    return stored, dtypes.to_float32(stored, rows)
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -335,9 +335,9 @@ def test_store_ragged_quantizes(dtype, scales, rows, target):
                     if scales == "tensor":
                         scale = scale_values[index]
                     else:
-                        scale = reference.dynamic_scale(chunk, dtype)
+                        scale = dtypes.dynamic_scale(chunk, dtype)
                         expected_scales[index] = scale
-                    codes = reference.quantize(chunk, dtype, scale)
+                    codes = dtypes.quantize(chunk, dtype, scale)
                     expected_blocks[page, 0, layer, slot, h, d:d + group] = \
                         codes.view(blocks.dtype)
     module.store_rows(blocks, lengths, TABLE, 2, 8, scale_values, layer, new, offsets)
@@ -355,7 +355,7 @@ def edge_values(dtype):
         points = np.arange(-130, 131, dtype=np.float64)
         ties = points + 0.5
     else:
-        table = reference.fp8_values(dtype)[:128]
+        table = dtypes.fp8_values(dtype)[:128]
         points = np.sort(table[np.isfinite(table)])
         ties = (points[:-1] + points[1:]) / 2
         top = points[-1]
@@ -374,7 +374,7 @@ def edge_values(dtype):
 def store_with_tensor_scale(dtype, values, scale, target="cpu"):
     """The codes store_ragged writes for float32 `values` on a tensor-scaled
     cache of `dtype` whose scales are all `scale`, checked against
-    reference.quantize."""
+    dtypes.quantize."""
     per_call = 16 * HEADS * HEAD_SIZE                 # 2 sequences x 8 tokens
     padded = np.zeros(-(-values.size // per_call) * per_call, np.float32)
     padded[:values.size] = values
@@ -392,7 +392,7 @@ def store_with_tensor_scale(dtype, values, scale, target="cpu"):
                 page, slot = int(TABLE[b, t // PAGE_SIZE]), t % PAGE_SIZE
                 codes.append(blocks[page, 0, 0, slot].reshape(-1).view(np.uint8))
     got = np.concatenate(codes)[:values.size]
-    expected = reference.quantize(values, dtype, scale).view(np.uint8)
+    expected = dtypes.quantize(values, dtype, scale).view(np.uint8)
     mismatches = np.flatnonzero(got != expected)
     assert mismatches.size == 0, [(values[i], got[i], expected[i]) for i in mismatches[:8]]
     return got
@@ -460,7 +460,7 @@ def test_dynamic_scales_divide_amax(dtype, target):
     # amax * (1 / max_finite) differ in float32; the stored scale must be
     # the quotient.
     rng = np.random.default_rng(len(dtype))
-    limit = np.float32(reference.MAX_FINITE[dtype])
+    limit = np.float32(dtypes.MAX_FINITE[dtype])
     candidates = rng.uniform(1e-3, 1e3, 4096).astype(np.float32)
     divided = candidates / limit
     multiplied = candidates * (np.float32(1) / limit)
@@ -483,7 +483,7 @@ def test_dynamic_scales_divide_amax(dtype, target):
         np.testing.assert_array_equal(got.view(np.uint32), expected.view(np.uint32))
         np.testing.assert_array_equal(
             blocks[page, 0, 0, slot].view(np.uint8),
-            np.stack([reference.quantize(rows[r, h], dtype, expected[h])
+            np.stack([dtypes.quantize(rows[r, h], dtype, expected[h])
                       for h in range(HEADS)]).view(np.uint8))
 
 
@@ -529,7 +529,7 @@ def test_quantizing_whole_heads(dtype, head_size, rows_dtype):
     rows[4, 1, head_size - 1] = np.nan               # NaN past the amax
     rows[5, 0, :] = -0.0
     rows[6, 1, :] *= np.float32(2.0 ** -20)          # f16 subnormals
-    rows = reference.from_float32(rows, rows_dtype)
+    rows = dtypes.from_float32(rows, rows_dtype)
     blocks = np.zeros((pages, 2, 1, 2, heads, head_size), np.dtype(ELEMENT_TYPES[dtype]))
     scales = np.zeros((pages, 2, 1, 2, heads), np.float32)
     table = np.array([[8, 0, 3, 1, 5, 2, 7, 4, 6]], np.int32)
@@ -539,13 +539,13 @@ def test_quantizing_whole_heads(dtype, head_size, rows_dtype):
         t = r + 1
         page, slot = int(table[0, t // 2]), t % 2
         for h in range(heads):
-            values = reference.to_float32(rows[r, h], rows_dtype)
-            scale = reference.dynamic_scale(values, dtype)
+            values = dtypes.to_float32(rows[r, h], rows_dtype)
+            scale = dtypes.dynamic_scale(values, dtype)
             assert scales[page, 0, 0, slot, h].view(np.uint32) == \
                 np.float32(scale).view(np.uint32), (r, h)
             np.testing.assert_array_equal(
                 blocks[page, 0, 0, slot, h].view(np.uint8),
-                reference.quantize(values, dtype, scale).view(np.uint8))
+                dtypes.quantize(values, dtype, scale).view(np.uint8))
 
 
 def element_scales(scales, scale_values):
@@ -590,26 +590,26 @@ def test_attention_over_quantized_caches(dtype, scales, target):
     shape = (PAGES, 2, LAYERS, PAGE_SIZE, HEADS, HEAD_SIZE)
     # Scales that map [-1, 1] onto most of the codes.
     scale_values = (rng.uniform(1, 2, scales_shape(scales)) /
-                    reference.MAX_FINITE[dtype]).astype(np.float32)
+                    dtypes.MAX_FINITE[dtype]).astype(np.float32)
     per_element = element_scales(scales, scale_values)
-    codes = reference.quantize(rng.uniform(-1, 1, shape), dtype, per_element)
+    codes = dtypes.quantize(rng.uniform(-1, 1, shape), dtype, per_element)
     blocks = codes.view(np.dtype(ELEMENT_TYPES[dtype]))
-    values = reference.dequantize(blocks, dtype, per_element)
+    values = dtypes.dequantize(blocks, dtype, per_element)
     lengths = np.array([3, 6], np.int32)
     offsets = np.array([0, 2, 3], np.int32)           # 2 rows after 3, 1 after 6
     q32 = rng.uniform(-1, 1, (3, Q_HEADS, HEAD_SIZE)).astype(np.float32)
-    q = reference.from_float32(q32, q_dtype)
-    q32 = reference.to_float32(q, q_dtype)
+    q = dtypes.from_float32(q32, q_dtype)
+    q32 = dtypes.to_float32(q, q_dtype)
     out = np.zeros_like(q)
     layer = 1
     compiled(target, attention_module(dtype, scales, q_dtype)).attention(
         blocks, lengths, TABLE, 2, 8, scale_values, layer, q, offsets, out)
-    float_cache = reference.PagedCache(values, lengths, TABLE, 2, 8, "f32")
+    float_cache = caches.PagedCache(values, lengths, TABLE, 2, 8, "f32")
     expected = reference.attention_ragged(
         q32, float_cache.key_cache(layer), float_cache.value_cache(layer), offsets,
         np.zeros(q32.shape, np.float32), 0.25)
-    expected = reference.to_float32(reference.from_float32(expected, q_dtype), q_dtype)
-    got = reference.to_float32(out, q_dtype)
+    expected = dtypes.to_float32(dtypes.from_float32(expected, q_dtype), q_dtype)
+    got = dtypes.to_float32(out, q_dtype)
     assert np.abs(got - expected).max() <= ATTENTION_TOLERANCE[q_dtype]
 
 
@@ -625,22 +625,22 @@ def test_attention_over_nan_codes(dtype, scales, planted, target):
     rng = np.random.default_rng(sum(map(ord, dtype + scales + planted)))
     shape = (PAGES, 2, LAYERS, PAGE_SIZE, HEADS, HEAD_SIZE)
     scale_values = (rng.uniform(1, 2, scales_shape(scales)) /
-                    reference.MAX_FINITE[dtype]).astype(np.float32)
+                    dtypes.MAX_FINITE[dtype]).astype(np.float32)
     per_element = element_scales(scales, scale_values)
-    codes = reference.quantize(rng.uniform(-1, 1, shape), dtype, per_element)
+    codes = dtypes.quantize(rng.uniform(-1, 1, shape), dtype, per_element)
     layer, kv = 1, (0 if planted == "key" else 1)
     # Sequence 1, token 4 (page TABLE[1, 1], slot 0), KV head 1, element 5.
     page = int(TABLE[1, 4 // PAGE_SIZE])
     codes[page, kv, layer, 4 % PAGE_SIZE, 1, 5] = 0xFF if dtype == "f8E4M3FN" else 0x7E
     blocks = codes.view(np.dtype(ELEMENT_TYPES[dtype]))
-    values = reference.dequantize(blocks, dtype, per_element)
+    values = dtypes.dequantize(blocks, dtype, per_element)
     lengths = np.array([3, 6], np.int32)
     offsets = np.array([0, 2, 3], np.int32)           # 2 rows after 3, 1 after 6
     q = rng.uniform(-1, 1, (3, Q_HEADS, HEAD_SIZE)).astype(np.float32)
     out = np.zeros_like(q)
     compiled(target, attention_module(dtype, scales, "f32")).attention(
         blocks, lengths, TABLE, 2, 8, scale_values, layer, q, offsets, out)
-    float_cache = reference.PagedCache(values, lengths, TABLE, 2, 8, "f32")
+    float_cache = caches.PagedCache(values, lengths, TABLE, 2, 8, "f32")
     with np.errstate(invalid="ignore"):
         expected = reference.attention_ragged(
             q, float_cache.key_cache(layer), float_cache.value_cache(layer), offsets,
@@ -677,24 +677,24 @@ def test_split_attention_over_a_quantized_cache_on_the_emulated_gpu():
     rng = np.random.default_rng(11)
     shape = (pages, 2, 1, page, HEADS, HEAD_SIZE)
     scale_values = (rng.uniform(1, 2, scales_shape_) /
-                    reference.MAX_FINITE[dtype]).astype(np.float32)
+                    dtypes.MAX_FINITE[dtype]).astype(np.float32)
     per_element = np.repeat(scale_values, GROUP, axis=-1)
-    blocks = reference.quantize(rng.uniform(-1, 1, shape), dtype, per_element).view(
+    blocks = dtypes.quantize(rng.uniform(-1, 1, shape), dtype, per_element).view(
         np.dtype(ELEMENT_TYPES[dtype]))
-    values = reference.dequantize(blocks, dtype, per_element)
+    values = dtypes.dequantize(blocks, dtype, per_element)
     lengths = np.array([700], np.int32)
     table = rng.permutation(pages)[:11].astype(np.int32).reshape(1, 11)
     offsets = np.array([0, 1], np.int32)
-    q = reference.from_float32(rng.uniform(-1, 1, (1, Q_HEADS, HEAD_SIZE)), q_dtype)
+    q = dtypes.from_float32(rng.uniform(-1, 1, (1, Q_HEADS, HEAD_SIZE)), q_dtype)
     out = np.zeros_like(q)
     workspace = np.zeros(Q_HEADS * (HEAD_SIZE + 2) * 16, np.float32)
     kvcache.EmulatedGPUModule(ir).attention(blocks, lengths, table, 1, 701, scale_values,
                                             q, offsets, out, workspace)
     assert np.any(workspace != 0)                     # the split path ran
-    float_cache = reference.PagedCache(values, lengths, table, 1, 701, "f32")
+    float_cache = caches.PagedCache(values, lengths, table, 1, 701, "f32")
     expected = reference.attention_ragged(
-        reference.to_float32(q, q_dtype), float_cache.key_cache(0),
+        dtypes.to_float32(q, q_dtype), float_cache.key_cache(0),
         float_cache.value_cache(0), offsets, np.zeros(q.shape, np.float32), 0.25)
-    expected = reference.to_float32(reference.from_float32(expected, q_dtype), q_dtype)
-    got = reference.to_float32(out, q_dtype)
+    expected = dtypes.to_float32(dtypes.from_float32(expected, q_dtype), q_dtype)
+    got = dtypes.to_float32(out, q_dtype)
     assert np.abs(got - expected).max() <= ATTENTION_TOLERANCE[q_dtype]

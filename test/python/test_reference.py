@@ -4,13 +4,13 @@ docs/Contract.md section 1 and simple facts (no compiler involved)."""
 import numpy as np
 import pytest
 
-from kvcache import CacheConfig, reference
+from kvcache import CacheConfig, caches, dtypes, reference, testing
 
 CONFIG = CacheConfig("f32", num_heads=2, head_size=4, page_size=3, num_layers=2)
 
 
 def make_cache(seed=0):
-    return reference.random_cache(CONFIG, [4, 0, 7], [2, 3, 1], rng=seed)
+    return testing.random_cache(CONFIG, [4, 0, 7], [2, 3, 1], rng=seed)
 
 
 def test_random_cache_shape_and_pages():
@@ -38,11 +38,11 @@ def test_load_follows_the_spec_formula():
 
 def test_store_then_gather_returns_the_rows():
     cache = make_cache()
-    new = reference.random_rows(np.random.default_rng(1), 6, 2, 4, "f32")
-    offsets = reference.row_offsets([2, 3, 1])
-    stored = cache.copy(reference.store_ragged(cache.value_cache(1), new, offsets))
+    new = testing.random_rows(np.random.default_rng(1), 6, 2, 4, "f32")
+    offsets = testing.row_offsets([2, 3, 1])
+    stored = cache.value_cache(1).store_ragged(new, offsets)
     assert np.array_equal(cache.blocks, make_cache().blocks)  # input unchanged
-    ctx = reference.row_offsets([6, 3, 8])
+    ctx = testing.row_offsets([6, 3, 8])
     context = reference.gather_ragged(stored.value_cache(1), ctx, np.zeros((17, 2, 4)))
     assert np.array_equal(context[4:6], new[0:2])      # after 4 cached tokens
     assert np.array_equal(context[6:9], new[2:5])      # an empty sequence
@@ -54,17 +54,32 @@ def test_store_then_gather_returns_the_rows():
 
 def test_copy_pages():
     cache = make_cache()
-    blocks = reference.copy_pages(cache, np.array([[0, 5], [3, 1]], np.int32))
+    blocks = cache.copy_pages(np.array([[0, 5], [3, 1]], np.int32)).blocks
     assert np.array_equal(blocks[5], cache.blocks[0])
     assert np.array_equal(blocks[1], cache.blocks[3])
     assert np.array_equal(blocks[2], cache.blocks[2])
+
+
+def test_deprecated_blocks_only_forms_are_the_new_caches_blocks():
+    cache = make_cache()
+    new = testing.random_rows(np.random.default_rng(2), 6, 2, 4, "f32")
+    offsets = testing.row_offsets([2, 3, 1])
+    pairs = np.array([[0, 5], [3, 1]], np.int32)
+    with pytest.warns(DeprecationWarning, match=r"view.store_ragged\(new, "
+                      r"row_offsets\).blocks"):
+        blocks = reference.store_ragged(cache.key_cache(1), new, offsets)
+    assert np.array_equal(blocks, cache.key_cache(1).store_ragged(new, offsets).blocks)
+    assert not np.array_equal(blocks, cache.blocks)
+    with pytest.warns(DeprecationWarning, match=r"cache.copy_pages\(pairs\).blocks"):
+        blocks = reference.copy_pages(cache, pairs)
+    assert np.array_equal(blocks, cache.copy_pages(pairs).blocks)
 
 
 def test_attention_limits():
     cache = make_cache()
     cache.blocks[:, 0] = 0  # equal scores: the mean of the visible values
     q = np.ones((6, 4, 4), np.float32)  # GQA group 2
-    offsets = reference.row_offsets([2, 3, 1])
+    offsets = testing.row_offsets([2, 3, 1])
     out = reference.attention_ragged(q, cache.key_cache(0), cache.value_cache(0),
                                      offsets, np.zeros_like(q), 0.5)
     values = cache.value_cache(0).tokens(1, 3)
@@ -77,10 +92,10 @@ def test_attention_limits():
     (1.0, 0x3F80), (-2.5, 0xC020), (1 + 2**-8, 0x3F80),      # ties to even
     (1 + 3 * 2**-8, 0x3F82), (1 + 2**-8 + 2**-12, 0x3F81)])
 def test_bf16_rounding(value, bits):
-    stored = reference.from_float32(np.float32(value), "bf16")
+    stored = dtypes.from_float32(np.float32(value), "bf16")
     assert int(stored) == bits
-    assert reference.to_float32(stored, "bf16") == np.float32(
-        reference.to_float32(np.uint16(bits), "bf16"))
+    assert dtypes.to_float32(stored, "bf16") == np.float32(
+        dtypes.to_float32(np.uint16(bits), "bf16"))
 
 
 # Codes from the OCP 8-bit floating point specification (E4M3: no
@@ -96,14 +111,14 @@ def test_bf16_rounding(value, bits):
     ("f8E5M2", 1.375, 0x3E), ("f8E5M2", -7.0, 0xC7), ("f8E5M2", 61440.0, 0x7B),
     ("f8E5M2", -np.nan, 0xFE)])
 def test_fp8_encoding(dtype, value, code):
-    assert int(reference.from_float32(np.float32(value), dtype)) == code
+    assert int(dtypes.from_float32(np.float32(value), dtype)) == code
 
 
 @pytest.mark.parametrize("dtype", ["f8E4M3FN", "f8E5M2"])
 def test_fp8_encoding_is_nearest_ties_to_even(dtype):
     # Against a brute-force search over every finite code, on values that
     # hit every interval, its midpoints and both ends of the range.
-    table = reference.fp8_values(dtype)
+    table = dtypes.fp8_values(dtype)
     finite = np.flatnonzero(np.isfinite(table))
     top = np.max(table[finite])
     rng = np.random.default_rng(0)
@@ -111,7 +126,7 @@ def test_fp8_encoding_is_nearest_ties_to_even(dtype):
     values = np.concatenate([rng.uniform(-1.2 * top, 1.2 * top, 4000),
                              rng.normal(0, 1, 4000), mids.ravel()[::7],
                              table[finite]]).astype(np.float32)
-    codes = reference.from_float32(values, dtype)
+    codes = dtypes.from_float32(values, dtype)
     for value, code in zip(values.astype(np.float64), codes):
         target = np.clip(value, -top, top)
         distance = np.abs(table[finite] - target)
@@ -120,20 +135,20 @@ def test_fp8_encoding_is_nearest_ties_to_even(dtype):
             best = [c for c in best if c % 2 == 0 and
                     (np.signbit(table[c]) == np.signbit(value) or table[c] != 0)]
         assert int(code) in [int(c) for c in best], (value, hex(code))
-    decoded = reference.to_float32(codes, dtype)
+    decoded = dtypes.to_float32(codes, dtype)
     assert np.all(np.abs(decoded) <= top)
 
 
 def test_i8_encoding():
     values = np.array([0.5, 1.5, 2.5, -0.5, -126.5, -200.0, 300.0, np.nan],
                       np.float32)
-    assert reference.from_float32(values, "i8").tolist() == [
+    assert dtypes.from_float32(values, "i8").tolist() == [
         0, 2, 2, 0, -126, -127, 127, 0]
 
 
 def test_bad_views():
-    cache = reference.random_cache(CacheConfig("f16", 1, 8, 4, mla=True), [1], [1],
-                                   num_layers=2)
+    cache = testing.random_cache(CacheConfig("f16", 1, 8, 4, mla=True), [1], [1],
+                                 num_layers=2)
     with pytest.raises(ValueError, match="no value cache"):
         cache.value_cache(0)
     with pytest.raises(ValueError, match="layer=2"):
@@ -147,13 +162,13 @@ CONTINUOUS = CacheConfig("f32", num_heads=2, head_size=4, num_layers=2,
 
 
 def make_continuous(seed=0, **arguments):
-    return reference.random_cache(CONTINUOUS, [4, 0, 7], [2, 3, 1], rng=seed,
-                                  **arguments)
+    return testing.random_cache(CONTINUOUS, [4, 0, 7], [2, 3, 1], rng=seed,
+                                **arguments)
 
 
 def test_continuous_random_cache_blocks():
     cache = make_continuous(spare_pages=3)
-    assert isinstance(cache, reference.ContinuousCache) and cache.kind == "continuous"
+    assert isinstance(cache, caches.ContinuousCache) and cache.kind == "continuous"
     # one block per sequence plus 3 spare ones, as long as the longest
     # sequence (7 + 1 tokens)
     assert cache.shape == (6, 2, 2, 8, 2, 4)
@@ -174,17 +189,17 @@ def test_continuous_random_cache_errors():
     with pytest.raises(ValueError, match="columns is for paged caches"):
         make_continuous(columns=2)
     with pytest.raises(ValueError, match="block_tokens is for continuous"):
-        reference.random_cache(CONFIG, [4], [1], block_tokens=8)
+        testing.random_cache(CONFIG, [4], [1], block_tokens=8)
     config = CacheConfig("f16", 1, 8, kind="continuous", block_tokens=16)
-    assert reference.random_cache(config, [3], [1]).block_tokens == 16
+    assert testing.random_cache(config, [3], [1]).block_tokens == 16
     with pytest.raises(ValueError, match="differs from the config's 16"):
-        reference.random_cache(config, [3], [1], block_tokens=32)
+        testing.random_cache(config, [3], [1], block_tokens=32)
     with pytest.raises(ValueError, match="lookup_table of a continuous cache is 1-D"):
-        reference.ContinuousCache(np.zeros((2, 2, 1, 4, 1, 8), np.float32),
-                                  [1], [[0]], 1, 1, "f32")
+        caches.ContinuousCache(np.zeros((2, 2, 1, 4, 1, 8), np.float32),
+                               [1], [[0]], 1, 1, "f32")
     with pytest.raises(ValueError, match="lookup_table of a paged cache is 2-D"):
-        reference.PagedCache(np.zeros((2, 2, 1, 4, 1, 8), np.float32),
-                             [1], [0], 1, 1, "f32")
+        caches.PagedCache(np.zeros((2, 2, 1, 4, 1, 8), np.float32),
+                          [1], [0], 1, 1, "f32")
 
 
 def test_continuous_load_follows_the_spec_formula():
@@ -202,9 +217,9 @@ def test_continuous_load_follows_the_spec_formula():
 def test_continuous_store_gather_and_attention_follow_the_formula():
     cache = make_continuous()
     rng = np.random.default_rng(1)
-    new = reference.random_rows(rng, 7, 2, 4, "f32")
-    offsets = reference.row_offsets([2, 3, 1]) + 1  # rows 1..6
-    stored = reference.store_ragged(cache.value_cache(1), new, offsets)
+    new = testing.random_rows(rng, 7, 2, 4, "f32")
+    offsets = testing.row_offsets([2, 3, 1]) + 1  # rows 1..6
+    stored = cache.value_cache(1).store_ragged(new, offsets).blocks
     expected = cache.blocks.copy()
     for b, start in enumerate([4, 0, 7]):
         rows = range(offsets[b], offsets[b + 1])
@@ -213,9 +228,9 @@ def test_continuous_store_gather_and_attention_follow_the_formula():
     assert np.array_equal(stored, expected)
     assert not np.array_equal(stored, cache.blocks)  # the input is unchanged
     stored = cache.copy(stored)
-    assert isinstance(stored, reference.ContinuousCache)
+    assert isinstance(stored, caches.ContinuousCache)
 
-    ctx = reference.row_offsets([6, 3, 8]) + 2
+    ctx = testing.row_offsets([6, 3, 8]) + 2
     sentinel = np.full((20, 2, 4), 7.0, np.float32)
     context = reference.gather_ragged(stored.value_cache(1), ctx, sentinel)
     for b, length in enumerate([6, 3, 8]):
@@ -237,7 +252,7 @@ def test_continuous_store_gather_and_attention_follow_the_formula():
 
 def test_continuous_caches_have_no_pages_to_copy():
     with pytest.raises(ValueError, match="copy_pages needs a cache with pages"):
-        reference.copy_pages(make_continuous(), np.array([[0, 1]], np.int32))
+        make_continuous().copy_pages(np.array([[0, 1]], np.int32))
 
 
 # Quantized caches (docs/Contract.md 2.2): codes + scales. One layer, one
@@ -246,11 +261,11 @@ TABLE = np.array([[2, 0]], np.int32)
 
 
 def quantized_cache(dtype, scales_kind, cache_length=1):
-    blocks = np.zeros((3, 2, 1, 2, 1, 4), reference.storage_dtype(dtype))
+    blocks = np.zeros((3, 2, 1, 2, 1, 4), dtypes.storage_dtype(dtype))
     config = CacheConfig(dtype, 1, 4, 2, num_layers=1, scales=scales_kind)
     scales = np.full(config.scales_shape(3), 0.25, np.float32)
-    return reference.PagedCache(blocks, [cache_length], TABLE, 2, 3, dtype,
-                                scales, scales_kind)
+    return caches.PagedCache(blocks, [cache_length], TABLE, 2, 3, dtype,
+                             scales, scales_kind)
 
 
 def test_store_ragged_token_head_by_hand():
@@ -286,8 +301,8 @@ def test_store_ragged_block_scales_by_hand():
 def test_store_ragged_tensor_scales_by_hand():
     cache = quantized_cache("f8E5M2", "tensor")
     cache.scales[0, 1] = 0.5
-    rows = reference.from_float32(np.array([[[1, -3, 0.25, 1e5]]], np.float32),
-                                  "bf16")
+    rows = dtypes.from_float32(np.array([[[1, -3, 0.25, 1e5]]], np.float32),
+                               "bf16")
     stored = cache.value_cache(0).store_ragged(rows, np.array([0, 1], np.int32))
     # value / 0.5: 2 -> 0x40, -6 -> 0xC6, 0.5 -> 0x38, 2e5 saturates: 0x7B
     assert stored.blocks[2, 1, 0, 1, 0].tolist() == [0x40, 0xC6, 0x38, 0x7B]
@@ -330,10 +345,13 @@ def test_copy_pages_copies_per_page_scales():
     tensor.scales[...] = [[1, 2]]
     copied = tensor.copy_pages(np.array([[2, 1]], np.int32))
     assert copied.scales.tolist() == [[1, 2]]
-    with pytest.raises(ValueError, match=r"use cache.copy_pages\(pairs\)"):
+    # The deprecated blocks-only forms refuse a quantized cache.
+    with pytest.raises(ValueError, match=r"use cache.copy_pages\(pairs\)"), \
+            pytest.warns(DeprecationWarning):
         reference.copy_pages(cache, np.array([[2, 1]], np.int32))
     with pytest.raises(ValueError, match=r"use view.store_ragged\(new, "
-                       r"row_offsets\), which returns the new cache"):
+                       r"row_offsets\), which returns the new cache"), \
+            pytest.warns(DeprecationWarning):
         reference.store_ragged(cache.key_cache(0), np.zeros((1, 1, 4), np.float32),
                                [0, 1])
 
@@ -375,11 +393,11 @@ def test_quantized_cache_values():
     assert np.all(cache.scales == 0.25)            # a deep copy
     assert copy.scales_kind == "block<2>"
     # the kind is read from the shape when not given
-    inferred = reference.PagedCache(cache.blocks, [1], TABLE, 2, 3, "i8",
-                                    cache.scales)
+    inferred = caches.PagedCache(cache.blocks, [1], TABLE, 2, 3, "i8",
+                                 cache.scales)
     assert inferred.scales_kind == "block<2>"
-    assert reference.PagedCache(cache.blocks, [1], TABLE, 2, 3, "i8",
-                                np.ones((1, 2), np.float32)).scales_kind == "tensor"
+    assert caches.PagedCache(cache.blocks, [1], TABLE, 2, 3, "i8",
+                             np.ones((1, 2), np.float32)).scales_kind == "tensor"
     assert len(quantized_cache("i8", "tensor").key_cache(0).parameters()) == 8
     assert len(make_cache().arguments()) == 5
     assert len(make_cache().key_cache(0).parameters()) == 7
@@ -407,9 +425,9 @@ def test_quantized_cache_values():
 ])
 def test_bad_quantized_caches(arguments, error, message):
     dtype = arguments.pop("dtype", "i8")
-    blocks = np.zeros((3, 2, 1, 2, 1, 4), reference.storage_dtype(dtype))
+    blocks = np.zeros((3, 2, 1, 2, 1, 4), dtypes.storage_dtype(dtype))
     with pytest.raises(error, match=message):
-        reference.PagedCache(blocks, [1], TABLE, 2, 3, dtype, **arguments)
+        caches.PagedCache(blocks, [1], TABLE, 2, 3, dtype, **arguments)
 
 
 @pytest.mark.parametrize("scales", ["tensor", "token_head", "block<4>"])
@@ -418,13 +436,13 @@ def test_bad_quantized_caches(arguments, error, message):
 def test_random_quantized_caches(kind, dtype, scales):
     config = CacheConfig(dtype, 2, 8, 4 if kind == "paged" else None,
                          kind=kind, scales=scales)
-    cache = reference.random_cache(config, [4, 0, 7], [2, 3, 1], rng=3)
+    cache = testing.random_cache(config, [4, 0, 7], [2, 3, 1], rng=3)
     assert cache.scales_kind == scales and cache.scales.dtype == np.float32
     assert cache.scales.shape == config.scales_shape(
         cache.num_blocks, cache.num_layers, cache.shape[3])
     assert cache.scales.flags.c_contiguous
-    codes = reference.to_float32(cache.blocks, dtype)
-    limit = reference.MAX_FINITE[dtype]
+    codes = dtypes.to_float32(cache.blocks, dtype)
+    limit = dtypes.MAX_FINITE[dtype]
     if scales == "tensor":
         # values in [-1, 1) fit: scale * max_finite in [1, 2)
         assert np.all((cache.scales * limit >= 1) & (cache.scales * limit < 2.001))

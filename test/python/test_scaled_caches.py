@@ -12,7 +12,8 @@ from kvcache_tools import find_tool
 pytest.importorskip("kvcache._kvcache")
 
 import kvcache  # noqa: E402
-from kvcache import CacheConfig, builders, reference  # noqa: E402
+from kvcache import (CacheConfig, builders, dtypes, reference,  # noqa: E402
+                     testing)
 from kvcache.config import parse_type  # noqa: E402
 
 STORAGE = ["f8E4M3FN", "f8E5M2", "i8"]
@@ -79,7 +80,7 @@ def float_rows(rng, count, heads, config):
     """Rows of config.rows_element, values in [-2, 2) (beyond a tensor
     scale's range: saturated)."""
     values = rng.uniform(-2, 2, (count, heads, config.head_size))
-    return reference.from_float32(values.astype(np.float32), config.rows_element)
+    return dtypes.from_float32(values.astype(np.float32), config.rows_element)
 
 
 @pytest.mark.parametrize("target", list(TARGETS))
@@ -94,17 +95,17 @@ def test_builders_on_quantized_caches(dtype, scales, target):
     module = TARGETS[target](builders.kernels(config))
     rng = np.random.default_rng(STORAGE.index(dtype) * 3 + SCALES.index(scales))
     lengths, new = [5, 0, 3], [1, 3, 2]
-    cache = reference.random_cache(config, lengths, new, rng, num_layers=2)
-    layer, offsets = 1, reference.row_offsets(new) + 1
+    cache = testing.random_cache(config, lengths, new, rng, num_layers=2)
+    layer, offsets = 1, testing.row_offsets(new) + 1
     for name, view in (("store_keys", cache.key_cache(layer)),
                        ("store_values", cache.value_cache(layer))):
         rows = float_rows(rng, 7, 2, config)
         expected = view.store_ragged(rows, offsets)
         getattr(module, name)(*cache.arguments(), layer, rows, offsets)
         assert_same_cache(cache, expected)
-    ctx = reference.row_offsets([6, 3, 5]) + 2
-    out = reference.from_float32(np.full((17, 2, 16), SENTINEL, np.float32),
-                                 config.rows_element)
+    ctx = testing.row_offsets([6, 3, 5]) + 2
+    out = dtypes.from_float32(np.full((17, 2, 16), SENTINEL, np.float32),
+                              config.rows_element)
     expected = reference.gather_ragged(cache.value_cache(layer), ctx, out)
     module.gather_values(*cache.arguments(), layer, out, ctx)
     np.testing.assert_array_equal(out, expected)
@@ -128,8 +129,8 @@ def check_attention(module, config, cache, layer, offsets, rng):
         name = "attention_split" if extra else "attention"
         out[...] = 0
         getattr(module, name)(*cache.arguments(), layer, q, offsets, out, *extra)
-        error = np.abs(reference.to_float32(out, element) -
-                       reference.to_float32(expected, element)).max()
+        error = np.abs(dtypes.to_float32(out, element) -
+                       dtypes.to_float32(expected, element)).max()
         assert error <= ATTENTION_TOLERANCE[element], (name, error)
 
 
@@ -140,8 +141,8 @@ def test_decode_step_and_rows_of_codes(target):
     config = CacheConfig("f8E4M3FN", 2, 16, 4, num_layers=2, q_heads=4,
                          scales="block<8>", rows_dtype="bf16")
     rng = np.random.default_rng(7)
-    cache = reference.random_cache(config, [2, 6], [2, 1], rng)
-    offsets = reference.row_offsets([2, 1])
+    cache = testing.random_cache(config, [2, 6], [2, 1], rng)
+    offsets = testing.row_offsets([2, 1])
     q, keys, values = (float_rows(rng, 3, h, config) for h in (4, 2, 2))
     out = np.zeros_like(q)
     expected, expected_out = reference.decode_step(
@@ -149,8 +150,8 @@ def test_decode_step_and_rows_of_codes(target):
     TARGETS[target](builders.decode_step(config)).decode_step(
         *cache.arguments(), 0, q, keys, values, offsets, out)
     assert_same_cache(cache, expected)
-    error = np.abs(reference.to_float32(out, "bf16") -
-                   reference.to_float32(expected_out, "bf16")).max()
+    error = np.abs(dtypes.to_float32(out, "bf16") -
+                   dtypes.to_float32(expected_out, "bf16")).max()
     assert error <= ATTENTION_TOLERANCE["bf16"]
     codes = CacheConfig("f8E4M3FN", 2, 16, 4, scales="block<8>",
                         rows_dtype="f8E4M3FN")
@@ -160,9 +161,9 @@ def test_decode_step_and_rows_of_codes(target):
     module.store_keys(*cache.arguments(), 1, rows, offsets)
     assert_same_cache(cache, expected)
     out = np.zeros((11, 2, 16), np.uint8)
-    module.gather_keys(*cache.arguments(), 1, out, reference.row_offsets([4, 7]))
+    module.gather_keys(*cache.arguments(), 1, out, testing.row_offsets([4, 7]))
     np.testing.assert_array_equal(out, reference.gather_ragged(
-        cache.key_cache(1), reference.row_offsets([4, 7]), np.zeros_like(out)))
+        cache.key_cache(1), testing.row_offsets([4, 7]), np.zeros_like(out)))
 
 
 def cache_typed_module(config):
@@ -187,8 +188,8 @@ def test_cache_typed_arguments(scales):
     config = CacheConfig("i8", 2, 16, 4, scales=scales)
     module = kvcache.CPUModule(cache_typed_module(config))
     rng = np.random.default_rng(len(scales))
-    cache = reference.random_cache(config, [3, 6], [2, 1], rng, num_layers=2)
-    offsets = reference.row_offsets([2, 1])
+    cache = testing.random_cache(config, [3, 6], [2, 1], rng, num_layers=2)
+    offsets = testing.row_offsets([2, 1])
     for call in range(4):
         rows = float_rows(rng, 3, 2, config)
         expected = cache.key_cache(1).store_ragged(rows, offsets)
@@ -206,28 +207,28 @@ def test_cache_typed_arguments(scales):
 def test_cache_typed_argument_errors():
     config = CacheConfig("f8E5M2", 2, 16, 4, scales="token_head")
     module = kvcache.CPUModule(cache_typed_module(config))
-    cache = reference.random_cache(config, [3], [1], num_layers=1)
+    cache = testing.random_cache(config, [3], [1], num_layers=1)
     rows, offsets = np.zeros((1, 2, 16), np.float32), np.array([0, 1], np.int32)
     fields = list(cache.arguments())
     with pytest.raises(TypeError, match=r"argument 0 of @store_collection: "
-                       r".* takes a quantized reference.PagedCache or \(blocks, "
+                       r".* takes a quantized caches.PagedCache or \(blocks, "
                        r".*max_cache_length, scales\), got 5 values"):
         module.store_collection(fields[:5], 0, rows, offsets)
-    with pytest.raises(TypeError, match=r"takes a quantized reference.CacheView "
+    with pytest.raises(TypeError, match=r"takes a quantized caches.CacheView "
                        r"or \(.*kv, layer, scales\), got 7 values"):
         module.store_view(cache.key_cache(0).parameters()[:7], rows, offsets)
     for bad, error, message in [
-            (fields[5].astype(np.float64), TypeError, "float32 numpy array, got "
-             "float64"),
+            (fields[5].astype(np.float64), TypeError, r"needs scales of f32 "
+             r"elements \(float32\), got float64"),
             (fields[5][:, :, :, :2], ValueError, r"needs token_head scales of "
              r"shape \(\d+, 2, 1, 4, 2\), got \(\d+, 2, 1, 2, 2\)"),
             (np.ones((1, 2), np.float32), ValueError, "needs token_head scales"),
-            (np.asfortranarray(fields[5]), ValueError, "after num_layers must be "
-             "contiguous")]:
+            (np.asfortranarray(fields[5]), ValueError, r"scales must be "
+             r"contiguous as .* says \(the static strides \[\?, \?, \?, 2, 1\]\)")]:
         with pytest.raises(error, match=message):
             module.store_collection(fields[:5] + [bad], 0, rows, offsets)
     plain = kvcache.CPUModule(cache_typed_module(CacheConfig("f16", 2, 16, 4)))
-    with pytest.raises(TypeError, match=r"takes a reference.PagedCache or .*"
+    with pytest.raises(TypeError, match=r"takes a caches.PagedCache or .*"
                        r"max_cache_length\), got 6 values"):
         plain.store_collection(cache, 0, rows.astype(np.float16), offsets)
 
@@ -268,16 +269,16 @@ def attention_error(module, config, cached, new, rng, extra=()):
     """The largest error of `module.attention` on layer 1 of a random cache
     of `config` (`cached` tokens, `new` rows per sequence) against the
     reference, both rounded to the rows' type."""
-    cache = reference.random_cache(config, cached, new, rng)
-    offsets = reference.row_offsets(new)
+    cache = testing.random_cache(config, cached, new, rng)
+    offsets = testing.row_offsets(new)
     q = float_rows(rng, sum(new), config.q_heads, config)
     out = np.zeros_like(q)
     expected = reference.attention_ragged(
         q, cache.key_cache(1), cache.value_cache(1), offsets, out, config.default_scale)
     module.attention(*cache.arguments(), 1, q, offsets, out, *extra)
     rows = config.rows_element
-    return np.abs(reference.to_float32(out, rows) -
-                  reference.to_float32(expected, rows)).max()
+    return np.abs(dtypes.to_float32(out, rows) -
+                  dtypes.to_float32(expected, rows)).max()
 
 
 # The CPU's key loop over a quantized cache: blocks of 8 keys (a token_head

@@ -69,6 +69,19 @@ defvar KVCache_ParameterMethods = [
     "void", "getLoweredTypes",
     (ins "::llvm::SmallVectorImpl<::mlir::Type> &":$types)>,
   InterfaceMethod<[{
+      The names of the values `getLoweredTypes` returns, in the same order:
+      the kernel ABI's parameter names (docs/KernelABI.md), which hosts such
+      as the Python package show and match arrays by. The paged and
+      continuous kinds name theirs "blocks", "cache_lengths",
+      "lookup_table", "max_seq_length", "max_cache_length" and, with
+      `scales`, "scales". A host that slices one layer's K or V out of a
+      collection's values (docs/Contract.md, section 7.1) does it for the
+      values named "blocks" and "scales". The default names none (an empty
+      list): hosts then number the values.
+    }],
+    "::llvm::SmallVector<::llvm::StringRef>", "getLoweredNames", (ins), [{}],
+    [{ return {}; }]>,
+  InterfaceMethod<[{
       Emits `cache_lengths[batch]` (unsigned) as an `index`, given the
       lowered values of a value of this type. With `checks` (not null), also
       emits the run-time checks of the read (the batch index).

@@ -104,6 +104,7 @@ class KVCache_KindMethods<string extra> {
     int64_t getRowElements() const { return getNumHeads() * getHeadSize(); }
     ::llvm::StringRef getKindName() const;
     void getLoweredTypes(::llvm::SmallVectorImpl<::mlir::Type> &types) const;
+    ::llvm::SmallVector<::llvm::StringRef> getLoweredNames() const;
     ::mlir::Value buildCacheLength(::mlir::OpBuilder &builder,
                                    ::mlir::Location loc,
                                    ::mlir::ValueRange lowered,

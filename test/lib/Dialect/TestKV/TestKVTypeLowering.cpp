@@ -23,7 +23,13 @@ enum LoweredField : unsigned {
   CacheLengths,
   MaxSeqLength,
   MaxCacheLength,
+  NumLoweredFields
 };
+
+/// The names of the lowered fields (FlashInfer's), indexed by LoweredField.
+constexpr StringLiteral loweredNames[NumLoweredFields] = {
+    "blocks",        "kv_indptr",      "kv_indices",
+    "cache_lengths", "max_seq_length", "max_cache_length"};
 
 } // namespace
 
@@ -84,6 +90,10 @@ static Value buildCacheLengthOf(OpBuilder &builder, Location loc,
 #define TESTKV_DEFINE_SHARED_HOOKS(TYPE, COLLECTION)                           \
   void TYPE::getLoweredTypes(SmallVectorImpl<Type> &types) const {             \
     appendLoweredTypes(*this, COLLECTION, types);                              \
+  }                                                                            \
+  SmallVector<StringRef> TYPE::getLoweredNames() const {                       \
+    return SmallVector<StringRef>(std::begin(loweredNames),                    \
+                                  std::end(loweredNames));                     \
   }                                                                            \
   Value TYPE::buildCacheLength(OpBuilder &builder, Location loc,               \
                                ValueRange lowered, Value batch,                \
