@@ -315,10 +315,21 @@ def KVCacheEmulateNVVM : Pass<"kvcache-emulate-nvvm", "ModuleOp"> {
       shared-memory read);
     - each `gpu.launch_func` becomes a call of `__kvemu_launch`.
 
+    The runtime's interface is one header, KVCache/ExecutionEngine/
+    EmulatorABI.h: the flags and codes the calls pass (access and `mma`
+    flags, special-register numbers, shuffle modes, fp8 formats) and the C
+    declaration of every entry point, from which the pass derives the
+    LLVM-dialect type of each call. The ops inside the kernels are rewritten
+    by one pattern per op, each visited once (no folding, nothing else
+    changes); blocks no path reaches are dropped first, since their ops never
+    run.
+
     Anything the emulator does not model (another `nvvm` op, another
     `ldmatrix` or `mma.sync` shape or type, an `llvm.nvvm.*` intrinsic,
     inline assembly, a call of another function without a body) is a
-    compile-time error naming the op, never a silent no-op.
+    compile-time error naming the op, never a silent no-op. So is a
+    modelled device function, intrinsic call or host declaration whose type
+    is not the runtime's (`__nv_expf` declared `(f64) -> f64`).
 
     Before (inside a `gpu.module`):
     ```mlir

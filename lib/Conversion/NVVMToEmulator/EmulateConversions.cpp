@@ -1,30 +1,32 @@
-//===- EmulateConversions.cpp - NVVM conversions to runtime calls --------===//
+//===- EmulateConversions.cpp - NVVM fp8 conversions to runtime calls -----===//
 //
 // Part of the kvcache-mlir project.
 //
-// The fp8 conversion instructions of sm_89+ as calls of the GPU emulator
-// runtime (lib/ExecutionEngine/GPUEmulator/Conversions.cpp), which models
-// them bit for bit:
-//   i16 __kvemu_cvt_f32x2_to_f8x2(i32 e5m2, f32 high, f32 low)
-//   i32 __kvemu_cvt_f8x2_to_f16x2(i32 e5m2, i16 codes)
+// The patterns of `kvcache-emulate-nvvm` for the fp8 conversion
+// instructions of sm_89+: calls of `__kvemu_cvt_f32x2_to_f8x2` and
+// `__kvemu_cvt_f8x2_to_f16x2`, which model them bit for bit.
 //
 //===----------------------------------------------------------------------===//
 
-#include "EmulateConversions.h"
+#include "RuntimeCalls.h"
 
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
 using namespace mlir;
 using namespace mlir::kvcache;
 
-/// 1 for f8E5M2, 0 for f8E4M3FN, nullopt for another type.
-static std::optional<int32_t> getFp8Kind(Type type) {
+/// The runtime's code of fp8 type `type`, or nothing for another type.
+static std::optional<emulator::Fp8Format> getFp8Format(Type type) {
   if (isa<Float8E5M2Type>(type))
-    return 1;
+    return emulator::Fp8Format::E5M2;
   if (isa<Float8E4M3FNType>(type))
-    return 0;
+    return emulator::Fp8Format::E4M3FN;
   return std::nullopt;
+}
+
+static Value createFormatConstant(OpBuilder &builder, Location loc,
+                                  emulator::Fp8Format format) {
+  return createI32Constant(builder, loc, static_cast<int32_t>(format));
 }
 
 static Value bitcastIfNeeded(OpBuilder &builder, Location loc, Type type,
@@ -34,55 +36,66 @@ static Value bitcastIfNeeded(OpBuilder &builder, Location loc, Type type,
   return LLVM::BitcastOp::create(builder, loc, type, value);
 }
 
-static LogicalResult rewriteEncode(NVVM::ConvertF32x2ToF8x2Op op,
-                                   OpBuilder &builder,
-                                   RuntimeCallBuilder callRuntime) {
-  std::optional<int32_t> kind = getFp8Kind(op.getDstTy());
-  if (!kind || op.getRnd() != NVVM::FPRoundingMode::RN ||
-      op.getSat() != NVVM::SaturationMode::SATFINITE || op.getRelu())
-    return op.emitOpError("is not modelled by the GPU emulator: it models "
-                          "the conversion to f8E4M3FN or f8E5M2 with "
-                          "rnd = rn, sat = satfinite and no relu");
-  Location loc = op.getLoc();
-  Value e5m2 = LLVM::ConstantOp::create(builder, loc, builder.getI32Type(),
-                                        builder.getI32IntegerAttr(*kind));
-  Value packed = callRuntime(loc, "__kvemu_cvt_f32x2_to_f8x2",
-                             builder.getI16Type(), {e5m2, op.getA(), op.getB()});
-  op.replaceAllUsesWith(
-      bitcastIfNeeded(builder, loc, op.getDst().getType(), packed));
-  op.erase();
-  return success();
-}
+namespace {
 
-static LogicalResult rewriteDecode(NVVM::ConvertF8x2ToF16x2Op op,
-                                   OpBuilder &builder,
-                                   RuntimeCallBuilder callRuntime) {
-  std::optional<int32_t> kind = getFp8Kind(op.getSrcType());
-  if (!kind || op.getRelu())
-    return op.emitOpError("is not modelled by the GPU emulator: it models "
-                          "the conversion from f8E4M3FN or f8E5M2 without "
-                          "relu");
-  Location loc = op.getLoc();
-  Value e5m2 = LLVM::ConstantOp::create(builder, loc, builder.getI32Type(),
-                                        builder.getI32IntegerAttr(*kind));
-  Value codes =
-      bitcastIfNeeded(builder, loc, builder.getI16Type(), op.getSrc());
-  Value halves = callRuntime(loc, "__kvemu_cvt_f8x2_to_f16x2",
-                             builder.getI32Type(), {e5m2, codes});
-  op.replaceAllUsesWith(
-      bitcastIfNeeded(builder, loc, op.getDst().getType(), halves));
-  op.erase();
-  return success();
-}
+/// `nvvm.convert.f32x2.to.f8x2` (rn, satfinite, no relu, to f8E4M3FN or
+/// f8E5M2) -> `__kvemu_cvt_f32x2_to_f8x2`.
+struct EncodeFp8Pattern final : EmulatorPattern<NVVM::ConvertF32x2ToF8x2Op> {
+  using EmulatorPattern::EmulatorPattern;
 
-LogicalResult mlir::kvcache::rewriteFp8Conversion(
-    Operation *op, OpBuilder &builder, RuntimeCallBuilder callRuntime,
-    bool &handled) {
-  handled = true;
-  if (auto encode = dyn_cast<NVVM::ConvertF32x2ToF8x2Op>(op))
-    return rewriteEncode(encode, builder, callRuntime);
-  if (auto decode = dyn_cast<NVVM::ConvertF8x2ToF16x2Op>(op))
-    return rewriteDecode(decode, builder, callRuntime);
-  handled = false;
-  return success();
+  LogicalResult matchAndRewrite(NVVM::ConvertF32x2ToF8x2Op op,
+                                PatternRewriter &rewriter) const override {
+    std::optional<emulator::Fp8Format> format = getFp8Format(op.getDstTy());
+    if (!format || op.getRnd() != NVVM::FPRoundingMode::RN ||
+        op.getSat() != NVVM::SaturationMode::SATFINITE || op.getRelu())
+      return state.reportError(
+          op.emitOpError("is not modelled by the GPU emulator: it models "
+                         "the conversion to f8E4M3FN or f8E5M2 with "
+                         "rnd = rn, sat = satfinite and no relu"));
+    Location loc = op.getLoc();
+    FailureOr<LLVM::CallOp> packed = state.call(
+        rewriter, op, RuntimeFunction::__kvemu_cvt_f32x2_to_f8x2,
+        {createFormatConstant(rewriter, loc, *format), op.getA(), op.getB()});
+    if (failed(packed))
+      return failure();
+    rewriter.replaceOp(op, bitcastIfNeeded(rewriter, loc, op.getDst().getType(),
+                                           packed->getResult()));
+    return success();
+  }
+};
+
+/// `nvvm.convert.f8x2.to.f16x2` (no relu, from f8E4M3FN or f8E5M2) ->
+/// `__kvemu_cvt_f8x2_to_f16x2`.
+struct DecodeFp8Pattern final : EmulatorPattern<NVVM::ConvertF8x2ToF16x2Op> {
+  using EmulatorPattern::EmulatorPattern;
+
+  LogicalResult matchAndRewrite(NVVM::ConvertF8x2ToF16x2Op op,
+                                PatternRewriter &rewriter) const override {
+    std::optional<emulator::Fp8Format> format = getFp8Format(op.getSrcType());
+    if (!format || op.getRelu())
+      return state.reportError(
+          op.emitOpError("is not modelled by the GPU emulator: it models "
+                         "the conversion from f8E4M3FN or f8E5M2 without "
+                         "relu"));
+    Location loc = op.getLoc();
+    Value formatCode = createFormatConstant(rewriter, loc, *format);
+    Value codes =
+        bitcastIfNeeded(rewriter, loc, rewriter.getI16Type(), op.getSrc());
+    FailureOr<LLVM::CallOp> halves =
+        state.call(rewriter, op, RuntimeFunction::__kvemu_cvt_f8x2_to_f16x2,
+                   {formatCode, codes});
+    if (failed(halves))
+      return failure();
+    rewriter.replaceOp(op, bitcastIfNeeded(rewriter, loc, op.getDst().getType(),
+                                           halves->getResult()));
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::kvcache::populateFp8ConversionPatterns(RewritePatternSet &patterns,
+                                                  EmulatorState &state) {
+  patterns.add<EncodeFp8Pattern, DecodeFp8Pattern>(patterns.getContext(),
+                                                   state);
 }

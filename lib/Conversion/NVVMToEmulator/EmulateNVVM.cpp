@@ -4,277 +4,130 @@
 //
 // `kvcache-emulate-nvvm`: the kernels of every `gpu.module` (already in the
 // NVVM/LLVM dialects, exactly what `gpu-module-to-binary` would turn into
-// PTX) move into the host module as ordinary LLVM functions. Every GPU
+// PTX) move into the host module as ordinary LLVM functions, every GPU
 // operation in them becomes a call of the emulator runtime
-// (lib/ExecutionEngine/GPUEmulator), every memory access is preceded by a
-// call that lets the runtime check it and count it, and every host
-// `gpu.launch_func` becomes `__kvemu_launch`. The runtime runs the threads
-// of a block as fibers.
+// (libKVCacheGPUEmulator.so, which runs the threads of a block as fibers),
+// and every host `gpu.launch_func` becomes `__kvemu_launch`. The runtime's
+// interface is KVCache/ExecutionEngine/EmulatorABI.h.
 //
-// Runtime interface (C, declared here as the pass emits it):
-//   void    __kvemu_launch(ptr entry, ptr name, ptr shared_sizes,
-//                          i32 num_shared, i64 gx, gy, gz, bx, by, bz,
-//                          i32 dynamic_shared_bytes, ptr params, ptr site)
-//   ptr     __kvemu_shared(i32 index)
-//   i32     __kvemu_sreg(i32 register)
-//   void    __kvemu_barrier(ptr site)
-//   i64     __kvemu_shfl(i32 kind, i32 mask, i32 value, i32 lane_or_offset,
-//                        i32 mask_and_clamp, ptr site)   // value | valid<<32
-//   void    __kvemu_access(ptr address, i64 bytes, i32 flags, ptr site)
-//   void    __kvemu_cp_async(ptr dst, ptr src, i32 bytes, i32 src_bytes,
-//                            ptr site)
-//   void    __kvemu_cp_async_commit()
-//   void    __kvemu_cp_async_wait(i32 pending, ptr site)
-//   void    __kvemu_ldmatrix(ptr row, i32 matrices, i32 transpose,
-//                            ptr fragments, ptr site)  // i32[matrices]
-//   void    __kvemu_mma(i32 flags, i32 a0, a1, a2, a3, b0, b1, c0, c1, c2,
-//                       c3, ptr result, ptr site)  // i32[4] (f16 D: [2])
-//   i16     __kvemu_cvt_f32x2_to_f8x2(i32 e5m2, f32 high, f32 low)
-//   i32     __kvemu_cvt_f8x2_to_f16x2(i32 e5m2, i16 codes)
-//                       (EmulateConversions.cpp)
-// plus `__kvemu_assertfail`, `__kvemu_vprintf` and `__kvemu_<intrinsic>`
-// replacements of device functions (see modelledDeviceFunction).
+// The pass is a sequence of named module-level steps; the rewrite of the
+// ops inside the kernels is a set of patterns, one per op
+// (populateEmulateNVVMPatterns), applied once to each op by
+// walkAndApplyPatterns, after which nothing the emulator cannot run may be
+// left.
 //
 //===----------------------------------------------------------------------===//
 
 #include "KVCache/Conversion/NVVMToEmulator/NVVMToEmulator.h"
 #include "KVCache/Conversion/Passes.h"
-#include "EmulateConversions.h"
+#include "RuntimeCalls.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/LLVMIR/FunctionCallUtils.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
-#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/DataLayoutInterfaces.h"
-#include "llvm/ADT/StringMap.h"
-#include "llvm/ADT/StringSwitch.h"
-#include "llvm/Support/MathExtras.h"
+#include "mlir/Rewrite/FrozenRewritePatternSet.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
 
 namespace mlir {
 #define GEN_PASS_DEF_KVCACHEEMULATENVVM
-#define GEN_PASS_DEF_KVCACHEGPUMEMORYTOHOST
 #include "KVCache/Conversion/Passes.h.inc"
 } // namespace mlir
 
 using namespace mlir;
 using namespace mlir::kvcache;
 
+/// The op names of the special-register reads.
+static constexpr StringLiteral kSpecialRegisterPrefix = "nvvm.read.ptx.sreg.";
+
+/// Reports the first op of `func` that the patterns left and the emulator
+/// cannot run: an NVVM op (the patterns rewrote every one it models), an
+/// `llvm.nvvm.*` intrinsic, inline assembly, or a memory op whose accesses
+/// are not instrumented.
+static LogicalResult checkFullyRewritten(LLVM::LLVMFuncOp func) {
+  WalkResult result = func.walk([](Operation *op) {
+    StringRef name = op->getName().getStringRef();
+    if (name.starts_with(kSpecialRegisterPrefix))
+      op->emitOpError("reads a special register the GPU emulator does not "
+                      "model");
+    else if (isa<NVVM::NVVMDialect>(op->getDialect()))
+      op->emitOpError("is not modelled by the GPU emulator");
+    else if (auto call = dyn_cast<LLVM::CallIntrinsicOp>(op);
+             call && call.getIntrin().starts_with("llvm.nvvm."))
+      op->emitOpError() << "calls '" << call.getIntrin()
+                        << "', which the GPU emulator does not model";
+    else if (isa<LLVM::InlineAsmOp>(op))
+      op->emitOpError("(inline assembly) is not modelled by the GPU "
+                      "emulator");
+    else if (isa<LLVM::MemmoveOp, LLVM::MemcpyInlineOp, LLVM::MemsetInlineOp>(
+                 op))
+      op->emitOpError("is not supported by the GPU emulator");
+    else
+      return WalkResult::advance();
+    return WalkResult::interrupt();
+  });
+  return failure(result.wasInterrupted());
+}
+
 namespace {
 
-/// NVPTX's shared-memory address space.
-constexpr unsigned kSharedAddressSpace = 3;
+/// Per `gpu.module`: the sizes of its shared-memory globals in index order
+/// and the name of the host global that holds them for the launches.
+struct DeviceModule {
+  SmallVector<int64_t> sharedSizes;
+  std::string sharedTableName;
+};
 
-/// Special registers the runtime answers, by their `nvvm.read.ptx.sreg.`
-/// suffix; the index is the runtime's register number.
-constexpr StringLiteral kSpecialRegisters[] = {
-    "tid.x",       "tid.y",       "tid.z",      "ntid.x",     "ntid.y",
-    "ntid.z",      "ctaid.x",     "ctaid.y",    "ctaid.z",    "nctaid.x",
-    "nctaid.y",    "nctaid.z",    "laneid",     "warpsize",   "warpid",
-    "nwarpid",     "lanemask.eq", "lanemask.le", "lanemask.lt", "lanemask.ge",
-    "lanemask.gt", "dynamic.smem.size"};
-
-/// The runtime function that replaces a device function without a body or
-/// an `llvm.nvvm.*` intrinsic, or "" when the emulator does not model it.
-std::string modelledDeviceFunction(StringRef name) {
-  // The runtime's names: `__kvemu_assertfail`, `__kvemu_vprintf`.
-  if (name == "__assertfail" || name == "vprintf")
-    return ("__kvemu_" + name.ltrim('_')).str();
-  static constexpr StringLiteral libdevice[] = {
-      "__nv_expf",  "__nv_exp2f", "__nv_logf",  "__nv_log2f",  "__nv_sqrtf",
-      "__nv_rsqrtf", "__nv_powf", "__nv_fabsf", "__nv_tanhf", "__nv_sinf",
-      "__nv_cosf",  "__nv_erff",  "__nv_fmaxf", "__nv_fminf", "__nv_exp",
-      "__nv_log",   "__nv_sqrt",  "__nv_tanh"};
-  if (llvm::is_contained(libdevice, name))
-    return ("__kvemu" + name.drop_front(1)).str();
-  static constexpr StringLiteral intrinsics[] = {
-      "llvm.nvvm.ex2.approx.f32",    "llvm.nvvm.ex2.approx.ftz.f32",
-      "llvm.nvvm.lg2.approx.f",      "llvm.nvvm.lg2.approx.ftz.f",
-      "llvm.nvvm.rcp.approx.ftz.f",  "llvm.nvvm.rsqrt.approx.f",
-      "llvm.nvvm.rsqrt.approx.ftz.f", "llvm.nvvm.sqrt.approx.f",
-      "llvm.nvvm.fmax.f",            "llvm.nvvm.fmin.f"};
-  if (llvm::is_contained(intrinsics, name)) {
-    std::string result = "__kvemu_" + name.drop_front(10).str();
-    llvm::replace(result, '.', '_');
-    return result;
-  }
-  return "";
-}
-
-/// "file:line:col" of the first file location inside `loc`, or "unknown".
-std::string describeLocation(Location loc) {
-  std::string result = "unknown";
-  loc->walk([&](Location inner) {
-    if (auto file = dyn_cast<FileLineColLoc>(inner)) {
-      result = (file.getFilename().getValue() + ":" +
-                Twine(file.getLine()) + ":" + Twine(file.getColumn()))
-                   .str();
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return result;
-}
-
-/// Rewrites one module: state shared by the kernel and launch rewrites.
+/// Rewrites one host module.
 class EmulatorLowering {
 public:
   explicit EmulatorLowering(ModuleOp module)
-      : module(module), builder(module.getContext()),
-        ptrType(LLVM::LLVMPointerType::get(module.getContext())),
-        i32Type(builder.getI32Type()), i64Type(builder.getI64Type()) {}
+      : module(module), builder(module.getContext()), state(module),
+        ptrType(LLVM::LLVMPointerType::get(module.getContext())) {
+    RewritePatternSet set(module.getContext());
+    populateEmulateNVVMPatterns(set, state);
+    patterns = FrozenRewritePatternSet(std::move(set));
+  }
 
   LogicalResult run();
 
 private:
-  /// Per `gpu.module`: its shared-memory globals (in index order) and the
-  /// table of their sizes the launches pass to the runtime.
-  struct DeviceModule {
-    SmallVector<int64_t> sharedSizes;
-    llvm::StringMap<int32_t> sharedIndex;
-    std::string sharedTableName;
-  };
-
+  // The steps for one `gpu.module`, in order.
   LogicalResult lowerDeviceModule(gpu::GPUModuleOp gpuModule);
   LogicalResult collectSharedMemory(gpu::GPUModuleOp gpuModule,
                                     DeviceModule &device);
-  LogicalResult rewriteDeviceFunction(LLVM::LLVMFuncOp func,
-                                      const DeviceModule &device);
-  LogicalResult rewriteDeviceOp(Operation *op, const DeviceModule &device);
-  LogicalResult instrumentMemoryOp(Operation *op);
-  LogicalResult rewriteSharedAddress(LLVM::AddressOfOp addressOf,
-                                     const DeviceModule &device);
-  LogicalResult rewriteShuffle(NVVM::ShflOp shuffle);
-  LogicalResult rewriteLdMatrix(NVVM::LdMatrixOp load);
-  LogicalResult rewriteMma(NVVM::MmaOp mma);
-  /// Calls warp-collective runtime function `name` with `args`, then a
-  /// pointer to `count` i32 registers it writes and the op's site; returns
-  /// the registers.
-  SmallVector<Value> callWithRegisterResults(Operation *op, StringRef name,
-                                             SmallVector<Value> args,
-                                             int64_t count);
-  /// `registers` (i32) as a value of `type`: one register, or a struct of
-  /// them, each bitcast to its member type.
-  Value packRegisters(Location loc, ArrayRef<Value> registers, Type type);
-  LogicalResult rewriteNVVMOp(Operation *op);
-  LogicalResult rewriteIntrinsic(Operation *op);
-  void instrumentAccess(Operation *op, Value address, Value bytes,
-                        int32_t flags);
+  LogicalResult renameSymbols(gpu::GPUModuleOp gpuModule, StringRef prefix);
+  LogicalResult rewriteFunctions(gpu::GPUModuleOp gpuModule);
+  void createSharedSizeTable(gpu::GPUModuleOp gpuModule, DeviceModule &device,
+                             StringRef prefix);
+  FailureOr<SmallVector<LLVM::LLVMFuncOp>>
+  moveToHost(gpu::GPUModuleOp gpuModule);
+  void createEntries(StringRef moduleName, StringRef prefix,
+                     ArrayRef<LLVM::LLVMFuncOp> kernels);
   LLVM::LLVMFuncOp createEntry(LLVM::LLVMFuncOp kernel, StringRef entryName);
-  LogicalResult lowerLaunch(gpu::LaunchFuncOp launch);
 
-  /// Declares (once) runtime function `name` in the host module.
-  LLVM::LLVMFuncOp runtimeFunction(StringRef name, Type result,
-                                   ArrayRef<Type> params);
-  /// A call of runtime function `name` at the builder's insertion point.
-  Value callRuntime(Location loc, StringRef name, Type result,
-                    ValueRange args);
-  /// Adds the NUL-terminated constant string global `name` holding `text`
-  /// to the host module.
-  void createStringGlobal(Location loc, StringRef name, StringRef text);
-  /// The address of a NUL-terminated constant string global (one per
-  /// distinct text) in the host module.
-  Value stringAddress(Location loc, StringRef text);
-  /// The site of one GPU operation: its location as text, in a global of
-  /// its own, so that the runtime tells operations apart by address.
-  Value siteAddress(Location loc);
-  Value i32Constant(Location loc, int64_t value) {
-    return LLVM::ConstantOp::create(builder, loc, i32Type,
-                                    builder.getI32IntegerAttr(value));
-  }
-  Value i64Constant(Location loc, int64_t value) {
-    return LLVM::ConstantOp::create(builder, loc, i64Type,
-                                    builder.getI64IntegerAttr(value));
-  }
-  Value toGenericPointer(Location loc, Value pointer);
+  // The steps for the host code.
+  LogicalResult lowerLaunch(gpu::LaunchFuncOp launch);
+  LogicalResult checkNoGPUOpsLeft();
+
   Value toI64(Location loc, Value value) {
-    if (value.getType() == i64Type)
+    if (value.getType().isInteger(64))
       return value;
-    return LLVM::ZExtOp::create(builder, loc, i64Type, value);
-  }
-  int64_t typeSize(Operation *scope, Type type) {
-    return DataLayout::closest(scope).getTypeSize(type).getFixedValue();
-  }
-  /// The bytes a load or store of `type` touches: LLVM's store size. The
-  /// data layout's size of a vector rounds its element count up to a power
-  /// of two (vector<5xf32>: 32 bytes), but a store of it writes 20, and
-  /// adjacent threads' 20-byte slices must not look like overlapping ones.
-  int64_t accessSize(Operation *scope, Type type) {
-    if (auto vector = dyn_cast<VectorType>(type); vector && !vector.isScalable()) {
-      uint64_t bits = DataLayout::closest(scope).getTypeSizeInBits(
-          vector.getElementType());
-      return llvm::divideCeil(vector.getNumElements() * bits, 8);
-    }
-    return typeSize(scope, type);
+    return LLVM::ZExtOp::create(builder, loc, builder.getI64Type(), value);
   }
 
   ModuleOp module;
   OpBuilder builder;
-  Type ptrType, i32Type, i64Type;
-  llvm::StringMap<std::string> stringGlobals;
-  unsigned siteCount = 0;
+  EmulatorState state;
+  FrozenRewritePatternSet patterns;
+  Type ptrType;
   /// Entry function of each kernel, by `module::kernel`.
   llvm::StringMap<std::string> entries;
   llvm::StringMap<DeviceModule> deviceModules;
 };
 
-LLVM::LLVMFuncOp EmulatorLowering::runtimeFunction(StringRef name,
-                                                   Type result,
-                                                   ArrayRef<Type> params) {
-  if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
-    return existing;
-  OpBuilder::InsertionGuard guard(builder);
-  builder.setInsertionPointToStart(module.getBody());
-  return LLVM::LLVMFuncOp::create(
-      builder, module.getLoc(), name,
-      LLVM::LLVMFunctionType::get(
-          result ? result : LLVM::LLVMVoidType::get(module.getContext()),
-          params));
-}
-
-Value EmulatorLowering::callRuntime(Location loc, StringRef name,
-                                    Type result, ValueRange args) {
-  LLVM::LLVMFuncOp func =
-      runtimeFunction(name, result, llvm::to_vector(args.getTypes()));
-  auto call = LLVM::CallOp::create(builder, loc, func, args);
-  return result ? call.getResult() : Value();
-}
-
-void EmulatorLowering::createStringGlobal(Location loc, StringRef name,
-                                          StringRef text) {
-  OpBuilder::InsertionGuard guard(builder);
-  builder.setInsertionPointToStart(module.getBody());
-  std::string data = text.str();
-  data.push_back('\0');
-  auto type = LLVM::LLVMArrayType::get(builder.getI8Type(), data.size());
-  LLVM::GlobalOp::create(builder, loc, type, /*isConstant=*/true,
-                         LLVM::Linkage::Internal, name,
-                         builder.getStringAttr(data));
-}
-
-Value EmulatorLowering::stringAddress(Location loc, StringRef text) {
-  std::string &name = stringGlobals[text];
-  if (name.empty()) {
-    name = "__kvemu_str_" + std::to_string(stringGlobals.size() - 1);
-    createStringGlobal(loc, name, text);
-  }
-  return LLVM::AddressOfOp::create(builder, loc, ptrType, name);
-}
-
-Value EmulatorLowering::siteAddress(Location loc) {
-  std::string name = "__kvemu_site_" + std::to_string(siteCount++);
-  createStringGlobal(loc, name, describeLocation(loc));
-  return LLVM::AddressOfOp::create(builder, loc, ptrType, name);
-}
-
-Value EmulatorLowering::toGenericPointer(Location loc, Value pointer) {
-  if (cast<LLVM::LLVMPointerType>(pointer.getType()).getAddressSpace() == 0)
-    return pointer;
-  return LLVM::AddrSpaceCastOp::create(builder, loc, ptrType, pointer);
-}
+} // namespace
 
 LogicalResult EmulatorLowering::run() {
   for (auto gpuModule :
@@ -285,40 +138,22 @@ LogicalResult EmulatorLowering::run() {
     return failed(lowerLaunch(launch)) ? WalkResult::interrupt()
                                        : WalkResult::advance();
   });
-  if (result.wasInterrupted())
+  if (result.wasInterrupted() || failed(checkNoGPUOpsLeft()))
     return failure();
+  module->removeAttr(gpu::GPUDialect::getContainerModuleAttrName());
+  return success();
+}
+
+LogicalResult EmulatorLowering::checkNoGPUOpsLeft() {
   WalkResult leftover = module.walk([&](Operation *op) {
-    if (isa<gpu::GPUDialect>(op->getDialect()) ||
-        isa<NVVM::NVVMDialect>(op->getDialect())) {
+    if (isa<gpu::GPUDialect, NVVM::NVVMDialect>(op->getDialect())) {
       op->emitOpError("is not supported by the GPU emulator on the host: "
                       "lower host GPU operations with gpu-to-llvm first");
       return WalkResult::interrupt();
     }
     return WalkResult::advance();
   });
-  if (leftover.wasInterrupted())
-    return failure();
-  module->removeAttr(gpu::GPUDialect::getContainerModuleAttrName());
-  return success();
-}
-
-LogicalResult
-EmulatorLowering::collectSharedMemory(gpu::GPUModuleOp gpuModule,
-                                      DeviceModule &device) {
-  for (auto global : gpuModule.getOps<LLVM::GlobalOp>()) {
-    if (global.getAddrSpace() != kSharedAddressSpace)
-      continue;
-    Attribute initial = global.getValueOrNull();
-    if ((initial && !isa<LLVM::UndefAttr>(initial)) ||
-        !global.getInitializerRegion().empty())
-      return global.emitOpError(
-          "shared memory with an initial value is not supported by the GPU "
-          "emulator (shared memory starts uninitialized)");
-    device.sharedIndex[global.getSymName()] = device.sharedSizes.size();
-    // A zero-sized array is the dynamic shared memory of the launch.
-    device.sharedSizes.push_back(typeSize(global, global.getType()));
-  }
-  return success();
+  return failure(leftover.wasInterrupted());
 }
 
 LogicalResult EmulatorLowering::lowerDeviceModule(gpu::GPUModuleOp gpuModule) {
@@ -329,20 +164,60 @@ LogicalResult EmulatorLowering::lowerDeviceModule(gpu::GPUModuleOp gpuModule) {
           "must be lowered to the NVVM/LLVM dialects before "
           "kvcache-emulate-nvvm (kvcache-to-emulated-gpu does that)");
   DeviceModule &device = deviceModules[moduleName];
-  if (failed(collectSharedMemory(gpuModule, device)))
-    return failure();
-
-  // Give every symbol its host name first, so uses follow.
-  SymbolTable deviceSymbols(gpuModule);
   std::string prefix = ("__kvemu_" + moduleName + "_").str();
+  if (failed(collectSharedMemory(gpuModule, device)) ||
+      failed(renameSymbols(gpuModule, prefix)) ||
+      failed(rewriteFunctions(gpuModule)))
+    return failure();
+  createSharedSizeTable(gpuModule, device, prefix);
+  FailureOr<SmallVector<LLVM::LLVMFuncOp>> kernels = moveToHost(gpuModule);
+  if (failed(kernels))
+    return failure();
+  createEntries(moduleName, prefix, *kernels);
+  gpuModule.erase();
+  return success();
+}
+
+/// Shared-memory globals (address space 3) get indices in their order; a
+/// zero-sized one is the launch's dynamic shared memory.
+LogicalResult
+EmulatorLowering::collectSharedMemory(gpu::GPUModuleOp gpuModule,
+                                      DeviceModule &device) {
+  state.sharedIndex.clear();
+  for (auto global : gpuModule.getOps<LLVM::GlobalOp>()) {
+    if (global.getAddrSpace() !=
+        static_cast<unsigned>(emulator::AddressSpace::Shared))
+      continue;
+    Attribute initial = global.getValueOrNull();
+    if ((initial && !isa<LLVM::UndefAttr>(initial)) ||
+        !global.getInitializerRegion().empty())
+      return global.emitOpError(
+          "shared memory with an initial value is not supported by the GPU "
+          "emulator (shared memory starts uninitialized)");
+    state.sharedIndex[global.getSymName()] = device.sharedSizes.size();
+    device.sharedSizes.push_back(DataLayout::closest(global)
+                                     .getTypeSize(global.getType())
+                                     .getFixedValue());
+  }
+  return success();
+}
+
+/// Gives every symbol its host name before anything moves, so that uses
+/// follow: `<prefix><name>`, except shared memory (which stays behind) and
+/// device functions without a body, which become their runtime replacement
+/// (KVEMU_DEVICE_FUNCTIONS) once their type is checked against it.
+LogicalResult EmulatorLowering::renameSymbols(gpu::GPUModuleOp gpuModule,
+                                              StringRef prefix) {
+  SymbolTable deviceSymbols(gpuModule);
   for (Operation &op : llvm::make_early_inc_range(*gpuModule.getBody())) {
     auto symbol = dyn_cast<SymbolOpInterface>(&op);
     if (!symbol)
       continue;
     StringRef name = symbol.getName();
-    if (auto func = dyn_cast<LLVM::LLVMFuncOp>(&op); func && func.isExternal()) {
-      std::string replacement = modelledDeviceFunction(name);
-      if (replacement.empty()) {
+    auto func = dyn_cast<LLVM::LLVMFuncOp>(&op);
+    if (func && func.isExternal()) {
+      std::optional<RuntimeFunction> replacement = lookupDeviceFunction(name);
+      if (!replacement) {
         if (SymbolTable::symbolKnownUseEmpty(func, gpuModule))
           continue;
         return func.emitOpError()
@@ -350,47 +225,70 @@ LogicalResult EmulatorLowering::lowerDeviceModule(gpu::GPUModuleOp gpuModule) {
                << "' has no body and is not modelled by the GPU emulator: "
                   "calls of it cannot be emulated";
       }
-      if (failed(deviceSymbols.rename(func, replacement)))
+      if (failed(state.checkType(func, *replacement, func.getFunctionType(),
+                                 "'" + name + "' is declared")) ||
+          failed(deviceSymbols.rename(
+              func, getRuntimeFunctionName(*replacement))))
         return failure();
       continue;
     }
-    if (device.sharedIndex.count(name))
+    if (state.sharedIndex.count(name))
       continue;
-    if (failed(deviceSymbols.rename(&op, prefix + name.str())))
+    if (failed(deviceSymbols.rename(&op, (prefix + name).str())))
       return failure();
   }
-  for (auto func : gpuModule.getOps<LLVM::LLVMFuncOp>())
-    if (!func.isExternal() && failed(rewriteDeviceFunction(func, device)))
+  return success();
+}
+
+/// Applies the patterns to every function with a body. Unreachable blocks
+/// go first: walkAndApplyPatterns does not visit them, and what it does not
+/// rewrite must not stay.
+LogicalResult EmulatorLowering::rewriteFunctions(gpu::GPUModuleOp gpuModule) {
+  IRRewriter rewriter(module.getContext());
+  for (auto func : gpuModule.getOps<LLVM::LLVMFuncOp>()) {
+    if (func.isExternal())
+      continue;
+    (void)eraseUnreachableBlocks(rewriter, func->getRegions());
+    walkAndApplyPatterns(func, patterns);
+    if (state.hasErrors() || failed(checkFullyRewritten(func)))
       return failure();
-
-  // The table of shared-memory sizes the launches pass.
-  {
-    OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPointToStart(module.getBody());
-    device.sharedTableName = prefix + "shared_sizes";
-    size_t count = std::max<size_t>(device.sharedSizes.size(), 1);
-    SmallVector<int64_t> sizes(device.sharedSizes);
-    sizes.resize(count, 0);
-    auto type = LLVM::LLVMArrayType::get(i64Type, count);
-    LLVM::GlobalOp::create(
-        builder, gpuModule.getLoc(), type, /*isConstant=*/true,
-        LLVM::Linkage::Internal, device.sharedTableName,
-        DenseElementsAttr::get(
-            RankedTensorType::get({static_cast<int64_t>(count)}, i64Type),
-            ArrayRef<int64_t>(sizes)));
   }
+  return success();
+}
 
-  // Move everything but shared memory and runtime declarations to the host.
+/// The host's table of the module's shared-memory sizes (one 0 if it has
+/// none), which its launches pass to the runtime.
+void EmulatorLowering::createSharedSizeTable(gpu::GPUModuleOp gpuModule,
+                                             DeviceModule &device,
+                                             StringRef prefix) {
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(module.getBody());
+  device.sharedTableName = (prefix + "shared_sizes").str();
+  size_t count = std::max<size_t>(device.sharedSizes.size(), 1);
+  SmallVector<int64_t> sizes(device.sharedSizes);
+  sizes.resize(count, 0);
+  Type i64Type = builder.getI64Type();
+  auto type = LLVM::LLVMArrayType::get(i64Type, count);
+  LLVM::GlobalOp::create(
+      builder, gpuModule.getLoc(), type, /*isConstant=*/true,
+      LLVM::Linkage::Internal, device.sharedTableName,
+      DenseElementsAttr::get(
+          RankedTensorType::get({static_cast<int64_t>(count)}, i64Type),
+          ArrayRef<int64_t>(sizes)));
+}
+
+/// Moves everything but shared memory to the end of the host module (a
+/// declaration only if the host has none of that name yet); returns the
+/// kernels.
+FailureOr<SmallVector<LLVM::LLVMFuncOp>>
+EmulatorLowering::moveToHost(gpu::GPUModuleOp gpuModule) {
   SmallVector<LLVM::LLVMFuncOp> kernels;
   for (Operation &op : llvm::make_early_inc_range(*gpuModule.getBody())) {
-    if (auto global = dyn_cast<LLVM::GlobalOp>(&op);
-        global && device.sharedIndex.count(global.getSymName())) {
-      continue;
-    }
     auto symbol = dyn_cast<SymbolOpInterface>(&op);
-    if (!symbol)
+    if (!symbol || state.sharedIndex.count(symbol.getName()))
       continue;
-    if (auto func = dyn_cast<LLVM::LLVMFuncOp>(&op); func && func.isExternal()) {
+    auto func = dyn_cast<LLVM::LLVMFuncOp>(&op);
+    if (func && func.isExternal()) {
       if (!module.lookupSymbol(func.getName()))
         op.moveBefore(module.getBody(), module.getBody()->end());
       continue;
@@ -399,407 +297,33 @@ LogicalResult EmulatorLowering::lowerDeviceModule(gpu::GPUModuleOp gpuModule) {
       return op.emitOpError() << "symbol '" << symbol.getName()
                               << "' is already defined in the host module";
     op.moveBefore(module.getBody(), module.getBody()->end());
-    if (auto func = dyn_cast<LLVM::LLVMFuncOp>(&op)) {
-      bool isKernel = func->hasAttr(NVVM::NVVMDialect::getKernelFuncAttrName()) ||
-                      func->hasAttr(gpu::GPUDialect::getKernelFuncAttrName());
-      if (isKernel)
-        kernels.push_back(func);
-    }
+    if (func && (func->hasAttr(NVVM::NVVMDialect::getKernelFuncAttrName()) ||
+                 func->hasAttr(gpu::GPUDialect::getKernelFuncAttrName())))
+      kernels.push_back(func);
   }
+  return kernels;
+}
+
+/// Gives each kernel its entry `__kvemu_entry_<module>_<kernel>` and drops
+/// its GPU-only attributes: on the host it is an ordinary function.
+void EmulatorLowering::createEntries(StringRef moduleName, StringRef prefix,
+                                     ArrayRef<LLVM::LLVMFuncOp> kernels) {
   for (LLVM::LLVMFuncOp kernel : kernels) {
-    StringRef kernelName = StringRef(kernel.getName()).drop_front(prefix.size());
-    std::string entryName = ("__kvemu_entry_" + moduleName + "_" + kernelName).str();
+    StringRef kernelName =
+        StringRef(kernel.getName()).drop_front(prefix.size());
+    std::string entryName =
+        ("__kvemu_entry_" + moduleName + "_" + kernelName).str();
     createEntry(kernel, entryName);
     entries[(moduleName + "::" + kernelName).str()] = entryName;
-    // Drop the GPU-only attributes: on the host it is an ordinary function.
     for (StringRef attr : {"nvvm.kernel", "nvvm.maxntid", "nvvm.reqntid",
                            "nvvm.minctasm", "nvvm.maxnreg", "gpu.kernel",
                            "gpu.known_block_size", "gpu.known_grid_size"})
       kernel->removeAttr(attr);
   }
-  gpuModule.erase();
-  return success();
 }
 
-LogicalResult
-EmulatorLowering::rewriteDeviceFunction(LLVM::LLVMFuncOp func,
-                                        const DeviceModule &device) {
-  SmallVector<Operation *> ops;
-  func.walk([&](Operation *op) { ops.push_back(op); });
-  for (Operation *op : ops)
-    if (failed(rewriteDeviceOp(op, device)))
-      return failure();
-  return success();
-}
-
-void EmulatorLowering::instrumentAccess(Operation *op, Value address,
-                                        Value bytes, int32_t flags) {
-  Location loc = op->getLoc();
-  unsigned space =
-      cast<LLVM::LLVMPointerType>(address.getType()).getAddressSpace();
-  flags |= static_cast<int32_t>(space) << kEmulatorAccessSpaceShift;
-  Value generic = toGenericPointer(loc, address);
-  callRuntime(loc, "__kvemu_access", Type(),
-              {generic, bytes, i32Constant(loc, flags), siteAddress(loc)});
-}
-
-/// The memory operations whose accesses the runtime checks and counts.
-static bool isMemoryOp(Operation *op) {
-  return isa<LLVM::LoadOp, LLVM::StoreOp, LLVM::AtomicRMWOp,
-             LLVM::AtomicCmpXchgOp, LLVM::MemcpyOp, LLVM::MemsetOp,
-             LLVM::MemmoveOp, LLVM::MemcpyInlineOp, LLVM::MemsetInlineOp>(op);
-}
-
-LogicalResult EmulatorLowering::rewriteDeviceOp(Operation *op,
-                                                const DeviceModule &device) {
-  builder.setInsertionPoint(op);
-  if (isMemoryOp(op))
-    return instrumentMemoryOp(op);
-  if (auto addressOf = dyn_cast<LLVM::AddressOfOp>(op))
-    return rewriteSharedAddress(addressOf, device);
-  if (auto shuffle = dyn_cast<NVVM::ShflOp>(op))
-    return rewriteShuffle(shuffle);
-  if (auto load = dyn_cast<NVVM::LdMatrixOp>(op))
-    return rewriteLdMatrix(load);
-  if (auto mma = dyn_cast<NVVM::MmaOp>(op))
-    return rewriteMma(mma);
-  bool handled = false;
-  auto call = [&](Location loc, StringRef name, Type result,
-                  ValueRange args) {
-    return callRuntime(loc, name, result, args);
-  };
-  LogicalResult converted = rewriteFp8Conversion(op, builder, call, handled);
-  if (handled)
-    return converted;
-  if (isa<NVVM::NVVMDialect>(op->getDialect()))
-    return rewriteNVVMOp(op);
-  if (isa<LLVM::CallIntrinsicOp, LLVM::InlineAsmOp>(op))
-    return rewriteIntrinsic(op);
-  return success();
-}
-
-/// Whether the emulator models NVPTX address space `space`: generic (0),
-/// global (1), shared (3), constant (4), local (5).
-static bool isModelledAddressSpace(unsigned space) {
-  return space <= 1 || (space >= 3 && space <= 5);
-}
-
-LogicalResult EmulatorLowering::instrumentMemoryOp(Operation *op) {
-  Location loc = op->getLoc();
-  for (Value operand : op->getOperands())
-    if (auto pointer = dyn_cast<LLVM::LLVMPointerType>(operand.getType()))
-      if (!isModelledAddressSpace(pointer.getAddressSpace()))
-        return op->emitOpError("accesses address space ")
-               << pointer.getAddressSpace()
-               << ", which the GPU emulator does not model (0 generic, 1 "
-                  "global, 3 shared, 4 constant, 5 local)";
-  if (auto load = dyn_cast<LLVM::LoadOp>(op)) {
-    int32_t flags = load.getOrdering() != LLVM::AtomicOrdering::not_atomic
-                        ? kEmulatorAccessAtomic
-                        : 0;
-    instrumentAccess(op, load.getAddr(),
-                     i64Constant(loc, accessSize(op, load.getType())), flags);
-    return success();
-  }
-  if (auto store = dyn_cast<LLVM::StoreOp>(op)) {
-    int32_t flags = kEmulatorAccessWrite;
-    if (store.getOrdering() != LLVM::AtomicOrdering::not_atomic)
-      flags |= kEmulatorAccessAtomic;
-    instrumentAccess(
-        op, store.getAddr(),
-        i64Constant(loc, accessSize(op, store.getValue().getType())), flags);
-    return success();
-  }
-  if (auto rmw = dyn_cast<LLVM::AtomicRMWOp>(op)) {
-    instrumentAccess(op, rmw.getPtr(),
-                     i64Constant(loc, accessSize(op, rmw.getVal().getType())),
-                     kEmulatorAccessWrite | kEmulatorAccessAtomic);
-    return success();
-  }
-  if (auto cmpxchg = dyn_cast<LLVM::AtomicCmpXchgOp>(op)) {
-    instrumentAccess(
-        op, cmpxchg.getPtr(),
-        i64Constant(loc, accessSize(op, cmpxchg.getVal().getType())),
-        kEmulatorAccessWrite | kEmulatorAccessAtomic);
-    return success();
-  }
-  if (auto copy = dyn_cast<LLVM::MemcpyOp>(op)) {
-    Value bytes = toI64(loc, copy.getLen());
-    instrumentAccess(op, copy.getSrc(), bytes, 0);
-    instrumentAccess(op, copy.getDst(), bytes, kEmulatorAccessWrite);
-    return success();
-  }
-  if (auto set = dyn_cast<LLVM::MemsetOp>(op)) {
-    Value bytes = toI64(loc, set.getLen());
-    instrumentAccess(op, set.getDst(), bytes, kEmulatorAccessWrite);
-    return success();
-  }
-  return op->emitOpError("is not supported by the GPU emulator");
-
-}
-
-LogicalResult
-EmulatorLowering::rewriteSharedAddress(LLVM::AddressOfOp addressOf,
-                                       const DeviceModule &device) {
-  Location loc = addressOf.getLoc();
-  auto it = device.sharedIndex.find(addressOf.getGlobalName());
-  if (it == device.sharedIndex.end())
-    return success();
-  Value base = callRuntime(loc, "__kvemu_shared", ptrType,
-                           {i32Constant(loc, it->second)});
-  Value shared =
-      LLVM::AddrSpaceCastOp::create(builder, loc, addressOf.getType(), base);
-  addressOf.replaceAllUsesWith(shared);
-  addressOf.erase();
-  return success();
-}
-
-LogicalResult EmulatorLowering::rewriteShuffle(NVVM::ShflOp shuffle) {
-  Location loc = shuffle.getLoc();
-  Value bits = shuffle.getVal();
-  bool isFloat = isa<Float32Type>(bits.getType());
-  if (isFloat)
-    bits = LLVM::BitcastOp::create(builder, loc, i32Type, bits);
-  Value packed = callRuntime(
-      loc, "__kvemu_shfl", i64Type,
-      {i32Constant(loc, static_cast<int32_t>(shuffle.getKind())),
-       shuffle.getThreadMask(), bits, shuffle.getOffset(),
-       shuffle.getMaskAndClamp(), siteAddress(loc)});
-  Value value = LLVM::TruncOp::create(builder, loc, i32Type, packed);
-  if (isFloat)
-    value = LLVM::BitcastOp::create(builder, loc, builder.getF32Type(), value);
-  Value result = value;
-  if (shuffle.getReturnValueAndIsValid()) {
-    Value shifted = LLVM::LShrOp::create(builder, loc, packed,
-                                         i64Constant(loc, 32));
-    Value valid =
-        LLVM::TruncOp::create(builder, loc, builder.getI1Type(), shifted);
-    Type structType = shuffle.getType();
-    result = LLVM::UndefOp::create(builder, loc, structType);
-    result = LLVM::InsertValueOp::create(builder, loc, result, value, ArrayRef<int64_t>{0});
-    result = LLVM::InsertValueOp::create(builder, loc, result, valid, ArrayRef<int64_t>{1});
-  }
-  shuffle.replaceAllUsesWith(result);
-  shuffle.erase();
-  return success();
-}
-
-SmallVector<Value> EmulatorLowering::callWithRegisterResults(
-    Operation *op, StringRef name, SmallVector<Value> args, int64_t count) {
-  Location loc = op->getLoc();
-  // The registers live at the function's entry: a collective in a loop must
-  // not grow the stack.
-  Value registers;
-  {
-    OpBuilder::InsertionGuard guard(builder);
-    auto func = op->getParentOfType<LLVM::LLVMFuncOp>();
-    builder.setInsertionPointToStart(&func.getBody().front());
-    registers = LLVM::AllocaOp::create(builder, loc, ptrType,
-                                       LLVM::LLVMArrayType::get(i32Type, count),
-                                       i64Constant(loc, 1));
-  }
-  args.push_back(registers);
-  args.push_back(siteAddress(loc));
-  callRuntime(loc, name, Type(), args);
-  SmallVector<Value> values;
-  for (int64_t index = 0; index < count; ++index) {
-    Value slot = LLVM::GEPOp::create(builder, loc, ptrType, i32Type, registers,
-                                     ArrayRef<LLVM::GEPArg>{int32_t(index)});
-    values.push_back(LLVM::LoadOp::create(builder, loc, i32Type, slot));
-  }
-  return values;
-}
-
-Value EmulatorLowering::packRegisters(Location loc, ArrayRef<Value> registers,
-                                      Type type) {
-  auto fromBits = [&](Value bits, Type member) -> Value {
-    if (member == i32Type)
-      return bits;
-    return LLVM::BitcastOp::create(builder, loc, member, bits);
-  };
-  auto structType = dyn_cast<LLVM::LLVMStructType>(type);
-  if (!structType)
-    return fromBits(registers.front(), type);
-  Value result = LLVM::UndefOp::create(builder, loc, structType);
-  for (auto [index, bits] : llvm::enumerate(registers))
-    result = LLVM::InsertValueOp::create(
-        builder, loc, result, fromBits(bits, structType.getBody()[index]),
-        ArrayRef<int64_t>{int64_t(index)});
-  return result;
-}
-
-LogicalResult EmulatorLowering::rewriteLdMatrix(NVVM::LdMatrixOp load) {
-  Location loc = load.getLoc();
-  int32_t matrices = load.getNum();
-  NVVM::LdStMatrixShapeAttr shape = load.getShape();
-  if (shape.getM() != 8 || shape.getN() != 8 ||
-      load.getEltType() != NVVM::LdStMatrixEltType::B16 ||
-      !llvm::is_contained({1, 2, 4}, matrices))
-    return load.emitOpError("(shape m")
-           << shape.getM() << "n" << shape.getN() << ", "
-           << NVVM::stringifyLdStMatrixEltType(load.getEltType()) << ", "
-           << matrices
-           << " matrices) is not modelled by the GPU emulator: it models "
-              "m8n8 b16 with 1, 2 or 4 matrices";
-  bool transpose = load.getLayout() == NVVM::MMALayout::col;
-  SmallVector<Value> fragments = callWithRegisterResults(
-      load, "__kvemu_ldmatrix",
-      {toGenericPointer(loc, load.getPtr()), i32Constant(loc, matrices),
-       i32Constant(loc, transpose)},
-      matrices);
-  load.replaceAllUsesWith(packRegisters(loc, fragments, load.getType()));
-  load.erase();
-  return success();
-}
-
-/// The `__kvemu_mma` flags of `mma`, or nothing when the emulator does not
-/// model it: m16n8k16 or m16n8k8, row.col, f16 or bf16 multiplicands, f16
-/// or f32 accumulator and result (bf16: f32 only), with the PTX register
-/// counts (A: k/4, B: k/8, C: 4 f32 or 2 f16x2).
-static std::optional<int32_t> mmaFlags(NVVM::MmaOp mma) {
-  NVVM::MMAShapeAttr shape = mma.getShape();
-  std::optional<NVVM::MMATypes> typeA = mma.getMultiplicandAPtxType();
-  if (shape.getM() != 16 || shape.getN() != 8 ||
-      (shape.getK() != 16 && shape.getK() != 8) || !typeA ||
-      typeA != mma.getMultiplicandBPtxType() ||
-      (*typeA != NVVM::MMATypes::f16 && *typeA != NVVM::MMATypes::bf16) ||
-      mma.getLayoutA() != NVVM::MMALayout::row ||
-      mma.getLayoutB() != NVVM::MMALayout::col || mma.getB1Op() ||
-      mma.getIntOverflowBehavior())
-    return std::nullopt;
-  auto isHalfOrFloat = [](NVVM::MMATypes type) {
-    return type == NVVM::MMATypes::f16 || type == NVVM::MMATypes::f32;
-  };
-  NVVM::MMATypes accumulator = mma.accumPtxType();
-  NVVM::MMATypes result = mma.resultPtxType();
-  bool bf16 = *typeA == NVVM::MMATypes::bf16;
-  if (!isHalfOrFloat(accumulator) || !isHalfOrFloat(result) ||
-      (bf16 &&
-       (accumulator != NVVM::MMATypes::f32 || result != NVVM::MMATypes::f32)))
-    return std::nullopt;
-  bool accumulatorF16 = accumulator == NVVM::MMATypes::f16;
-  int64_t k = shape.getK();
-  if (int64_t(mma.getOperandA().size()) != k / 4 ||
-      int64_t(mma.getOperandB().size()) != k / 8 ||
-      mma.getOperandC().size() != (accumulatorF16 ? 2u : 4u))
-    return std::nullopt;
-  return (k == 16 ? kEmulatorMmaK16 : 0) | (bf16 ? kEmulatorMmaBF16 : 0) |
-         (accumulatorF16 ? kEmulatorMmaAccumulatorF16 : 0) |
-         (result == NVVM::MMATypes::f16 ? kEmulatorMmaResultF16 : 0);
-}
-
-LogicalResult EmulatorLowering::rewriteMma(NVVM::MmaOp mma) {
-  Location loc = mma.getLoc();
-  std::optional<int32_t> flags = mmaFlags(mma);
-  if (!flags) {
-    NVVM::MMAShapeAttr shape = mma.getShape();
-    std::optional<NVVM::MMATypes> typeA = mma.getMultiplicandAPtxType();
-    return mma.emitOpError("(m")
-           << shape.getM() << "n" << shape.getN() << "k" << shape.getK() << " "
-           << NVVM::stringifyMMALayout(mma.getLayoutA()) << "."
-           << NVVM::stringifyMMALayout(mma.getLayoutB()) << " "
-           << (typeA ? NVVM::stringifyMMATypes(*typeA) : "?") << ", "
-           << NVVM::stringifyMMATypes(mma.accumPtxType())
-           << " accumulator) is not modelled by the GPU emulator: it models "
-              "m16n8k16 and m16n8k8 row.col with f16 or bf16 multiplicands "
-              "and f16 or f32 accumulators (bf16: f32)";
-  }
-  // A's, B's and C's registers as i32, each group padded to 4, 2 and 4.
-  SmallVector<Value> args = {i32Constant(loc, *flags)};
-  Value zero = i32Constant(loc, 0);
-  for (auto [operands, size] :
-       {std::pair{mma.getOperandA(), 4u}, std::pair{mma.getOperandB(), 2u},
-        std::pair{mma.getOperandC(), 4u}}) {
-    for (Value operand : operands)
-      args.push_back(
-          operand.getType() == i32Type
-              ? operand
-              : LLVM::BitcastOp::create(builder, loc, i32Type, operand));
-    args.append(size - operands.size(), zero);
-  }
-  int64_t resultRegisters = *flags & kEmulatorMmaResultF16 ? 2 : 4;
-  SmallVector<Value> result =
-      callWithRegisterResults(mma, "__kvemu_mma", args, resultRegisters);
-  mma.replaceAllUsesWith(packRegisters(loc, result, mma.getType()));
-  mma.erase();
-  return success();
-}
-
-LogicalResult EmulatorLowering::rewriteNVVMOp(Operation *op) {
-  Location loc = op->getLoc();
-  StringRef opName = op->getName().getStringRef();
-  if (opName.consume_front("nvvm.read.ptx.sreg.")) {
-    const auto *it = llvm::find(kSpecialRegisters, opName);
-    if (it == std::end(kSpecialRegisters) || op->getNumResults() != 1 ||
-        op->getResult(0).getType() != i32Type)
-      return op->emitOpError("reads a special register the GPU emulator "
-                             "does not model");
-    Value value = callRuntime(
-        loc, "__kvemu_sreg", i32Type,
-        {i32Constant(loc, it - std::begin(kSpecialRegisters))});
-    op->getResult(0).replaceAllUsesWith(value);
-    op->erase();
-    return success();
-  }
-  if (isa<NVVM::Barrier0Op>(op)) {
-    callRuntime(loc, "__kvemu_barrier", Type(), {siteAddress(loc)});
-    op->erase();
-    return success();
-  }
-  if (auto barrier = dyn_cast<NVVM::BarrierOp>(op)) {
-    if (barrier.getNumberOfThreads() || barrier.getReductionOp() ||
-        barrier->getNumResults() != 0)
-      return op->emitOpError("(a partial or reducing barrier) is not modelled "
-                             "by the GPU emulator");
-    callRuntime(loc, "__kvemu_barrier", Type(), {siteAddress(loc)});
-    op->erase();
-    return success();
-  }
-  if (auto copy = dyn_cast<NVVM::CpAsyncOp>(op)) {
-    Value bytes = i32Constant(loc, copy.getSize());
-    Value sourceBytes = copy.getCpSize() ? copy.getCpSize() : bytes;
-    callRuntime(loc, "__kvemu_cp_async", Type(),
-                {toGenericPointer(loc, copy.getDst()),
-                 toGenericPointer(loc, copy.getSrc()), bytes, sourceBytes,
-                 siteAddress(loc)});
-    op->erase();
-    return success();
-  }
-  if (isa<NVVM::CpAsyncCommitGroupOp>(op)) {
-    callRuntime(loc, "__kvemu_cp_async_commit", Type(), {});
-    op->erase();
-    return success();
-  }
-  if (auto wait = dyn_cast<NVVM::CpAsyncWaitGroupOp>(op)) {
-    callRuntime(loc, "__kvemu_cp_async_wait", Type(),
-                {i32Constant(loc, wait.getN()), siteAddress(loc)});
-    op->erase();
-    return success();
-  }
-  return op->emitOpError("is not modelled by the GPU emulator");
-}
-
-LogicalResult EmulatorLowering::rewriteIntrinsic(Operation *op) {
-  Location loc = op->getLoc();
-  if (auto intrinsic = dyn_cast<LLVM::CallIntrinsicOp>(op)) {
-    StringRef name = intrinsic.getIntrin();
-    if (!name.starts_with("llvm.nvvm."))
-      return success();
-    std::string replacement = modelledDeviceFunction(name);
-    if (replacement.empty())
-      return op->emitOpError() << "calls '" << name
-                               << "', which the GPU emulator does not model";
-    Type result = op->getNumResults() ? op->getResult(0).getType() : Type();
-    Value value = callRuntime(loc, replacement, result, intrinsic.getArgs());
-    if (result)
-      op->getResult(0).replaceAllUsesWith(value);
-    op->erase();
-    return success();
-  }
-  return op->emitOpError("(inline assembly) is not modelled by the GPU "
-                         "emulator");
-}
-
+/// `void entry(ptr params)`: loads each argument through the CUDA-style
+/// array of argument pointers and calls the kernel.
 LLVM::LLVMFuncOp EmulatorLowering::createEntry(LLVM::LLVMFuncOp kernel,
                                                StringRef entryName) {
   Location loc = kernel.getLoc();
@@ -825,6 +349,8 @@ LLVM::LLVMFuncOp EmulatorLowering::createEntry(LLVM::LLVMFuncOp kernel,
   return entry;
 }
 
+/// `gpu.launch_func` -> `__kvemu_launch` with the kernel's entry, its
+/// module's shared-memory table and an array of pointers to the arguments.
 LogicalResult EmulatorLowering::lowerLaunch(gpu::LaunchFuncOp launch) {
   Location loc = launch.getLoc();
   std::string key = (launch.getKernelModuleName().getValue() + "::" +
@@ -855,7 +381,7 @@ LogicalResult EmulatorLowering::lowerLaunch(gpu::LaunchFuncOp launch) {
   {
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPointToStart(&parent.getBody().front());
-    Value one = i64Constant(loc, 1);
+    Value one = createI64Constant(builder, loc, 1);
     for (Value operand : kernelOperands)
       slots.push_back(LLVM::AllocaOp::create(builder, loc, ptrType,
                                              operand.getType(), one));
@@ -870,30 +396,29 @@ LogicalResult EmulatorLowering::lowerLaunch(gpu::LaunchFuncOp launch) {
                                      ArrayRef<LLVM::GEPArg>{int32_t(index)});
     LLVM::StoreOp::create(builder, loc, slots[index], slot);
   }
-  auto toI64 = [&](Value value) -> Value {
-    if (value.getType() == i64Type)
-      return value;
-    return LLVM::ZExtOp::create(builder, loc, i64Type, value);
-  };
   Value sharedBytes = launch.getDynamicSharedMemorySize();
   if (!sharedBytes)
-    sharedBytes = i32Constant(loc, 0);
+    sharedBytes = createI32Constant(builder, loc, 0);
   Value table = LLVM::AddressOfOp::create(builder, loc, ptrType,
                                           device.sharedTableName);
   Value entryAddress =
       LLVM::AddressOfOp::create(builder, loc, ptrType, entry->second);
-  callRuntime(loc, "__kvemu_launch", Type(),
-              {entryAddress,
-               stringAddress(loc, launch.getKernelName().getValue()), table,
-               i32Constant(loc, device.sharedSizes.size()),
-               toI64(launch.getGridSizeX()), toI64(launch.getGridSizeY()),
-               toI64(launch.getGridSizeZ()), toI64(launch.getBlockSizeX()),
-               toI64(launch.getBlockSizeY()), toI64(launch.getBlockSizeZ()),
-               sharedBytes, array, siteAddress(loc)});
+  if (failed(state.call(
+          builder, launch, RuntimeFunction::__kvemu_launch,
+          {entryAddress,
+           state.stringAddress(builder, loc, launch.getKernelName().getValue()),
+           table, createI32Constant(builder, loc, device.sharedSizes.size()),
+           toI64(loc, launch.getGridSizeX()), toI64(loc, launch.getGridSizeY()),
+           toI64(loc, launch.getGridSizeZ()), toI64(loc, launch.getBlockSizeX()),
+           toI64(loc, launch.getBlockSizeY()),
+           toI64(loc, launch.getBlockSizeZ()), sharedBytes, array,
+           state.siteAddress(builder, loc)})))
+    return failure();
   launch.erase();
   return success();
 }
 
+namespace {
 struct KVCacheEmulateNVVMPass
     : impl::KVCacheEmulateNVVMBase<KVCacheEmulateNVVMPass> {
   void runOnOperation() override {
@@ -901,49 +426,6 @@ struct KVCacheEmulateNVVMPass
       signalPassFailure();
   }
 };
-
-/// Rewrites one synchronous host GPU memory operation; asynchronous ones
-/// (with a token) stay for gpu-to-llvm.
-void rewriteHostMemoryOp(Operation *op) {
-  if (auto asyncOp = dyn_cast<gpu::AsyncOpInterface>(op);
-      !asyncOp || asyncOp.getAsyncToken())
-    return;
-  OpBuilder builder(op);
-  Location loc = op->getLoc();
-  if (auto alloc = dyn_cast<gpu::AllocOp>(op)) {
-    if (alloc.getHostShared())
-      return;
-    Value memory = memref::AllocOp::create(
-        builder, loc, alloc.getType(), alloc.getDynamicSizes(),
-        alloc.getSymbolOperands(), builder.getI64IntegerAttr(256));
-    alloc.getMemref().replaceAllUsesWith(memory);
-  } else if (auto dealloc = dyn_cast<gpu::DeallocOp>(op)) {
-    memref::DeallocOp::create(builder, loc, dealloc.getMemref());
-  } else if (auto copy = dyn_cast<gpu::MemcpyOp>(op)) {
-    memref::CopyOp::create(builder, loc, copy.getSrc(), copy.getDst());
-  } else if (auto set = dyn_cast<gpu::MemsetOp>(op)) {
-    linalg::FillOp::create(builder, loc, set.getValue(), set.getDst());
-  } else if (!isa<gpu::WaitOp>(op)) {
-    return;
-  }
-  op->erase();
-}
-
-struct KVCacheGPUMemoryToHostPass
-    : impl::KVCacheGPUMemoryToHostBase<KVCacheGPUMemoryToHostPass> {
-  void runOnOperation() override {
-    SmallVector<Operation *> ops;
-    getOperation().walk([&](Operation *op) {
-      if (!op->getParentOfType<gpu::GPUModuleOp>() &&
-          isa<gpu::AllocOp, gpu::DeallocOp, gpu::MemcpyOp, gpu::MemsetOp,
-              gpu::WaitOp>(op))
-        ops.push_back(op);
-    });
-    for (Operation *op : ops)
-      rewriteHostMemoryOp(op);
-  }
-};
-
 } // namespace
 
 LogicalResult mlir::kvcache::emulateNVVMKernels(ModuleOp module) {

@@ -4,14 +4,16 @@
 //
 // The `kvcache-emulate-nvvm` pass: kernels in the NVVM/LLVM dialects become
 // CPU functions calling the GPU emulator runtime (lib/ExecutionEngine), host
-// `gpu.launch_func`s become runtime launches. See docs/Contract.md, "Running
-// the GPU kernels without a GPU".
+// `gpu.launch_func`s become runtime launches. The calls follow
+// KVCache/ExecutionEngine/EmulatorABI.h. See docs/Contract.md, "Running the
+// GPU kernels without a GPU".
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef KVCACHE_CONVERSION_NVVMTOEMULATOR_NVVMTOEMULATOR_H
 #define KVCACHE_CONVERSION_NVVMTOEMULATOR_NVVMTOEMULATOR_H
 
+#include "KVCache/ExecutionEngine/EmulatorABI.h"
 #include "mlir/Support/LLVM.h"
 
 namespace mlir {
@@ -19,23 +21,28 @@ class ModuleOp;
 
 namespace kvcache {
 
-/// Flags of `__kvemu_access` (the runtime's `kvemu_access_flags`): bit 0 a
-/// write, bit 1 an atomic, bits 8-15 the pointer's address space.
-enum EmulatorAccessFlags : int32_t {
-  kEmulatorAccessWrite = 1,
-  kEmulatorAccessAtomic = 2,
-  kEmulatorAccessSpaceShift = 8,
-};
-
-/// Flags of `__kvemu_mma` (the runtime's `kMma*`): the shape m16n8k16
-/// (else m16n8k8), bf16 multiplicands (else f16), an f16 accumulator C and
-/// an f16 result D (else f32).
-enum EmulatorMmaFlags : int32_t {
-  kEmulatorMmaK16 = 1,
-  kEmulatorMmaBF16 = 2,
-  kEmulatorMmaAccumulatorF16 = 4,
-  kEmulatorMmaResultF16 = 8,
-};
+/// Deprecated: the flags of `__kvemu_access` and `__kvemu_mma` are defined
+/// once, in KVCache/ExecutionEngine/EmulatorABI.h (emulator::AccessFlags,
+/// emulator::kAccessSpaceShift, emulator::MmaFlags). These names refer to
+/// them and remain for existing users.
+using EmulatorAccessFlags
+    [[deprecated("use emulator::AccessFlags")]] = emulator::AccessFlags;
+[[deprecated("use emulator::kAccessWrite")]] constexpr int32_t
+    kEmulatorAccessWrite = emulator::kAccessWrite;
+[[deprecated("use emulator::kAccessAtomic")]] constexpr int32_t
+    kEmulatorAccessAtomic = emulator::kAccessAtomic;
+[[deprecated("use emulator::kAccessSpaceShift")]] constexpr int32_t
+    kEmulatorAccessSpaceShift = emulator::kAccessSpaceShift;
+using EmulatorMmaFlags
+    [[deprecated("use emulator::MmaFlags")]] = emulator::MmaFlags;
+[[deprecated("use emulator::kMmaK16")]] constexpr int32_t kEmulatorMmaK16 =
+    emulator::kMmaK16;
+[[deprecated("use emulator::kMmaBF16")]] constexpr int32_t kEmulatorMmaBF16 =
+    emulator::kMmaBF16;
+[[deprecated("use emulator::kMmaAccumulatorF16")]] constexpr int32_t
+    kEmulatorMmaAccumulatorF16 = emulator::kMmaAccumulatorF16;
+[[deprecated("use emulator::kMmaResultF16")]] constexpr int32_t
+    kEmulatorMmaResultF16 = emulator::kMmaResultF16;
 
 /// Rewrites every `gpu.module` of `module` (kernels already in the
 /// NVVM/LLVM dialects) into host functions calling the emulator runtime and
