@@ -45,9 +45,10 @@ Modules, each importable alone (none imports another that imports it):
     cpu        CPUModule: in-process CPU execution on numpy arrays (extension)
     emulator   EmulatedGPUModule: the same calls, the kernels run on the GPU
                emulator with its checks (extension)
-    abi        the kernel ABI as the compiler describes it (describe_type,
-               Module.abi: ArgumentABI, ValueABI) and the launch-argument
-               packer of the kernels (KernelArgs; docs/KernelABI.md)
+    arguments  each argument as the compiler describes it (describe_type,
+               Module.abi: ArgumentABI, ValueABI) and its packing
+    abi        the launch-argument packer of the kernels (KernelArgs;
+               docs/KernelABI.md); re-exports arguments' names
     errors     CompileError: MLIR diagnostics with their locations;
                EmulatorError: the GPU emulator's reports; ArgumentTypeError
 
@@ -74,7 +75,7 @@ _EXTENSION_NAMES = ("Module", "compile_ptx", "describe_type", "kernel_names",
 
 if importlib.util.find_spec(f"{__name__}._kvcache") is not None:
     from . import compiler, cpu, emulator  # noqa: F401
-    from .abi import describe_type  # noqa: F401
+    from .arguments import describe_type  # noqa: F401
     from .compiler import (Module, compile_ptx, kernel_names,  # noqa: F401
                            lower_to_cpu, lower_to_emulated_gpu, parse,
                            run_pipeline, verify)

@@ -43,7 +43,7 @@ import os
 import numpy as np
 
 from . import _kvcache
-from .abi import ArgumentABI, array_info
+from .arguments import ArgumentABI, array_info
 from .caches import ContinuousCache, PagedCache
 from .compiler import check_opt_level, lower_to_cpu, parse
 
