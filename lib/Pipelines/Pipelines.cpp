@@ -100,7 +100,9 @@ std::string mlir::kvcache::getPTXFeaturesForChip(StringRef chip) {
   int64_t version = getChipVersion(chip);
   bool familySpecific = chip.ends_with("f");
   // The oldest PTX ISA LLVM 22 accepts for each chip (it aborts below it),
-  // never older than 8.0.
+  // never older than 8.0. sm_89 takes 8.1: LLVM selects its fp8 conversions
+  // (cvt.rn.satfinite.e4m3x2.f32, ...) only from there, as the PTX ISA
+  // added them for sm_89 in 8.1 (for sm_90 in 7.8).
   if (version == 88 || (version >= 110 && version < 120))
     return "+ptx90";
   if (familySpecific || version == 103 || version == 121)
@@ -109,6 +111,8 @@ std::string mlir::kvcache::getPTXFeaturesForChip(StringRef chip) {
     return "+ptx87";
   if (version >= 100)
     return "+ptx86";
+  if (version == 89)
+    return "+ptx81";
   return "+ptx80";
 }
 

@@ -62,8 +62,9 @@ struct KVCacheToPTXOptions : public PassPipelineOptions<KVCacheToPTXOptions> {
       llvm::cl::init(false)};
 };
 
-/// The PTX ISA feature for `chip`: `+ptx80` up to sm_90a, and for newer
-/// chips the oldest ISA LLVM 22 accepts for them (8.6 to 9.0).
+/// The PTX ISA feature for `chip`: `+ptx80` up to sm_90a (`+ptx81` for
+/// sm_89, whose fp8 conversions LLVM 22 selects from PTX ISA 8.1 on), and
+/// for newer chips the oldest ISA LLVM 22 accepts for them (8.6 to 9.0).
 std::string getPTXFeaturesForChip(StringRef chip);
 
 /// Kernels in `gpu.module`s (and, later, kernel ops) down to one `gpu.binary`
