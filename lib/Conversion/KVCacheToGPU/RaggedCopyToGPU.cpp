@@ -173,7 +173,7 @@ private:
                             ArrayRef<SmallVector<Value>> chunks);
 
   GPUKernel &kernel;
-  KernelBuilder &k;
+  GPUKernelBuilder &k;
   RaggedCopy copy;
   const RaggedCopyPlan &plan;
   Type chunkType;

@@ -81,6 +81,15 @@ static Value buildMetadata(OpBuilder &builder, Location loc, Type type,
 // Access lowering
 //===----------------------------------------------------------------------===//
 
+/// Where `op` runs: on the device inside a gpu.module or a gpu.launch body
+/// (its run-time checks are device assertions), else on the host.
+static RunsOn getRunsOn(Operation *op) {
+  return op->getParentOfType<gpu::GPUModuleOp>() ||
+                 op->getParentOfType<gpu::LaunchOp>()
+             ? RunsOn::Device
+             : RunsOn::Host;
+}
+
 namespace {
 
 /// Emits the address computations of one access op on a layer cache:
@@ -92,7 +101,7 @@ public:
                 ValueRange lowered, bool checked)
       : builder(builder), loc(op->getLoc()), type(type),
         params(KVCacheParams::get(type)), lowered(lowered),
-        blocks(type.getBlocks(lowered)), checker(builder, op),
+        blocks(type.getBlocks(lowered)), checker(builder, op, getRunsOn(op)),
         checked(checked) {}
 
   /// The (page, slot) of `token` of sequence `batch`.
@@ -368,7 +377,7 @@ struct GetCacheLowering : AccessPattern<OpTy> {
                                ArrayRef<ValueRange>> adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     auto type = cast<KVCollectionTypeInterface>(op.getCollection().getType());
-    RuntimeChecker checker(rewriter, op);
+    RuntimeChecker checker(rewriter, op, getRunsOn(op));
     bool checked = this->isChecked(type, /*isWrite=*/false);
     SmallVector<Value> layer = type.buildLayerCache(
         rewriter, op.getLoc(), adaptor.getCollection(),
@@ -384,7 +393,7 @@ struct CacheLengthLowering : AccessPattern<CacheLengthOp> {
   matchAndRewrite(CacheLengthOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Type type = op.getCache().getType();
-    RuntimeChecker checker(rewriter, op);
+    RuntimeChecker checker(rewriter, op, getRunsOn(op));
     bool checked = isChecked(type, op.getServesWrite());
     Value length = callMetadataHook(type, [&](auto cache) {
       return cache.buildCacheLength(rewriter, op.getLoc(), adaptor.getCache(),
