@@ -146,8 +146,6 @@ public:
   Value blocks;
   RuntimeChecker checker;
   bool checked;
-  /// How dequantizing reads decode fp8 codes.
-  Fp8Conversion fp8Conversion = Fp8Conversion::Software;
 };
 
 } // namespace
@@ -249,7 +247,7 @@ Value AccessEmitter::load(Type resultType, Value page, Value slot, Value head,
     else
       codesType = params.elementType;
     Value codes = load(codesType, page, slot, head, element, pageChecked);
-    Value values = decodeStorageToF32(builder, loc, codes, fp8Conversion);
+    Value values = decodeStorageToF32(builder, loc, codes);
     Value scale = loadScale(page, slot, head, element, /*pageChecked=*/true);
     if (isa<VectorType>(values.getType()))
       scale = vector::BroadcastOp::create(builder, loc, values.getType(), scale);
@@ -290,12 +288,6 @@ void AccessEmitter::store(Value value, Value page, Value slot, Value head,
 
 namespace {
 
-/// Whether `op` is device code: inside a gpu.module or a gpu.launch body.
-static bool isInGPUCode(Operation *op) {
-  return op->getParentOfType<gpu::GPUModuleOp>() ||
-         op->getParentOfType<gpu::LaunchOp>();
-}
-
 /// Base of the access-op patterns: knows whether an op is checked.
 template <typename OpTy>
 struct AccessPattern : OpConversionPattern<OpTy> {
@@ -315,11 +307,8 @@ struct AccessPattern : OpConversionPattern<OpTy> {
   AccessEmitter emitter(ConversionPatternRewriter &rewriter, OpTy op,
                         KVCacheTypeInterface cacheType, ValueRange lowered,
                         bool isWrite) const {
-    AccessEmitter result(rewriter, op, cacheType, lowered,
+    return AccessEmitter(rewriter, op, cacheType, lowered,
                          isChecked(cacheType, isWrite));
-    if (options.nvvmFp8Conversions && isInGPUCode(op))
-      result.fp8Conversion = Fp8Conversion::NVVM;
-    return result;
   }
 
   KVCacheToMemRefOptions options;

@@ -16,6 +16,7 @@
 #include "KVCache/Conversion/KVCacheToSCF/KVCacheToSCF.h"
 #include "KVCache/IR/KVCacheOps.h"
 #include "../KernelCommon/AttentionClauses.h"
+#include "../KernelCommon/Fp8ToInteger.h"
 #include "../KernelCommon/KernelLowering.h"
 #include "../KernelCommon/Quantization.h"
 

@@ -248,15 +248,13 @@ Value KernelBuilder::readRowChunk(Value cache, Value rows,
 }
 
 void KernelBuilder::storeQuantized(Value values, Value scale, Value cache,
-                                   const RowChunkPosition &at, bool checked,
-                                   Fp8Conversion conversion) {
+                                   const RowChunkPosition &at, bool checked) {
   Type storage = KVCacheParams::get(cache.getType()).elementType;
   Value divisor = scale;
   if (auto vector = dyn_cast<VectorType>(values.getType()))
     divisor = splat(scale, vector);
   // A division, not a multiply by the reciprocal (div.rn.f32 in PTX).
-  Value codes = encodeF32ToStorage(b, loc, fdiv(values, divisor), storage,
-                                   conversion);
+  Value codes = encodeF32ToStorage(b, loc, fdiv(values, divisor), storage);
   auto store = PageStoreOp::create(b, loc, codes, cache, at.page, at.slot,
                                    at.head, at.element);
   if (checked && storage.isSignlessInteger(8))

@@ -194,12 +194,11 @@ struct KernelBuilder {
                      int64_t width, RowCopyDirection direction);
   /// Writes `values` (an f32 scalar or vector) at `at` of a cache with
   /// scales, quantized with the f32 `scale` of their group:
-  /// saturate(rne(value / scale)), the correctly rounded division. With
-  /// `checked`, a NaN into an i8 cache stops the program (run-time check).
-  /// `conversion` chooses how fp8 codes are computed.
+  /// saturate(rne(value / scale)), the correctly rounded division
+  /// (encodeF32ToStorage: target-neutral fp8 conversions). With `checked`,
+  /// a NaN into an i8 cache stops the program (run-time check).
   void storeQuantized(Value values, Value scale, Value cache,
-                      const RowChunkPosition &at, bool checked,
-                      Fp8Conversion conversion = Fp8Conversion::Software);
+                      const RowChunkPosition &at, bool checked);
   /// Writes `chunk`, read by readRowChunk, to the other side of the copy.
   void writeRowChunk(Value chunk, Value cache, Value rows,
                      const RowChunkPosition &at, RowCopyDirection direction);
