@@ -36,19 +36,38 @@ using namespace mlir;
 using namespace mlir::kvcache;
 
 void mlir::kvcache::buildKVCacheAccessLoweringPipeline(
-    OpPassManager &pm, bool checked, bool nvvmFp8Conversions) {
+    OpPassManager &pm, const KVCacheAccessLoweringOptions &options) {
   pm.addPass(createKVCacheExpandAccesses());
   pm.addPass(createCSEPass());
   // Hoisting a checked lookup out of a loop that does not run would report
   // an access that never happens: checked code keeps lookups in place.
-  if (!checked)
+  if (!options.checked)
     pm.addPass(createLoopInvariantCodeMotionPass());
-  ConvertKVCacheToMemRefOptions options;
-  options.checked = checked;
-  options.nvvmFp8Conversions = nvvmFp8Conversions;
-  pm.addPass(createConvertKVCacheToMemRef(options));
+  ConvertKVCacheToMemRefOptions memref;
+  memref.checked = options.checked;
+  pm.addPass(createConvertKVCacheToMemRef(memref));
+  // Every fp8 conversion is target-neutral up to here (the kernel ops'
+  // lowerings and the dequantizing reads); the target's lowering runs
+  // before the canonicalizer sees it.
+  if (options.gpuChip.empty()) {
+    pm.addPass(createKVCacheFp8ToInteger());
+  } else {
+    KVCacheFp8ToNVVMOptions fp8;
+    fp8.chip = options.gpuChip;
+    pm.addPass(createKVCacheFp8ToNVVM(fp8));
+  }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+}
+
+void mlir::kvcache::buildKVCacheAccessLoweringPipeline(
+    OpPassManager &pm, bool checked, bool nvvmFp8Conversions) {
+  KVCacheAccessLoweringOptions options;
+  options.checked = checked;
+  // sm_89: the oldest chip whose GPU code converts with the instructions.
+  if (nvvmFp8Conversions)
+    options.gpuChip = "sm_89";
+  buildKVCacheAccessLoweringPipeline(pm, options);
 }
 
 /// Host code (memref, linalg on memrefs, affine, vector, arith, math, scf, cf,
@@ -80,7 +99,9 @@ void mlir::kvcache::buildKVCacheToCPUPipeline(
   ConvertKVCacheToSCFOptions kernels;
   kernels.checked = options.checked;
   pm.addPass(createConvertKVCacheToSCF(kernels));
-  buildKVCacheAccessLoweringPipeline(pm, options.checked);
+  KVCacheAccessLoweringOptions accesses;
+  accesses.checked = options.checked;
+  buildKVCacheAccessLoweringPipeline(pm, accesses);
   // Every scf.parallel (the kernel ops' outer loops, and any of the input)
   // becomes an OpenMP worksharing loop; without `parallel` they run in
   // order (scf-to-cf).
@@ -100,7 +121,9 @@ std::string mlir::kvcache::getPTXFeaturesForChip(StringRef chip) {
   int64_t version = getChipVersion(chip);
   bool familySpecific = chip.ends_with("f");
   // The oldest PTX ISA LLVM 22 accepts for each chip (it aborts below it),
-  // never older than 8.0.
+  // never older than 8.0. sm_89 takes 8.1: LLVM selects its fp8 conversions
+  // (cvt.rn.satfinite.e4m3x2.f32, ...) only from there, as the PTX ISA
+  // added them for sm_89 in 8.1 (for sm_90 in 7.8).
   if (version == 88 || (version >= 110 && version < 120))
     return "+ptx90";
   if (familySpecific || version == 103 || version == 121)
@@ -109,6 +132,8 @@ std::string mlir::kvcache::getPTXFeaturesForChip(StringRef chip) {
     return "+ptx87";
   if (version >= 100)
     return "+ptx86";
+  if (version == 89)
+    return "+ptx81";
   return "+ptx80";
 }
 
@@ -125,8 +150,10 @@ void mlir::kvcache::buildKVCacheToNVVMPipeline(
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createKVCacheMergeGPUModules());
-  buildKVCacheAccessLoweringPipeline(
-      pm, options.checked, hasFp8ConversionInstructions(options.chip));
+  KVCacheAccessLoweringOptions accesses;
+  accesses.checked = options.checked;
+  accesses.gpuChip = options.chip;
+  buildKVCacheAccessLoweringPipeline(pm, accesses);
 
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;

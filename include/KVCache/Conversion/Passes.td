@@ -55,13 +55,21 @@ def ConvertKVCacheToMemRef : Pass<"convert-kvcache-to-memref", "ModuleOp"> {
     every write. A failed check prints a message naming the op, the bound and
     the source location to stderr and aborts (host code), or fails a device
     assertion (`cf.assert`, inside GPU code).
+
+    A dequantizing read (`page_load` or `load` of floats from a cache with
+    scales) multiplies the decoded codes by their scale: i8 codes by
+    `arith.sitofp`, fp8 codes by target-neutral `arith.extf` to f16 and then
+    to f32, which `kvcache-fp8-to-integer` or `kvcache-fp8-to-nvvm` lower
+    afterwards (the pipelines run them right after this pass). The
+    `nvvm-fp8-conversions` option, which once chose NVVM's conversion
+    instructions here, is deprecated and ignored with a warning: run
+    `kvcache-fp8-to-nvvm{chip=...}` after this pass instead.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::cf::ControlFlowDialect",
     "::mlir::LLVM::LLVMDialect",
     "::mlir::memref::MemRefDialect",
-    "::mlir::NVVM::NVVMDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect",
   ];
@@ -70,9 +78,9 @@ def ConvertKVCacheToMemRef : Pass<"convert-kvcache-to-memref", "ModuleOp"> {
            "Check every access (reads too) at run time">,
     Option<"nvvmFp8Conversions", "nvvm-fp8-conversions", "bool",
            /*default=*/"false",
-           "Inside GPU code, decode fp8 codes with the sm_89+ conversion "
-           "instructions (nvvm.convert.f8x2.to.f16x2); the kvcache-to-ptx "
-           "pipelines set it for such chips">,
+           "Deprecated, no effect (a warning says so): fp8 codes are decoded "
+           "by target-neutral arith.extf, which kvcache-fp8-to-nvvm{chip=...} "
+           "lowers to the sm_89+ conversion instructions">,
   ];
 }
 
@@ -124,7 +132,12 @@ def ConvertKVCacheToSCF : Pass<"convert-kvcache-to-scf"> {
     `token_head` cache the codes converted and the row's one scale folded
     into the score and the softmax weight). fp8 codes convert through f16
     in 16-bit lanes (E5M2: an f16's high byte; E4M3FN: shifted into an
-    f16, times 2^8) with the CPU's own f16 conversion.
+    f16, times 2^8) with the CPU's own f16 conversion: attention's rows and
+    the quantizing store's vectors of up to 4 chunks (packed into one
+    store) call these integer codecs directly; other fp8 conversions are
+    left target-neutral (`arith.extf`; a clamp and `arith.truncf`) for
+    `kvcache-fp8-to-integer`, which `kvcache-to-cpu` runs after
+    `convert-kvcache-to-memref`.
 
     The vector width is the largest power of two of at most `vector-bytes`
     (default 64: a cache line; LLVM splits it into the target's widest
@@ -162,6 +175,94 @@ def ConvertKVCacheToSCF : Pass<"convert-kvcache-to-scf"> {
     Option<"checked", "checked", "bool", /*default=*/"false",
            "Stop at run time when store_ragged quantizes a NaN into an i8 "
            "cache (kvcache-to-cpu{checked=true} sets it)">,
+  ];
+}
+
+def KVCacheFp8ToInteger : Pass<"kvcache-fp8-to-integer"> {
+  let summary = "Lower fp8 conversions to integer arithmetic (any target)";
+  let description = [{
+    The kvcache lowerings leave fp8 conversions target-neutral: a decoding
+    is `arith.extf` of `f8E4M3FN` or `f8E5M2` codes (to f16, then to f32),
+    an encoding clamps f32 values to the type's +-max_finite with
+    `arith.minimumf` and `arith.maximumf` (NaN stays NaN) and truncates them
+    with `arith.truncf` (round to nearest even; it does not saturate, hence
+    the clamp). This pass lowers both to integer arithmetic on the bits
+    that every target runs (`kvcache-to-cpu` runs it after
+    `convert-kvcache-to-memref`), with the contract's semantics
+    (docs/Contract.md 2.2): round to nearest even, saturation to
+    +-max_finite (infinities included), -0 kept, NaN to the type's NaN code
+    with its sign (E4M3FN `S.1111.111`, E5M2 `S.11111.10`). A decoding goes
+    through f16 in 16-bit lanes (E5M2 codes are an f16's high byte; E4M3FN
+    codes shifted into an f16 are their value / 2^8, times 2^8 once
+    extended to f32); an `arith.extf` to f16 whose users all extend to f32
+    becomes one decoding to f32 per user. The encoding rounds with one f32
+    add and takes the sign and the NaN code from the f32's top byte.
+
+    Other fp8 conversions (a bare `arith.truncf` without that clamp, which
+    does not saturate; results other than f16 and f32) are left as they are.
+    (MLIR's `arith-to-apfloat` calls a runtime function per element and does
+    not saturate.)
+
+    ```mlir
+    %lo = arith.minimumf %x, %c448 : vector<8xf32>
+    %c = arith.maximumf %lo, %cm448 : vector<8xf32>
+    %codes = arith.truncf %c : vector<8xf32> to vector<8xf8E4M3FN>
+    ```
+    becomes (schematically)
+    ```mlir
+    %bits = arith.bitcast %x : vector<8xf32> to vector<8xi32>
+    %mag = arith.andi %bits, %c0x7fffffff : vector<8xi32>
+    ...
+    %words = arith.select %nan, %top, %signed : vector<8xi1>, vector<8xi32>
+    %bytes = arith.trunci %words : vector<8xi32> to vector<8xi8>
+    %codes = arith.bitcast %bytes : vector<8xi8> to vector<8xf8E4M3FN>
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def KVCacheFp8ToNVVM : Pass<"kvcache-fp8-to-nvvm"> {
+  let summary = "Lower fp8 conversions to NVVM's conversion instructions in "
+                "GPU code, to integer arithmetic elsewhere";
+  let description = [{
+    The GPU pipelines' lowering of the target-neutral fp8 conversions that
+    `kvcache-fp8-to-integer` describes, chosen by `chip` as MLIR's
+    `convert-arith-to-amdgpu` chooses by chipset (`kvcache-to-ptx` and
+    `kvcache-to-emulated-gpu` run it after `convert-kvcache-to-memref`).
+    Inside GPU code (a `gpu.module` or a `gpu.launch` body) on sm_89 and
+    newer, scalars and 1-D vectors of even length are converted two at a
+    time: a decoding by `nvvm.convert.f8x2.to.f16x2` (exact: f16 holds every
+    fp8 value; a scalar converts a pair holding it twice), an encoding by
+    `nvvm.convert.f32x2.to.f8x2` with `rn` and `satfinite`
+    (cvt.rn.satfinite.e4m3x2.f32: it saturates, so the clamp goes), whose
+    NaN codes are then replaced by the contract's (NVIDIA fixes neither
+    their sign nor, for E5M2, their mantissa). Host code, older chips and
+    other shapes get the integer arithmetic of `kvcache-fp8-to-integer`.
+
+    ```mlir
+    %h = arith.extf %codes : vector<4xf8E4M3FN> to vector<4xf16>
+    ```
+    becomes, inside a `gpu.module` for sm_90,
+    ```mlir
+    %bytes = arith.bitcast %codes : vector<4xf8E4M3FN> to vector<4xi8>
+    %p0 = vector.shuffle %bytes, %bytes [0, 1] : vector<4xi8>, vector<4xi8>
+    %h0 = nvvm.convert.f8x2.to.f16x2 %p0 : vector<2xi8>(f8E4M3FN) -> vector<2xf16>
+    %p1 = vector.shuffle %bytes, %bytes [2, 3] : vector<4xi8>, vector<4xi8>
+    %h1 = nvvm.convert.f8x2.to.f16x2 %p1 : vector<2xi8>(f8E4M3FN) -> vector<2xf16>
+    %e0 = vector.extract %h0[0] : f16 from vector<2xf16>
+    ...
+    %h = vector.from_elements %e0, %e1, %e2, %e3 : vector<4xf16>
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
+           "NVIDIA architecture of the kernels (sm_XX): from sm_89 GPU code "
+           "converts with the fp8 conversion instructions">,
   ];
 }
 
@@ -222,13 +323,13 @@ def ConvertKVCacheToGPU : Pass<"convert-kvcache-to-gpu", "ModuleOp"> {
     dequantizes the chunks it copied (`stored * scale`, rounded to q's type)
     into the tile the fragments are read from; otherwise on CUDA cores, K
     and V slices (at most 8 elements a lane) read dequantized straight from
-    the cache. On sm_89 and
-    newer the quantizing store computes fp8 codes with the chip's
-    conversion instruction (`nvvm.convert.f32x2.to.f8x2`,
-    cvt.rn.satfinite.e4m3x2.f32), two at a time, NaN codes then set as the
-    contract says; older chips use the integer encoder of the CPU. (Reads
-    decode in `convert-kvcache-to-memref`, whose `nvvm-fp8-conversions`
-    option the pipelines set for the same chips.)
+    the cache. fp8 codes are
+    encoded and decoded by target-neutral ops (a clamp to +-max_finite and
+    `arith.truncf`; `arith.extf`), which `kvcache-fp8-to-nvvm{chip=...}`
+    lowers after `convert-kvcache-to-memref`: on sm_89 and newer to the
+    chip's conversion instructions (`nvvm.convert.f32x2.to.f8x2`,
+    cvt.rn.satfinite.e4m3x2.f32, and `nvvm.convert.f8x2.to.f16x2`), two at
+    a time, on older chips to the integer codecs of the CPU.
 
     - `merge_states`: block `(x, y)` merges rows x, x + gridDim.x, ... of
       query head y, a thread per 16-byte vector of the head; in place is
@@ -251,8 +352,7 @@ def ConvertKVCacheToGPU : Pass<"convert-kvcache-to-gpu", "ModuleOp"> {
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
            "NVIDIA architecture the kernels are tuned for (sm_XX; below "
-           "sm_80 attention loads K and V without cp.async; from sm_89 fp8 "
-           "codes are computed by conversion instructions)">,
+           "sm_80 attention loads K and V without cp.async)">,
     Option<"threadsPerBlock", "threads-per-block", "int64_t",
            /*default=*/"256",
            "Threads of a data-movement block (32 to 1024)">,

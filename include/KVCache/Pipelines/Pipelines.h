@@ -62,8 +62,9 @@ struct KVCacheToPTXOptions : public PassPipelineOptions<KVCacheToPTXOptions> {
       llvm::cl::init(false)};
 };
 
-/// The PTX ISA feature for `chip`: `+ptx80` up to sm_90a, and for newer
-/// chips the oldest ISA LLVM 22 accepts for them (8.6 to 9.0).
+/// The PTX ISA feature for `chip`: `+ptx80` up to sm_90a (`+ptx81` for
+/// sm_89, whose fp8 conversions LLVM 22 selects from PTX ISA 8.1 on), and
+/// for newer chips the oldest ISA LLVM 22 accepts for them (8.6 to 9.0).
 std::string getPTXFeaturesForChip(StringRef chip);
 
 /// Kernels in `gpu.module`s (and, later, kernel ops) down to one `gpu.binary`
@@ -85,14 +86,31 @@ void buildKVCacheToEmulatedGPUPipeline(OpPassManager &pm,
                                        const KVCacheToPTXOptions &options);
 
 /// Everything down to the LLVM dialect, runnable by `mlir-runner`:
-/// kvcache-expand-accesses, cse, loop-invariant-code-motion,
-/// convert-kvcache-to-memref, then the upstream conversions to LLVM.
+/// convert-kvcache-to-scf, the access-op lowering (fp8 conversions in
+/// integer arithmetic), then the upstream conversions to LLVM.
 void buildKVCacheToCPUPipeline(OpPassManager &pm,
                                const KVCacheToCPUOptions &options);
 
+/// Options of the access-op lowering pipeline.
+struct KVCacheAccessLoweringOptions {
+  /// Check every access at run time (convert-kvcache-to-memref{checked}).
+  bool checked = false;
+  /// The chip GPU code is built for: the fp8 conversions are lowered by
+  /// `kvcache-fp8-to-nvvm{chip}` (NVVM's instructions in GPU code from
+  /// sm_89). Empty: code for the CPU only, `kvcache-fp8-to-integer`.
+  std::string gpuChip;
+};
+
 /// The access-op part shared by every pipeline: expand accesses, share
-/// lookups (cse, loop-invariant code motion), lower to memref (fp8 codes in
-/// GPU code decoded by conversion instructions with `nvvmFp8Conversions`).
+/// lookups (cse, loop-invariant code motion), lower to memref, lower the
+/// fp8 conversions the kvcache lowerings leave target-neutral (for
+/// `options.gpuChip`, or integer arithmetic), canonicalize and cse.
+void buildKVCacheAccessLoweringPipeline(
+    OpPassManager &pm, const KVCacheAccessLoweringOptions &options);
+
+/// Deprecated: the overload above. `nvvmFp8Conversions` selects NVVM's fp8
+/// conversion instructions in GPU code as a chip that has them (sm_89)
+/// does; false lowers every fp8 conversion to integer arithmetic.
 void buildKVCacheAccessLoweringPipeline(OpPassManager &pm, bool checked,
                                         bool nvvmFp8Conversions = false);
 

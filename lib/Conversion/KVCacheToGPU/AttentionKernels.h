@@ -53,8 +53,6 @@ struct AttentionPlan {
   /// one scale group, straight from the cache (no cp.async); on tensor
   /// cores see `mmaType`.
   bool dequantize = false;
-  /// How fp8 codes are converted (the chip's instructions from sm_89).
-  Fp8Conversion fp8Conversion = Fp8Conversion::Software;
 
   /// The tensor-core kernel (AttentionMMA.cpp): the group's query heads are
   /// the rows of m16n8k16 mma.sync tiles; fields below describe it. When

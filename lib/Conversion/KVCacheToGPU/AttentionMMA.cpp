@@ -65,9 +65,8 @@ TensorCoreAttention::TensorCoreAttention(GPUKernel &kernel,
                                          AttentionRaggedOp op,
                                          const AttentionPlan &plan)
     : kernel(kernel), k(kernel.builder()), op(op), plan(plan),
-      softmax(k, OnlineSoftmax::Exp2::NVVMApprox),
-      clauses(k, op, OnlineSoftmax::Exp2::NVVMApprox,
-              getOptionalParam(kernel, op.getSinks()),
+      softmax(k),
+      clauses(k, op, getOptionalParam(kernel, op.getSinks()),
               getOptionalParam(kernel, op.getAlibi())),
       layout{plan.headSize, plan.qHeads} {
   std::tie(q, keys, values, offsets, out, workspace) =

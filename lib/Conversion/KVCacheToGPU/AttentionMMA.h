@@ -122,7 +122,7 @@ private:
   Value scoreKey(Value stepBegin, size_t n, int64_t i);
 
   GPUKernel &kernel;
-  KernelBuilder &k;
+  GPUKernelBuilder &k;
   AttentionRaggedOp op;
   const AttentionPlan &plan;
   OnlineSoftmax softmax;

@@ -283,7 +283,7 @@ void TensorCoreAttention::dequantizeChunks(Value buffer, Value codes,
         k.mul(k.add(copyChunk, k.index(i * threadsPerKey)), k.index(16));
     Value chunk = vector::LoadOp::create(k.b, k.loc, codesType, codes,
                                          ValueRange{buffer, copyKey, element});
-    Value values = decodeStorageToF32(k.b, k.loc, chunk, plan.fp8Conversion);
+    Value values = decodeStorageToF32(k.b, k.loc, chunk);
     if (scaled) {
       Value scale = memref::LoadOp::create(
           k.b, k.loc, slots, ValueRange{buffer, k.add(first, k.index(i))});

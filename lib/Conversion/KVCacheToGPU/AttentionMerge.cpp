@@ -38,10 +38,9 @@ LogicalResult attention::emitAttentionMergeKernel(OpBuilder &host,
                   threads});
   if (!kernel)
     return failure();
-  KernelBuilder &k = kernel->builder();
-  OnlineSoftmax softmax(k, OnlineSoftmax::Exp2::NVVMApprox);
-  AttentionClauses clauses(k, op, OnlineSoftmax::Exp2::NVVMApprox,
-                           getOptionalParam(*kernel, op.getSinks()));
+  GPUKernelBuilder &k = kernel->builder();
+  OnlineSoftmax softmax(k);
+  AttentionClauses clauses(k, op, getOptionalParam(*kernel, op.getSinks()));
   Value lse = getOptionalParam(*kernel, op.getLse());
   SplitWorkspace layout{plan.headSize, plan.qHeads};
   Value workspace = kernel->param(op.getWorkspace());

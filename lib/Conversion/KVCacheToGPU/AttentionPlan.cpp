@@ -140,8 +140,6 @@ attention::makeAttentionPlan(AttentionRaggedOp op,
   plan.rowsElementType =
       cast<MemRefType>(op.getQ().getType()).getElementType();
   plan.dequantize = static_cast<bool>(params.scales);
-  if (hasFp8ConversionInstructions(target.chip))
-    plan.fp8Conversion = Fp8Conversion::NVVM;
   // A dequantizing slice lies within one scale group.
   int64_t scaleGroup = params.scales.groupSize(params.headSize);
   plan.scaleGroup = scaleGroup;

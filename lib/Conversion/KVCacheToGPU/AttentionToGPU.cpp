@@ -148,7 +148,7 @@ private:
   void writeResult(Value row, Value head, const SoftmaxState &state);
 
   GPUKernel &kernel;
-  KernelBuilder &k;
+  GPUKernelBuilder &k;
   OnlineSoftmax softmax;
   AttentionRaggedOp op;
   AttentionClauses clauses;
@@ -166,9 +166,8 @@ private:
 AttentionKernel::AttentionKernel(GPUKernel &kernel, AttentionRaggedOp op,
                                  const AttentionPlan &plan)
     : kernel(kernel), k(kernel.builder()),
-      softmax(k, OnlineSoftmax::Exp2::NVVMApprox), op(op),
-      clauses(k, op, OnlineSoftmax::Exp2::NVVMApprox,
-              getOptionalParam(kernel, op.getSinks()),
+      softmax(k), op(op),
+      clauses(k, op, getOptionalParam(kernel, op.getSinks()),
               getOptionalParam(kernel, op.getAlibi())),
       plan(plan),
       layout{plan.headSize, plan.qHeads} {

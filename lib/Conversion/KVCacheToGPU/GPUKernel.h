@@ -14,7 +14,7 @@
 #ifndef KVCACHE_LIB_CONVERSION_KVCACHETOGPU_GPUKERNEL_H
 #define KVCACHE_LIB_CONVERSION_KVCACHETOGPU_GPUKERNEL_H
 
-#include "../KernelCommon/KernelBuilder.h"
+#include "GPUKernelBuilder.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/IRMapping.h"
@@ -46,7 +46,7 @@ public:
                                            const LaunchShape &shape);
 
   /// The builder of the kernel body (inserting before its gpu.return).
-  KernelBuilder &builder() { return k; }
+  GPUKernelBuilder &builder() { return k; }
   gpu::GPUFuncOp getFunction() { return function; }
   /// The parameter that stands for host value `operand` in the body.
   Value param(Value operand) const { return mapping.lookup(operand); }
@@ -69,7 +69,7 @@ private:
 
   gpu::GPUFuncOp function;
   OpBuilder bodyBuilder;
-  KernelBuilder k;
+  GPUKernelBuilder k;
   IRMapping mapping;
   /// Block ids, thread ids, grid and block sizes, per dimension.
   Value ids[4][3];

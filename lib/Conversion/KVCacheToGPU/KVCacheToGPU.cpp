@@ -83,7 +83,7 @@ struct CopyPagesToGPU : OpRewritePattern<CopyPagesOp> {
   static void emitCopyPagesBody(GPUKernel &kernel, CopyPagesOp op,
                                 const KVCacheParams &params, int64_t width,
                                 int64_t chunksPerPage) {
-    KernelBuilder &k = kernel.builder();
+    GPUKernelBuilder &k = kernel.builder();
     Value collection = kernel.param(op.getCollection());
     Value pairs = kernel.param(op.getPairs());
     Value layer = kernel.blockId(gpu::Dimension::y);
@@ -118,7 +118,7 @@ struct CopyPagesToGPU : OpRewritePattern<CopyPagesOp> {
   static void emitCopyPageScales(GPUKernel &kernel,
                                  const KVCacheParams &params, Value cache,
                                  Value src, Value dst) {
-    KernelBuilder &k = kernel.builder();
+    GPUKernelBuilder &k = kernel.builder();
     int64_t perHead = params.scales.scalesPerHead(params.headSize);
     int64_t group = params.scales.groupSize(params.headSize);
     int64_t perSlot = params.numHeads * perHead;

@@ -67,7 +67,7 @@ struct MergeStatesToGPU : OpRewritePattern<MergeStatesOp> {
 
   static void emitBody(GPUKernel &kernel, MergeStatesOp op, int64_t width,
                        int64_t vectors) {
-    KernelBuilder &k = kernel.builder();
+    GPUKernelBuilder &k = kernel.builder();
     MemRefType outType = op.getOut().getType();
     int64_t elementBytes =
         llvm::divideCeil(outType.getElementType().getIntOrFloatBitWidth(), 8);
@@ -85,8 +85,7 @@ struct MergeStatesToGPU : OpRewritePattern<MergeStatesOp> {
         return memref::LoadOp::create(k.b, k.loc, kernel.param(operand), at);
       };
       MergedWeights merged =
-          mergeLogSumExps(k, lse(op.getLseA()), lse(op.getLseB()),
-                          OnlineSoftmax::Exp2::NVVMApprox);
+          mergeLogSumExps(k, lse(op.getLseA()), lse(op.getLseB()));
       k.forLoop(thread, k.index(vectors), kernel.blockDim(gpu::Dimension::x),
                 [&](Value vector) {
         Value d = k.mul(vector, k.index(width));

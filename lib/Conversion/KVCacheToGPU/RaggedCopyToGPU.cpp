@@ -92,8 +92,6 @@ struct RaggedCopyPlan {
   int64_t chunksPerGroup = 0;
   /// A NaN quantized into an i8 cache fails a device assertion.
   bool checked = false;
-  /// How fp8 codes are computed: the chip's cvt instructions from sm_89.
-  Fp8Conversion fp8Conversion = Fp8Conversion::Software;
 };
 
 /// The chunks of a ragged copy are of the rows' element type: a gather into
@@ -116,8 +114,6 @@ RaggedCopyPlan::RaggedCopyPlan(const KVCacheParams &cacheParams,
   quantizes = converts && direction == RowCopyDirection::ToCache;
   chunksPerGroup = params.scales.groupSize(params.headSize) / width;
   checked = target.checked;
-  if (hasFp8ConversionInstructions(target.chip))
-    fp8Conversion = Fp8Conversion::NVVM;
   headSize = params.headSize;
   chunksPerRow = params.rowElements() / width;
   rowsPerTile = std::clamp<int64_t>(
@@ -173,7 +169,7 @@ private:
                             ArrayRef<SmallVector<Value>> chunks);
 
   GPUKernel &kernel;
-  KernelBuilder &k;
+  GPUKernelBuilder &k;
   RaggedCopy copy;
   const RaggedCopyPlan &plan;
   Type chunkType;
@@ -420,8 +416,7 @@ void RaggedCopyKernel::emitQuantizingWrites(
           groupScale = PageLoadScaleOp::create(k.b, k.loc, copy.cache,
                                                at.page, at.slot, at.head,
                                                at.element);
-        k.storeQuantized(values, groupScale, copy.cache, at, plan.checked,
-                         plan.fp8Conversion);
+        k.storeQuantized(values, groupScale, copy.cache, at, plan.checked);
         if (!dynamic)
           return;
         // The group's first chunk writes its scale.

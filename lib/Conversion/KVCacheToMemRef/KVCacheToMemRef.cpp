@@ -81,6 +81,15 @@ static Value buildMetadata(OpBuilder &builder, Location loc, Type type,
 // Access lowering
 //===----------------------------------------------------------------------===//
 
+/// Where `op` runs: on the device inside a gpu.module or a gpu.launch body
+/// (its run-time checks are device assertions), else on the host.
+static RunsOn getRunsOn(Operation *op) {
+  return op->getParentOfType<gpu::GPUModuleOp>() ||
+                 op->getParentOfType<gpu::LaunchOp>()
+             ? RunsOn::Device
+             : RunsOn::Host;
+}
+
 namespace {
 
 /// Emits the address computations of one access op on a layer cache:
@@ -92,7 +101,7 @@ public:
                 ValueRange lowered, bool checked)
       : builder(builder), loc(op->getLoc()), type(type),
         params(KVCacheParams::get(type)), lowered(lowered),
-        blocks(type.getBlocks(lowered)), checker(builder, op),
+        blocks(type.getBlocks(lowered)), checker(builder, op, getRunsOn(op)),
         checked(checked) {}
 
   /// The (page, slot) of `token` of sequence `batch`.
@@ -137,8 +146,6 @@ public:
   Value blocks;
   RuntimeChecker checker;
   bool checked;
-  /// How dequantizing reads decode fp8 codes.
-  Fp8Conversion fp8Conversion = Fp8Conversion::Software;
 };
 
 } // namespace
@@ -240,7 +247,7 @@ Value AccessEmitter::load(Type resultType, Value page, Value slot, Value head,
     else
       codesType = params.elementType;
     Value codes = load(codesType, page, slot, head, element, pageChecked);
-    Value values = decodeStorageToF32(builder, loc, codes, fp8Conversion);
+    Value values = decodeStorageToF32(builder, loc, codes);
     Value scale = loadScale(page, slot, head, element, /*pageChecked=*/true);
     if (isa<VectorType>(values.getType()))
       scale = vector::BroadcastOp::create(builder, loc, values.getType(), scale);
@@ -281,12 +288,6 @@ void AccessEmitter::store(Value value, Value page, Value slot, Value head,
 
 namespace {
 
-/// Whether `op` is device code: inside a gpu.module or a gpu.launch body.
-static bool isInGPUCode(Operation *op) {
-  return op->getParentOfType<gpu::GPUModuleOp>() ||
-         op->getParentOfType<gpu::LaunchOp>();
-}
-
 /// Base of the access-op patterns: knows whether an op is checked.
 template <typename OpTy>
 struct AccessPattern : OpConversionPattern<OpTy> {
@@ -306,11 +307,8 @@ struct AccessPattern : OpConversionPattern<OpTy> {
   AccessEmitter emitter(ConversionPatternRewriter &rewriter, OpTy op,
                         KVCacheTypeInterface cacheType, ValueRange lowered,
                         bool isWrite) const {
-    AccessEmitter result(rewriter, op, cacheType, lowered,
+    return AccessEmitter(rewriter, op, cacheType, lowered,
                          isChecked(cacheType, isWrite));
-    if (options.nvvmFp8Conversions && isInGPUCode(op))
-      result.fp8Conversion = Fp8Conversion::NVVM;
-    return result;
   }
 
   KVCacheToMemRefOptions options;
@@ -368,7 +366,7 @@ struct GetCacheLowering : AccessPattern<OpTy> {
                                ArrayRef<ValueRange>> adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     auto type = cast<KVCollectionTypeInterface>(op.getCollection().getType());
-    RuntimeChecker checker(rewriter, op);
+    RuntimeChecker checker(rewriter, op, getRunsOn(op));
     bool checked = this->isChecked(type, /*isWrite=*/false);
     SmallVector<Value> layer = type.buildLayerCache(
         rewriter, op.getLoc(), adaptor.getCollection(),
@@ -384,7 +382,7 @@ struct CacheLengthLowering : AccessPattern<CacheLengthOp> {
   matchAndRewrite(CacheLengthOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Type type = op.getCache().getType();
-    RuntimeChecker checker(rewriter, op);
+    RuntimeChecker checker(rewriter, op, getRunsOn(op));
     bool checked = isChecked(type, op.getServesWrite());
     Value length = callMetadataHook(type, [&](auto cache) {
       return cache.buildCacheLength(rewriter, op.getLoc(), adaptor.getCache(),

@@ -16,6 +16,7 @@
 #include "KVCache/Conversion/KVCacheToSCF/KVCacheToSCF.h"
 #include "KVCache/IR/KVCacheOps.h"
 #include "../KernelCommon/AttentionClauses.h"
+#include "../KernelCommon/Fp8ToInteger.h"
 #include "../KernelCommon/KernelLowering.h"
 #include "../KernelCommon/Quantization.h"
 
@@ -455,8 +456,8 @@ struct AttentionToSCF : OpRewritePattern<AttentionRaggedOp> {
                              cast<MemRefType>(rows.getType()).getElementType());
     };
     auto accType = VectorType::get({params.headSize}, k.b.getF32Type());
-    OnlineSoftmax softmax(k, OnlineSoftmax::Exp2::Math);
-    AttentionClauses clauses(k, op, OnlineSoftmax::Exp2::Math);
+    OnlineSoftmax softmax(k);
+    AttentionClauses clauses(k, op);
     Value zero = k.index(0);
     // q scaled once: scores in the log2 domain (in natural units when a
     // score transform follows).

@@ -10,6 +10,7 @@
 #include "KVCache/Conversion/KVCacheToSCF/KVCacheToSCF.h"
 #include "KVCache/Conversion/Passes.h"
 #include "KVCache/IR/KVCacheOps.h"
+#include "../KernelCommon/Fp8ToInteger.h"
 #include "../KernelCommon/KernelBuilder.h"
 #include "../KernelCommon/Quantization.h"
 

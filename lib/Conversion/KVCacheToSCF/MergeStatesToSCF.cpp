@@ -55,8 +55,8 @@ struct MergeStatesToSCF : OpRewritePattern<MergeStatesOp> {
                                                 ValueRange{row, head, zero}),
                          accType);
         };
-        MergedWeights merged = mergeLogSumExps(
-            k, lse(op.getLseA()), lse(op.getLseB()), OnlineSoftmax::Exp2::Math);
+        MergedWeights merged =
+            mergeLogSumExps(k, lse(op.getLseA()), lse(op.getLseB()));
         Value a = load(op.getOutA()), b = load(op.getOutB());
         Value out = k.fadd(k.fmul(a, k.splat(merged.weightA, accType)),
                            k.fmul(b, k.splat(merged.weightB, accType)));

@@ -7,7 +7,6 @@
 #include "AttentionClauses.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -18,29 +17,12 @@ using namespace mlir;
 using namespace mlir::kvcache;
 
 namespace {
-constexpr float kLog2E = 1.4426950408889634f;
-constexpr float kLn2 = 0.6931471805599453f;
-
 Value minusInfinity(KernelBuilder &k) {
   return k.f32(-std::numeric_limits<float>::infinity());
 }
 
 Value isEqual(KernelBuilder &k, Value x, Value y) {
   return arith::CmpFOp::create(k.b, k.loc, arith::CmpFPredicate::OEQ, x, y);
-}
-
-/// e^x: libm, or 2^(x log2(e)) through ex2.approx.
-Value expOf(KernelBuilder &k, Value x, OnlineSoftmax::Exp2 math) {
-  if (math == OnlineSoftmax::Exp2::Math)
-    return math::ExpOp::create(k.b, k.loc, x);
-  return k.exp2Approx(k.fmul(x, k.f32(kLog2E)));
-}
-
-/// ln(x): libm, or log2(x) ln(2) through lg2.approx.
-Value logOf(KernelBuilder &k, Value x, OnlineSoftmax::Exp2 math) {
-  if (math == OnlineSoftmax::Exp2::Math)
-    return math::LogOp::create(k.b, k.loc, x);
-  return k.fmul(k.log2Approx(x), k.f32(kLn2));
 }
 } // namespace
 
@@ -56,7 +38,7 @@ Value AttentionClauses::transformScore(Value dot, Value slope, Value token,
   Value score = dot;
   if (std::optional<APFloat> cap = op.getSoftcap()) {
     Value c = k.f32(cap->convertToFloat());
-    score = k.fmul(c, tanh(k.fdiv(score, c)));
+    score = k.fmul(c, k.tanh(k.fdiv(score, c)));
   }
   if (slope) {
     // token - position fits in i32 (both are below 2^31).
@@ -72,13 +54,6 @@ Value AttentionClauses::transformScore(Value dot, Value slope, Value token,
 Value AttentionClauses::loadSlope(Value head) {
   return slopes ? memref::LoadOp::create(k.b, k.loc, slopes, head).getResult()
                 : Value();
-}
-
-Value AttentionClauses::tanh(Value x) {
-  if (math == OnlineSoftmax::Exp2::Math)
-    return math::TanhOp::create(k.b, k.loc, x);
-  Value e = k.exp2Approx(k.fmul(x, k.f32(2 * kLog2E)));
-  return k.fsub(k.f32(1), k.fdiv(k.f32(2), k.fadd(k.f32(1), e)));
 }
 
 Value AttentionClauses::loadSinkLogit(Value head) {
@@ -121,25 +96,16 @@ Value AttentionClauses::normalize(OnlineSoftmax &softmax,
 }
 
 Value AttentionClauses::logSumExp(Value max, Value sum) {
-  return k.fmul(k.fadd(max, log2(sum)), k.f32(kLn2));
-}
-
-Value AttentionClauses::log2(Value x) {
-  if (math == OnlineSoftmax::Exp2::Math)
-    return math::Log2Op::create(k.b, k.loc, x);
-  return k.log2Approx(x);
+  return k.fmul(k.fadd(max, k.log2(sum)), k.f32(kLn2));
 }
 
 MergedWeights mlir::kvcache::mergeLogSumExps(KernelBuilder &k, Value a,
-                                             Value b,
-                                             OnlineSoftmax::Exp2 math) {
+                                             Value b) {
   Value max = k.fmax(a, b);
   Value empty = isEqual(k, max, minusInfinity(k));
   Value top = k.select(empty, k.f32(0), max);
-  Value lse = k.fadd(top, logOf(k,
-                                k.fadd(expOf(k, k.fsub(a, top), math),
-                                       expOf(k, k.fsub(b, top), math)),
-                                math));
-  return {lse, k.select(empty, k.f32(0), expOf(k, k.fsub(a, lse), math)),
-          k.select(empty, k.f32(0), expOf(k, k.fsub(b, lse), math))};
+  Value lse = k.fadd(
+      top, k.log(k.fadd(k.exp(k.fsub(a, top)), k.exp(k.fsub(b, top)))));
+  return {lse, k.select(empty, k.f32(0), k.exp(k.fsub(a, lse))),
+          k.select(empty, k.f32(0), k.exp(k.fsub(b, lse)))};
 }

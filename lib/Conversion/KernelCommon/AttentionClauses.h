@@ -7,8 +7,9 @@
 // ALiBi, in natural units, then to the log2 domain), the sink as one more
 // logit of the softmax's denominator, the log-sum-exp written by `lse`, and
 // the log-sum-exp merge of merge_states. Every exponential and logarithm is
-// either libm's (math dialect: the CPU) or NVVM's ex2.approx / lg2.approx
-// (GPU kernels: PTX that needs no libdevice).
+// the builder's (KernelBuilder's target hooks: libm's through the math
+// dialect on the CPU, NVVM's ex2.approx / lg2.approx in GPU kernels, PTX
+// that needs no libdevice).
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,10 +26,9 @@ class AttentionClauses {
 public:
   /// `sinks` and `slopes` are the memrefs the sinks and alibi clauses
   /// read (a GPU kernel's parameters); null takes the op's operands.
-  AttentionClauses(KernelBuilder &k, AttentionRaggedOp op,
-                   OnlineSoftmax::Exp2 math, Value sinks = {},
+  AttentionClauses(KernelBuilder &k, AttentionRaggedOp op, Value sinks = {},
                    Value slopes = {})
-      : k(k), op(op), math(math), sinks(sinks ? sinks : op.getSinks()),
+      : k(k), op(op), sinks(sinks ? sinks : op.getSinks()),
         slopes(slopes ? slopes : op.getAlibi()) {}
 
   /// Whether a score needs transformScore after the dot product (softcap or
@@ -40,15 +40,13 @@ public:
   float queryScale() const;
   /// The log2-domain score of key `token` for a row at `position` from
   /// `dot` (q, scaled by queryScale(), dotted with the key): soft-capped
-  /// (c * tanh(s / c)), plus `slope` * (token - position) when `slope` is
+  /// (c * tanh(s / c), the builder's tanh), plus `slope` * (token -
+  /// position) when `slope` is
   /// not null, times log2(e). `dot` as it is without a transform.
   Value transformScore(Value dot, Value slope, Value token, Value position);
   /// slopes[head] of the alibi clause, or null without one.
   Value loadSlope(Value head);
 
-  /// tanh(x): math.tanh, or 1 - 2 / (1 + 2^(2 x log2(e))) from ex2.approx
-  /// (+-1 for large |x|: 2^x saturates to 0 or +inf).
-  Value tanh(Value x);
   /// The sink logit of `head` in the log2 domain, or null without sinks.
   Value loadSinkLogit(Value head);
   /// `state` with one more logit `sink` (log2 domain) of no value: the max
@@ -70,22 +68,19 @@ public:
   Value logSumExp(Value max, Value sum);
 
 private:
-  Value log2(Value x);
-
   KernelBuilder &k;
   mutable AttentionRaggedOp op;
-  OnlineSoftmax::Exp2 math;
   Value sinks, slopes;
 };
 
 /// The merged log-sum-exp of `a` and `b` (natural log) and the weights of
 /// the two partial results: lse = max + log(e^(a - max) + e^(b - max)),
-/// weight_x = e^(x - lse); both -inf give lse -inf and weights 0.
+/// weight_x = e^(x - lse); both -inf give lse -inf and weights 0 (e^x and
+/// log(x): `k`'s).
 struct MergedWeights {
   Value lse, weightA, weightB;
 };
-MergedWeights mergeLogSumExps(KernelBuilder &k, Value a, Value b,
-                              OnlineSoftmax::Exp2 math);
+MergedWeights mergeLogSumExps(KernelBuilder &k, Value a, Value b);
 
 } // namespace mlir::kvcache
 

@@ -8,7 +8,6 @@
 #include "Quantization.h"
 #include "RuntimeChecks.h"
 
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -34,7 +33,13 @@ Value KernelBuilder::dot(Value x, Value y) {
   return sum;
 }
 
-Value KernelBuilder::exp2(Value x) { return math::Exp2Op::create(b, loc, x); }
+Value KernelBuilder::exp(Value x) { return math::ExpOp::create(b, loc, x); }
+
+Value KernelBuilder::log(Value x) { return math::LogOp::create(b, loc, x); }
+
+Value KernelBuilder::log2(Value x) { return math::Log2Op::create(b, loc, x); }
+
+Value KernelBuilder::tanh(Value x) { return math::TanhOp::create(b, loc, x); }
 
 Value KernelBuilder::exp2Inline(Value x) {
   // ln(2)^i / i!: the Taylor series of 2^f, whose truncation error at
@@ -75,49 +80,6 @@ Value KernelBuilder::exp2Inline(Value x) {
       b, loc, arith::AddIOp::create(b, loc, exponent, integer(127)),
       integer(23));
   return fmul(p, arith::BitcastOp::create(b, loc, x.getType(), bits));
-}
-
-/// A unary f32 NVVM intrinsic call.
-static Value callNVVM(KernelBuilder &k, StringRef intrinsic, Value x) {
-  return LLVM::CallIntrinsicOp::create(k.b, k.loc, k.b.getF32Type(),
-                                       k.b.getStringAttr(intrinsic),
-                                       ValueRange{x})
-      .getResult(0);
-}
-
-Value KernelBuilder::exp2Approx(Value x) {
-  return callNVVM(*this, "llvm.nvvm.ex2.approx.ftz.f32", x);
-}
-
-Value KernelBuilder::log2Approx(Value x) {
-  return callNVVM(*this, "llvm.nvvm.lg2.approx.ftz.f", x);
-}
-
-/// `combine` of `value` over `lanes` consecutive lanes by xor shuffles.
-static Value laneReduce(KernelBuilder &k, Value value, int64_t lanes,
-                        function_ref<Value(Value, Value)> combine) {
-  for (int64_t offset = lanes / 2; offset >= 1; offset /= 2)
-    value = combine(value, gpu::ShuffleOp::create(k.b, k.loc, value, offset,
-                                                  32, gpu::ShuffleMode::XOR)
-                               .getShuffleResult());
-  return value;
-}
-
-Value KernelBuilder::readLane(Value index, Value lane) {
-  Value value = gpu::ShuffleOp::create(b, loc, toI32(index), lane, i32(32),
-                                       gpu::ShuffleMode::IDX)
-                    .getShuffleResult();
-  return toIndex(value);
-}
-
-Value KernelBuilder::laneSum(Value value, int64_t lanes) {
-  return laneReduce(*this, value, lanes,
-                    [&](Value x, Value y) { return fadd(x, y); });
-}
-
-Value KernelBuilder::laneMax(Value value, int64_t lanes) {
-  return laneReduce(*this, value, lanes,
-                    [&](Value x, Value y) { return fmax(x, y); });
 }
 
 void KernelBuilder::forLoop(Value lower, Value upper, Value step,
@@ -286,20 +248,18 @@ Value KernelBuilder::readRowChunk(Value cache, Value rows,
 }
 
 void KernelBuilder::storeQuantized(Value values, Value scale, Value cache,
-                                   const RowChunkPosition &at, bool checked,
-                                   Fp8Conversion conversion) {
+                                   const RowChunkPosition &at, bool checked) {
   Type storage = KVCacheParams::get(cache.getType()).elementType;
   Value divisor = scale;
   if (auto vector = dyn_cast<VectorType>(values.getType()))
     divisor = splat(scale, vector);
   // A division, not a multiply by the reciprocal (div.rn.f32 in PTX).
-  Value codes = encodeF32ToStorage(b, loc, fdiv(values, divisor), storage,
-                                   conversion);
+  Value codes = encodeF32ToStorage(b, loc, fdiv(values, divisor), storage);
   auto store = PageStoreOp::create(b, loc, codes, cache, at.page, at.slot,
                                    at.head, at.element);
   if (checked && storage.isSignlessInteger(8))
-    RuntimeChecker(b, store).checkNoNaNForI8(anyNaN(b, loc, values), at.row,
-                                             at.element);
+    RuntimeChecker(b, store, runsOn())
+        .checkNoNaNForI8(anyNaN(b, loc, values), at.row, at.element);
 }
 
 void KernelBuilder::writeRowChunk(Value chunk, Value cache, Value rows,

@@ -6,6 +6,10 @@
 // and f32 arithmetic, loops and conditionals, vector helpers, the ragged-
 // offset reads and the cache accesses (through kvcache access ops: page
 // addressing stays in convert-kvcache-to-memref), all bound to one location.
+// It builds target-neutral IR only; what differs per target (the
+// transcendental functions of the common formulas, host or device code) is
+// a virtual hook that a target's builder overrides (the GPU kernels'
+// GPUKernelBuilder, in the GPU lowering).
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +18,7 @@
 
 #include "KernelLowering.h"
 #include "Quantization.h"
+#include "RuntimeChecks.h"
 
 #include "KVCache/IR/KVCacheOps.h"
 
@@ -33,10 +38,38 @@ struct RowChunkPosition {
   Value row, page, slot, head, element;
 };
 
+/// log2(e) and ln(2) as f32: the common formulas keep scores in the log2
+/// domain.
+inline constexpr float kLog2E = 1.4426950408889634f;
+inline constexpr float kLn2 = 0.6931471805599453f;
+
 /// Builds the ops of a kernel at one location.
 struct KernelBuilder {
+  KernelBuilder(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+  // A copy would lose a target's overrides.
+  KernelBuilder(const KernelBuilder &) = delete;
+  virtual ~KernelBuilder() = default;
+
   OpBuilder &b;
   Location loc;
+
+  //===--- target hooks ---------------------------------------------------===//
+  // The transcendental functions of the common formulas (the online softmax,
+  // attention's clauses and log-sum-exp merge) and where the code runs.
+  // These defaults are target-neutral, what the CPU lowering builds: the
+  // math dialect (libm) and exp2Inline. GPUKernelBuilder overrides them.
+
+  /// 2^x of an f32 scalar for the online softmax's weights: exp2Inline (no
+  /// libm call in a key loop).
+  virtual Value softmaxExp2(Value x) { return exp2Inline(x); }
+  /// e^x, ln(x), log2(x) and tanh(x) of an f32 scalar: math.exp, math.log,
+  /// math.log2 and math.tanh.
+  virtual Value exp(Value x);
+  virtual Value log(Value x);
+  virtual Value log2(Value x);
+  virtual Value tanh(Value x);
+  /// Where the code built runs, for its run-time checks: the host.
+  virtual RunsOn runsOn() const { return RunsOn::Host; }
 
   //===--- constants and index arithmetic --------------------------------===//
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
@@ -110,18 +143,12 @@ struct KernelBuilder {
     return vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, v,
                                        arith::FastMathFlags::reassoc);
   }
-  /// 2^x through math.exp2 (the CPU's libm).
-  Value exp2(Value x);
   /// 2^x of an f32 scalar or vector inline, without a call (the CPU's key loops,
   /// where a libm call would spill every live vector register): 2^n by the
   /// exponent bits times 2^f, |f| <= 1/2, by a degree-7 polynomial
   /// (relative error below 1e-7); 0 for x <= -127.5 (and -inf), x clamped
   /// at 127.
   Value exp2Inline(Value x);
-  /// 2^x through NVVM's ex2.approx (GPU kernels: no libdevice needed).
-  Value exp2Approx(Value x);
-  /// log2(x) through NVVM's lg2.approx (-inf for 0).
-  Value log2Approx(Value x);
 
   //===--- vectors --------------------------------------------------------===//
   Value splat(Value scalar, VectorType type) {
@@ -135,17 +162,6 @@ struct KernelBuilder {
   Value narrow(Value v, Type type) {
     return v.getType() == type ? v : arith::TruncFOp::create(b, loc, type, v);
   }
-
-  //===--- GPU ------------------------------------------------------------===//
-  /// The sum of `value` over the `lanes` consecutive lanes of a key (xor
-  /// shuffles within a warp).
-  Value laneSum(Value value, int64_t lanes);
-  /// The maximum of `value` over the `lanes` consecutive lanes (as laneSum).
-  Value laneMax(Value value, int64_t lanes);
-  /// The value that `index` (below 2^32) has in lane `lane` (i32) of the
-  /// warp: one 32-bit idx shuffle, in which every lane of the warp must take
-  /// part.
-  Value readLane(Value index, Value lane);
 
   //===--- ragged offsets -------------------------------------------------===//
   /// `memref[indices]` (an unsigned i32) as an index.
@@ -178,12 +194,11 @@ struct KernelBuilder {
                      int64_t width, RowCopyDirection direction);
   /// Writes `values` (an f32 scalar or vector) at `at` of a cache with
   /// scales, quantized with the f32 `scale` of their group:
-  /// saturate(rne(value / scale)), the correctly rounded division. With
-  /// `checked`, a NaN into an i8 cache stops the program (run-time check).
-  /// `conversion` chooses how fp8 codes are computed.
+  /// saturate(rne(value / scale)), the correctly rounded division
+  /// (encodeF32ToStorage: target-neutral fp8 conversions). With `checked`,
+  /// a NaN into an i8 cache stops the program (run-time check).
   void storeQuantized(Value values, Value scale, Value cache,
-                      const RowChunkPosition &at, bool checked,
-                      Fp8Conversion conversion = Fp8Conversion::Software);
+                      const RowChunkPosition &at, bool checked);
   /// Writes `chunk`, read by readRowChunk, to the other side of the copy.
   void writeRowChunk(Value chunk, Value cache, Value rows,
                      const RowChunkPosition &at, RowCopyDirection direction);

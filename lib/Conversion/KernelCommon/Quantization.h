@@ -2,45 +2,89 @@
 //
 // Part of the kvcache-mlir project.
 //
+// The codecs of quantized caches as target-neutral IR: i8 codes as integer
+// arithmetic, fp8 codes as arith.extf (decoding) and a saturating clamp
+// followed by arith.truncf (encoding). Each target lowers the fp8 forms
+// afterwards (Fp8ToInteger.h: integer arithmetic, any target;
+// kvcache-fp8-to-nvvm: the conversion instructions of sm_89 and newer).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef KVCACHE_LIB_CONVERSION_KERNELCOMMON_QUANTIZATION_H
 #define KVCACHE_LIB_CONVERSION_KERNELCOMMON_QUANTIZATION_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
 
 namespace mlir::kvcache {
 
-/// How fp8 codes are converted to and from f32.
-enum class Fp8Conversion {
-  /// Integer bit manipulation: any target, the CPU included.
-  Software,
-  /// The conversion instructions of sm_89 and newer GPUs
-  /// (`nvvm.convert.f32x2.to.f8x2`: cvt.rn.satfinite.e4m3x2.f32, and
-  /// `nvvm.convert.f8x2.to.f16x2`), two codes at a time; for code inside GPU
-  /// kernels only. The results are the same as Software's: NaNs are given
-  /// the contract's codes whatever the hardware writes for them.
-  NVVM,
+/// Builds arithmetic on scalars or vectors of one shape.
+struct ShapedArith {
+  OpBuilder &b;
+  Location loc;
+  Type shape; // a scalar or vector type whose shape constants take
+
+  /// `element` in the shape.
+  Type like(Type element) const {
+    if (auto vector = dyn_cast<VectorType>(shape))
+      return vector.clone(element);
+    return element;
+  }
+  Value constantInt(int64_t value, unsigned width) const {
+    return constant(b.getIntegerAttr(b.getIntegerType(width), value));
+  }
+  Value constantF32(float value) const {
+    return constant(b.getF32FloatAttr(value));
+  }
+  /// `scalar` splatted to the shape.
+  Value constant(TypedAttr scalar) const {
+    Type type = like(scalar.getType());
+    TypedAttr value = scalar;
+    if (auto vector = dyn_cast<VectorType>(type))
+      value = DenseElementsAttr::get(vector, Attribute(scalar));
+    return arith::ConstantOp::create(b, loc, type, value);
+  }
 };
 
-/// `codes` (a scalar or vector of f8E4M3FN, f8E5M2 or i8) as f32 values of
-/// the same shape, exactly: for the fp8 types (MLIR 22 has no CPU lowering
-/// of their `arith.extf`) the code's bits placed in an f16 (16-bit integer
-/// lanes), extended to f32, times 2^8 for E4M3FN,
-/// `arith.sitofp` for i8. NaN codes give NaN (E5M2 infinities +-inf).
-/// With Fp8Conversion::NVVM, fp8 codes (a scalar or a vector of even length)
-/// are converted by the GPU to f16, which holds every fp8 value exactly,
-/// then extended to f32.
-Value decodeStorageToF32(OpBuilder &builder, Location loc, Value codes,
-                         Fp8Conversion conversion = Fp8Conversion::Software);
+/// Whether `type` is an fp8 storage type (f8E4M3FN or f8E5M2).
+bool isFp8StorageType(Type type);
 
-/// decodeStorageToF32 (software conversion) without its last, exact
-/// multiply: the values divided by `factor`, which is set to 2^8 for
-/// f8E4M3FN codes and 1 for the other storage types. For a caller that
-/// multiplies the values by a scale anyway: it multiplies by scale *
-/// factor instead, one multiply per 16 values fewer.
-Value decodeStorageToF32Unscaled(OpBuilder &builder, Location loc,
-                                 Value codes, float &factor);
+/// `codes` (a scalar or vector of f8E4M3FN, f8E5M2 or i8) as f32 values of
+/// the same shape, exactly: `arith.sitofp` for i8; for fp8 `arith.extf` to
+/// f16, which holds every fp8 value, then to f32 (the form both fp8
+/// lowerings decode in 16-bit lanes). NaN codes give NaN (E5M2 infinities
+/// +-inf).
+Value decodeStorageToF32(OpBuilder &builder, Location loc, Value codes);
+
+/// The largest finite magnitude of a storage type, the saturation bound of
+/// encodeF32ToStorage: f8E4M3FN 448, f8E5M2 57344, i8 127.
+float getMaxFinite(Type storage);
+
+/// `values` (a scalar or vector of f32) as codes of `storage` (f8E4M3FN,
+/// f8E5M2 or i8) of the same shape: rounded to the nearest code, ties to the
+/// even one, then saturated to +-max_finite (+-inf included). fp8 keeps the
+/// sign of zero and turns NaN into the type's NaN code with its sign
+/// (E4M3FN S.1111.111, E5M2 S.11111.10); i8 stores 0 for NaN. i8 is integer
+/// arithmetic; fp8 is truncateToFp8Saturated.
+Value encodeF32ToStorage(OpBuilder &builder, Location loc, Value values,
+                         Type storage);
+
+/// The target-neutral fp8 encoding of encodeF32ToStorage: `values` (f32)
+/// clamped to +-max_finite of `storage` by arith.minimumf and
+/// arith.maximumf (they propagate NaN; arith.truncf does not saturate), then
+/// `arith.truncf` to `storage` (to nearest even). matchFp8Saturation
+/// recognises it.
+Value truncateToFp8Saturated(OpBuilder &builder, Location loc, Value values,
+                             Type storage);
+
+/// The f32 values that `truncf` encodes when it is the truncation of
+/// truncateToFp8Saturated (to an fp8 storage type, rounding to nearest
+/// even, of f32 values clamped to exactly that type's +-max_finite by
+/// minimumf and maximumf in either order): the clamp's input. Null
+/// otherwise. Its lowerings encode those values with the contract's
+/// semantics (encodeF32ToStorage), the clamp included.
+Value matchFp8Saturation(arith::TruncFOp truncf);
 
 /// The f32 bits of |values| with NaNs as 0 (i32, same shape): non-negative
 /// floats order like these unsigned integers, so their maximum is the
@@ -68,41 +112,6 @@ Value anyNaN(OpBuilder &builder, Location loc, Value values);
 /// rounded division, or 1 when amax is 0.
 Value getScaleFromAmax(OpBuilder &builder, Location loc, Value amax,
                        Type storage);
-
-/// The largest finite magnitude of a storage type, the saturation bound of
-/// encodeF32ToStorage: f8E4M3FN 448, f8E5M2 57344, i8 127.
-float getMaxFinite(Type storage);
-
-/// `values` (a scalar or vector of f32) as codes of `storage` (f8E4M3FN,
-/// f8E5M2 or i8) of the same shape, with no fp8 arithmetic: rounded to the
-/// nearest code, ties to the even one, then saturated to +-max_finite
-/// (+-inf included). fp8 keeps the sign of zero and turns NaN into the
-/// type's NaN code with its sign (E4M3FN 0x7F, E5M2 0x7E); i8 stores 0 for
-/// NaN. With Fp8Conversion::NVVM, fp8 codes of a scalar or a vector of even
-/// length come from the GPU's cvt.rn.satfinite instruction (the same
-/// rounding and saturation), their NaN codes set as above.
-Value encodeF32ToStorage(OpBuilder &builder, Location loc, Value values,
-                         Type storage,
-                         Fp8Conversion conversion = Fp8Conversion::Software);
-
-/// The software fp8 codes of encodeF32ToStorage before their truncation:
-/// i32 of the shape of `values`, each code in the low 8 bits (the bits
-/// above it are not zero). packFp8CodeWords stores several vectors of them
-/// as one vector of codes.
-Value encodeF32ToFp8Words(OpBuilder &builder, Location loc, Value values,
-                          Type storage);
-
-/// The low bytes of the i32 vectors `words` (of one length), one after the
-/// other, as one vector of `storage` codes: byte shuffles of pairs of
-/// vectors (x86 AVX-512 VBMI vpermt2b: one instruction for 32 codes, where
-/// a truncation takes two for 16).
-Value packFp8CodeWords(OpBuilder &builder, Location loc,
-                       ArrayRef<Value> words, Type storage);
-
-/// Whether `conversion` applies to `values` of `storage`: NVVM, an fp8
-/// storage type, and a scalar or a vector of even length.
-bool usesNVVMFp8Conversion(Fp8Conversion conversion, Type storage,
-                           Type values);
 
 } // namespace mlir::kvcache
 

@@ -8,7 +8,6 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -17,13 +16,6 @@
 
 using namespace mlir;
 using namespace mlir::kvcache;
-
-/// Whether `op` runs on a GPU, where there is no stderr to print to.
-static bool isDeviceCode(Operation *op) {
-  return op->getParentOfType<gpu::GPUModuleOp>() ||
-         op->getParentOfType<gpu::GPUFuncOp>() ||
-         op->getParentOfType<gpu::LaunchOp>();
-}
 
 /// "file:line:col" of `loc`, or "" when it has none.
 static std::string describeLocation(Location loc) {
@@ -34,9 +26,10 @@ static std::string describeLocation(Location loc) {
   return "";
 }
 
-RuntimeChecker::RuntimeChecker(OpBuilder &builder, Operation *op)
+RuntimeChecker::RuntimeChecker(OpBuilder &builder, Operation *op,
+                               RunsOn where)
     : builder(builder), op(op), loc(op->getLoc()),
-      onDevice(isDeviceCode(op)) {}
+      onDevice(where == RunsOn::Device) {}
 
 void RuntimeChecker::checkLess(Value value, Value bound, StringRef what,
                                StringRef boundName) {

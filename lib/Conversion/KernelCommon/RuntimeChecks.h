@@ -12,15 +12,23 @@
 
 namespace mlir::kvcache {
 
+/// Where the code being built runs.
+enum class RunsOn {
+  /// The host (the CPU): a failed check prints and aborts.
+  Host,
+  /// A GPU kernel: there is no stderr, a failed check is a device assertion.
+  Device,
+};
+
 /// Emits run-time checks for one kvcache op. A failed check stops the
 /// program with a message naming the op, its source location, the checked
 /// quantity and the bound: in host code the message goes to stderr (through
 /// `dprintf(2, ...)`, so it is not lost in a buffer) and the program aborts;
-/// inside GPU code (a `gpu.module`, `gpu.func` or `gpu.launch`) a
-/// `cf.assert` fails the device-side assertion.
+/// in device code a `cf.assert` fails the device-side assertion. The caller
+/// says which (`where`).
 class RuntimeChecker final : public KVRuntimeChecks {
 public:
-  RuntimeChecker(OpBuilder &builder, Operation *op);
+  RuntimeChecker(OpBuilder &builder, Operation *op, RunsOn where);
 
   /// Checks `0 <= value < bound` (one unsigned comparison). `what` names the
   /// value, `boundName` the bound, e.g. ("physical page", "num_pages").

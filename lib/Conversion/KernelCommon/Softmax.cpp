@@ -39,7 +39,7 @@ float OnlineSoftmax::getLog2Scale(float scale) {
 }
 
 Value OnlineSoftmax::exp2(Value x) {
-  return exp2Kind == Exp2::Math ? k.exp2Inline(x) : k.exp2Approx(x);
+  return k.softmaxExp2(x);
 }
 
 Value OnlineSoftmax::scaleBy(Value acc, Value factor) {
@@ -74,7 +74,7 @@ SoftmaxState OnlineSoftmax::update(const SoftmaxState &state, Value score,
 SoftmaxState OnlineSoftmax::updateBlock(const SoftmaxState &state,
                                         Value scores, ArrayRef<Value> values,
                                         Value valueScales) {
-  assert(exp2Kind == Exp2::Math && "a block update runs on the CPU");
+  assert(k.runsOn() == RunsOn::Host && "a block update runs on the CPU");
   auto scoresType = cast<VectorType>(scores.getType());
   Value blockMax = vector::ReductionOp::create(
       k.b, k.loc, vector::CombiningKind::MAXIMUMF, scores);

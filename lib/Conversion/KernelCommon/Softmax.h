@@ -4,8 +4,11 @@
 //
 // What every attention lowering shares: the online-softmax state and its
 // update and combination (CPU loops, the GPU kernel's key loop and its merge
-// of key groups, the split-merge kernel), and the layout of the split workspace. Scores are kept in the log2 domain: q is
-// scaled by scale * log2(e) once, so each exponential is one 2^x.
+// of key groups, the split-merge kernel), and the layout of the split
+// workspace. Scores are kept in the log2 domain: q is scaled by
+// scale * log2(e) once, so each exponential is one 2^x, the builder's
+// (KernelBuilder::softmaxExp2: inline arithmetic on the CPU, ex2.approx in
+// GPU kernels).
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,11 +36,8 @@ SmallVector<SoftmaxState> unflattenStates(ValueRange values);
 /// Builds the online softmax's arithmetic in f32.
 class OnlineSoftmax {
 public:
-  /// Which 2^x: inline arithmetic (KernelBuilder::exp2Inline, the CPU: no
-  /// libm call in the key loop) or NVVM's ex2.approx (GPU kernels).
-  enum class Exp2 { Math, NVVMApprox };
-
-  OnlineSoftmax(KernelBuilder &k, Exp2 exp2) : k(k), exp2Kind(exp2) {}
+  /// Each 2^x is `k`'s softmaxExp2.
+  explicit OnlineSoftmax(KernelBuilder &k) : k(k) {}
 
   /// `scale * log2(e)`: the factor applied to q so scores are in the log2
   /// domain.
@@ -51,9 +51,10 @@ public:
   /// weight).
   SoftmaxState update(const SoftmaxState &state, Value score, Value value,
                       Value valueScale = {});
-  /// The state after a block of keys at once (Exp2::Math only): `scores`
+  /// The state after a block of keys at once (the CPU loops): `scores`
   /// (an f32 vector, log2 domain) and their value rows `values` (f32, `acc`'s
-  /// type): one max, one rescale and one vector 2^x for the block.
+  /// type): one max, one rescale and one vector 2^x (exp2Inline) for the
+  /// block.
   /// `valueScales` (null, or an f32 vector like `scores`) scale the value
   /// rows, as update's `valueScale`.
   SoftmaxState updateBlock(const SoftmaxState &state, Value scores,
@@ -82,7 +83,6 @@ private:
   Value scaleBy(Value acc, Value factor);
 
   KernelBuilder &k;
-  Exp2 exp2Kind;
 };
 
 /// The f32 workspace of split attention: for query row r, query head h and

@@ -213,7 +213,7 @@ func.func @d96(%q: memref<?x32x96xf16>, %k: !d96, %v: !d96, %offsets: memref<?xi
 // CHECK: nvvm.cp.async.wait.group 1
 // CHECK: vector.load %[[KCODES]]
 // CHECK-NOT: arith.mulf
-// CHECK: nvvm.convert.f8x2.to.f16x2
+// CHECK: arith.extf %{{.*}} : vector<16xf8E4M3FN> to vector<16xf16>
 // CHECK-NOT: arith.mulf
 // CHECK: vector.store %{{.*}}, %[[K]]
 // CHECK-NOT: arith.mulf

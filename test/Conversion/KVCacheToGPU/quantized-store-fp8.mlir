@@ -1,12 +1,25 @@
-// RUN: kvcache-opt %s -convert-kvcache-to-gpu | FileCheck %s
-// RUN: kvcache-opt %s -convert-kvcache-to-gpu='chip=sm_89' | FileCheck %s
-// RUN: kvcache-opt %s -convert-kvcache-to-gpu='chip=sm_80' | FileCheck %s --check-prefix=SM80
+// RUN: kvcache-opt %s -convert-kvcache-to-gpu | FileCheck %s --check-prefix=NEUTRAL
+// RUN: kvcache-opt %s -convert-kvcache-to-gpu -kvcache-fp8-to-nvvm | FileCheck %s
+// RUN: kvcache-opt %s -convert-kvcache-to-gpu -kvcache-fp8-to-nvvm='chip=sm_89' | FileCheck %s
+// RUN: kvcache-opt %s -convert-kvcache-to-gpu='chip=sm_80' -kvcache-fp8-to-nvvm='chip=sm_80' | FileCheck %s --check-prefix=SM80
 
-// A quantizing store_ragged into an fp8 cache on sm_89 and newer (sm_90 by
-// default): each chunk's quotients (value / scale, a true division) are
-// converted two at a time by nvvm.convert.f32x2.to.f8x2 (rn, satfinite:
+// A quantizing store_ragged into an fp8 cache: convert-kvcache-to-gpu
+// divides each chunk by its scale (a true division) and encodes the
+// quotients target-neutrally, clamped to +-57344 (NaN kept) and truncated.
+// NEUTRAL-LABEL: gpu.func @store_store_ragged(
+// NEUTRAL: %[[Q:.*]] = arith.divf %{{.*}}, %{{.*}} : vector<8xf32>
+// NEUTRAL: %[[MAX:.*]] = arith.constant dense<5.734400e+04> : vector<8xf32>
+// NEUTRAL: %[[LOW:.*]] = arith.minimumf %[[Q]], %[[MAX]] : vector<8xf32>
+// NEUTRAL: %[[MIN:.*]] = arith.constant dense<-5.734400e+04> : vector<8xf32>
+// NEUTRAL: %[[CLAMPED:.*]] = arith.maximumf %[[LOW]], %[[MIN]] : vector<8xf32>
+// NEUTRAL: %[[CODES:.*]] = arith.truncf %[[CLAMPED]] : vector<8xf32> to vector<8xf8E5M2>
+// NEUTRAL: kvcache.page_store %[[CODES]]
+// NEUTRAL-NOT: nvvm.convert
+
+// kvcache-fp8-to-nvvm on sm_89 and newer (sm_90 by default) converts the
+// quotients two at a time with nvvm.convert.f32x2.to.f8x2 (rn, satfinite:
 // cvt.rn.satfinite.e5m2x2.f32), element 2i + 1 as the first operand (the
-// upper byte), then NaNs get the contract's code with their sign (0x7E for
+// upper byte), then gives NaNs the contract's code with their sign (0x7E for
 // E5M2). Older chips use the integer encoder.
 
 // CHECK-LABEL: gpu.func @store_store_ragged(

@@ -1,4 +1,5 @@
-// RUN: kvcache-opt %s -convert-kvcache-to-memref -canonicalize | FileCheck %s
+// RUN: kvcache-opt %s -convert-kvcache-to-memref -canonicalize | FileCheck %s --check-prefixes=CHECK,NEUTRAL
+// RUN: kvcache-opt %s -convert-kvcache-to-memref -kvcache-fp8-to-integer -canonicalize | FileCheck %s --check-prefixes=CHECK,INTEGER
 
 // A quantized cache lowers to six values (docs/KernelABI.md): the five of
 // any cache, then its scales; a layer cache's scales are the layer's view
@@ -106,15 +107,21 @@ func.func @dequantize_i8(%b: !b, %i: index, %j: index) -> vector<4xbf16> {
   return %0 : vector<4xbf16>
 }
 
-// fp8 through f16, in 16-bit lanes: an E5M2 code is the high byte of an
-// f16, extended to f32 (the chip's conversion), times the scale.
+// fp8 codes decode target-neutrally, through f16 (which holds every fp8
+// value): arith.extf to f16, then to f32, times the scale. The fp8 lowering
+// passes (kvcache-fp8-to-integer, kvcache-fp8-to-nvvm) choose the
+// instructions.
 // CHECK-LABEL: func.func @dequantize_e5m2(
 // CHECK: %[[CODES:.*]] = memref.load %arg0[
-// CHECK: %[[BYTE:.*]] = arith.bitcast %[[CODES]] : f8E5M2 to i8
-// CHECK: %[[WORD:.*]] = arith.extui %[[BYTE]] : i8 to i16
-// CHECK: %[[BITS:.*]] = arith.shli %[[WORD]], %c8_i16 : i16
-// CHECK: %[[HALF:.*]] = arith.bitcast %[[BITS]] : i16 to f16
-// CHECK: %[[F:.*]] = arith.extf %[[HALF]] : f16 to f32
+// NEUTRAL: %[[H:.*]] = arith.extf %[[CODES]] : f8E5M2 to f16
+// NEUTRAL: %[[F:.*]] = arith.extf %[[H]] : f16 to f32
+// With the integer lowering, in 16-bit lanes: an E5M2 code is the high
+// byte of an f16, extended to f32 (the chip's conversion).
+// INTEGER: %[[BYTE:.*]] = arith.bitcast %[[CODES]] : f8E5M2 to i8
+// INTEGER: %[[WORD:.*]] = arith.extui %[[BYTE]] : i8 to i16
+// INTEGER: %[[BITS:.*]] = arith.shli %[[WORD]], %c8_i16 : i16
+// INTEGER: %[[HALF:.*]] = arith.bitcast %[[BITS]] : i16 to f16
+// INTEGER: %[[F:.*]] = arith.extf %[[HALF]] : f16 to f32
 // CHECK: %[[S:.*]] = memref.load %arg5[] : memref<f32, strided<[], offset: ?>>
 // CHECK: arith.mulf %[[F]], %[[S]] : f32
 func.func @dequantize_e5m2(%t: !t, %i: index, %j: index) -> f32 {
@@ -122,27 +129,33 @@ func.func @dequantize_e5m2(%t: !t, %i: index, %j: index) -> f32 {
   return %0 : f32
 }
 
-// E4M3FN: the code sign-extended and shifted into an f16's sign, exponent
-// and mantissa is the value / 2^8, but for bit 14, a copy of the sign: bit
-// 14 of shifted + 0x80 (16384 = 0x4000 picks it), xor-ed in, clears it for
-// every value and sets it for magnitude 0x7F (the add carries out of bits
-// 13..7 only there), which makes the NaN code an f16 NaN; extended to f32,
-// times 2^8, times the token's scale.
+// E4M3FN with the integer lowering: the code sign-extended and shifted into
+// an f16's sign, exponent and mantissa is the value / 2^8, but for bit 14, a
+// copy of the sign: bit 14 of shifted + 0x80 (16384 = 0x4000 picks it),
+// xor-ed in, clears it for every value and sets it for magnitude 0x7F (the
+// add carries out of bits 13..7 only there), which makes the NaN code an f16
+// NaN; extended to f32, times 2^8, times the token's scale.
 !e4 = !kvcache.paged_cache<f8E4M3FN, num_heads = 2, head_size = 64, page_size = 4, scales = token_head>
 // CHECK-LABEL: func.func @dequantize_e4m3(
-// CHECK-DAG: %[[C128:.*]] = arith.constant dense<128> : vector<8xi16>
-// CHECK-DAG: %[[BIT14:.*]] = arith.constant dense<16384> : vector<8xi16>
-// CHECK: %[[BYTE:.*]] = arith.bitcast %{{.*}} : vector<8xf8E4M3FN> to vector<8xi8>
-// CHECK: %[[WIDE:.*]] = arith.extsi %[[BYTE]] : vector<8xi8> to vector<8xi16>
-// CHECK: %[[SHIFTED:.*]] = arith.shli %[[WIDE]], %{{.*}} : vector<8xi16>
-// CHECK: %[[CARRIED:.*]] = arith.addi %[[SHIFTED]], %[[C128]] : vector<8xi16>
-// CHECK: %[[PICKED:.*]] = arith.andi %[[CARRIED]], %[[BIT14]] : vector<8xi16>
-// CHECK: %[[FIXED:.*]] = arith.xori %[[SHIFTED]], %[[PICKED]] : vector<8xi16>
-// CHECK-NOT: arith.cmpi
-// CHECK: %[[HALF:.*]] = arith.bitcast %[[FIXED]] : vector<8xi16> to vector<8xf16>
-// CHECK: %[[F:.*]] = arith.extf %[[HALF]] : vector<8xf16> to vector<8xf32>
-// CHECK: %[[V:.*]] = arith.mulf %[[F]], %{{.*}} : vector<8xf32>
-// CHECK: arith.mulf %[[V]], %{{.*}} : vector<8xf32>
+// NEUTRAL: %[[CODES:.*]] = vector.load {{.*}} vector<8xf8E4M3FN>
+// NEUTRAL: %[[H:.*]] = arith.extf %[[CODES]] : vector<8xf8E4M3FN> to vector<8xf16>
+// NEUTRAL: %[[F:.*]] = arith.extf %[[H]] : vector<8xf16> to vector<8xf32>
+// NEUTRAL: %[[S:.*]] = memref.load %arg5
+// NEUTRAL: %[[SV:.*]] = vector.broadcast %[[S]] : f32 to vector<8xf32>
+// NEUTRAL: arith.mulf %[[F]], %[[SV]] : vector<8xf32>
+// INTEGER-DAG: %[[C128:.*]] = arith.constant dense<128> : vector<8xi16>
+// INTEGER-DAG: %[[BIT14:.*]] = arith.constant dense<16384> : vector<8xi16>
+// INTEGER: %[[BYTE:.*]] = arith.bitcast %{{.*}} : vector<8xf8E4M3FN> to vector<8xi8>
+// INTEGER: %[[WIDE:.*]] = arith.extsi %[[BYTE]] : vector<8xi8> to vector<8xi16>
+// INTEGER: %[[SHIFTED:.*]] = arith.shli %[[WIDE]], %{{.*}} : vector<8xi16>
+// INTEGER: %[[CARRIED:.*]] = arith.addi %[[SHIFTED]], %[[C128]] : vector<8xi16>
+// INTEGER: %[[PICKED:.*]] = arith.andi %[[CARRIED]], %[[BIT14]] : vector<8xi16>
+// INTEGER: %[[FIXED:.*]] = arith.xori %[[SHIFTED]], %[[PICKED]] : vector<8xi16>
+// INTEGER-NOT: arith.cmpi
+// INTEGER: %[[HALF:.*]] = arith.bitcast %[[FIXED]] : vector<8xi16> to vector<8xf16>
+// INTEGER: %[[F:.*]] = arith.extf %[[HALF]] : vector<8xf16> to vector<8xf32>
+// INTEGER: %[[V:.*]] = arith.mulf %[[F]], %{{.*}} : vector<8xf32>
+// INTEGER: arith.mulf %[[V]], %{{.*}} : vector<8xf32>
 func.func @dequantize_e4m3(%t: !e4, %i: index, %j: index) -> vector<8xf32> {
   %0 = kvcache.page_load %t[%i, %j, %i, %j] : !e4 -> vector<8xf32>
   return %0 : vector<8xf32>

@@ -75,6 +75,19 @@ LogicalResult verifyChip(StringRef chip,
 void populateKVCacheToGPUConversionPatterns(RewritePatternSet &patterns,
                                             const GPUKernelTarget &target);
 
+/// Patterns lowering the fp8 conversions the kvcache lowerings leave
+/// target-neutral (`arith.extf` of f8E4M3FN or f8E5M2 codes; the clamp to
+/// +-max_finite followed by `arith.truncf` that encodes them) for kernels
+/// built for `chip`: inside GPU code (a gpu.module or a gpu.launch) on a
+/// chip with fp8 conversion instructions (hasFp8ConversionInstructions),
+/// `nvvm.convert.f8x2.to.f16x2` and `nvvm.convert.f32x2.to.f8x2` (rn,
+/// satfinite) two codes at a time for scalars and 1-D vectors of even
+/// length, the NaN codes set as docs/Contract.md says; everything else
+/// (host code, older chips, other shapes) in integer arithmetic, as
+/// `kvcache-fp8-to-integer` does. The pass is `kvcache-fp8-to-nvvm`.
+void populateFp8ToNVVMConversionPatterns(RewritePatternSet &patterns,
+                                         StringRef chip);
+
 } // namespace kvcache
 } // namespace mlir
 

@@ -28,10 +28,10 @@ void populateKVCacheToMemRefTypeConversion(TypeConverter &typeConverter);
 struct KVCacheToMemRefOptions {
   /// Check every access (reads too) at run time.
   bool checked = false;
-  /// Dequantizing reads inside GPU code (a gpu.module or gpu.launch) decode
-  /// fp8 codes with the conversion instructions of sm_89 and newer
-  /// (`nvvm.convert.f8x2.to.f16x2`) instead of integer arithmetic. Set it
-  /// only for kernels built for such a chip.
+  /// Deprecated, ignored. Dequantizing reads decode fp8 codes with
+  /// target-neutral `arith.extf`; `kvcache-fp8-to-nvvm` (or
+  /// populateFp8ToNVVMConversionPatterns, KVCacheToGPU.h) lowers them to the
+  /// conversion instructions of sm_89 and newer inside GPU code.
   bool nvvmFp8Conversions = false;
 };
 

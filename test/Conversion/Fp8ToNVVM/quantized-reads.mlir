@@ -1,11 +1,12 @@
-// RUN: kvcache-opt %s -convert-kvcache-to-memref='nvvm-fp8-conversions=true' -canonicalize | FileCheck %s
-// RUN: kvcache-opt %s -convert-kvcache-to-memref -canonicalize | FileCheck %s --check-prefix=SOFTWARE
+// RUN: kvcache-opt %s -convert-kvcache-to-memref -kvcache-fp8-to-nvvm=chip=sm_89 -canonicalize | FileCheck %s
+// RUN: kvcache-opt %s -convert-kvcache-to-memref -kvcache-fp8-to-nvvm=chip=sm_80 -canonicalize | FileCheck %s --check-prefix=SOFTWARE
 
-// With nvvm-fp8-conversions (the pipelines set it for sm_89 and newer), a
-// dequantizing read inside GPU code decodes fp8 codes two at a time with
-// nvvm.convert.f8x2.to.f16x2 (exact: f16 holds every fp8 value), extends to
-// f32 and multiplies by the scale; host code, i8 codes and the default keep
-// the integer decoder.
+// The dequantizing reads of convert-kvcache-to-memref, lowered for a chip
+// with fp8 conversion instructions (the GPU pipelines run
+// kvcache-fp8-to-nvvm{chip} right after it): inside GPU code fp8 codes are
+// decoded two at a time by nvvm.convert.f8x2.to.f16x2 (exact: f16 holds
+// every fp8 value), extended to f32 and multiplied by the scale; host code,
+// i8 codes and older chips keep the integer decoder.
 
 !k = !kvcache.paged_cache<f8E4M3FN, num_heads = 2, head_size = 32, page_size = 4, scales = token_head>
 !e = !kvcache.paged_cache<f8E5M2, num_heads = 2, head_size = 32, page_size = 4, scales = tensor>
@@ -42,7 +43,7 @@
 // CHECK: %[[HALVES:.*]] = nvvm.convert.f8x2.to.f16x2 %[[PAIR]] : vector<2xi8>(f8E5M2) -> vector<2xf16>
 // CHECK: %[[HALF:.*]] = vector.extract %[[HALVES]][0]
 // CHECK: arith.extf %[[HALF]] : f16 to f32
-// i8 codes are converted exactly by sitofp, with or without the option.
+// i8 codes are converted exactly by sitofp, on any chip.
 // CHECK: vector.load {{.*}} vector<4xi8>
 // CHECK-NOT: nvvm.convert
 // CHECK: arith.sitofp {{.*}} : vector<4xi8> to vector<4xf32>
@@ -65,7 +66,7 @@ module attributes {gpu.container_module} {
     }
   }
 
-  // Host code: the integer decoder whatever the option.
+  // Host code: the integer decoder whatever the chip.
   // CHECK-LABEL: func.func @host(
   // CHECK-NOT: nvvm.convert
   // CHECK: arith.shli
