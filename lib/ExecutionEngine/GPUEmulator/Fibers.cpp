@@ -3,9 +3,10 @@
 // Part of the kvcache-mlir project.
 //
 // Each GPU thread of a block is a fiber. Stacks are mmap'd once (with a
-// guard page) and reused; a fiber starts through makecontext/setcontext and
-// then switches with _setjmp/_longjmp (a signal-mask syscall per switch, as
-// swapcontext makes, would cost 10x).
+// guard page) and reused; a fiber first starts through makecontext and
+// setcontext, and then switches with _setjmp/_longjmp, also to start its
+// thread again in the next block (the signal-mask system calls of
+// swapcontext or setcontext would cost 10x a switch).
 //
 // AddressSanitizer must know which stack runs (its stack-bound checks and
 // the unpoisoning at every longjmp use them): each switch is announced
@@ -26,6 +27,7 @@
 #include <cstdio>
 
 #include <sys/mman.h>
+#include <ucontext.h>
 
 #ifdef KVEMU_ASAN
 #include <sanitizer/asan_interface.h>
@@ -60,7 +62,10 @@ void finishSwitchOnFiber(Fiber &fiber) {
   _longjmp(pool.scheduler, 1);
 }
 
+/// The bottom frame of a fiber's stack, which never returns.
 void fiberMain() {
+  // Every later start of the fiber lands here (switchTo).
+  _setjmp(theProcess.fibers.current->restart);
   Fiber &fiber = *theProcess.fibers.current;
 #ifdef KVEMU_ASAN
   finishSwitchOnFiber(fiber);
@@ -70,6 +75,21 @@ void fiberMain() {
   leaveFiber();
 }
 
+/// Runs fiberMain on `fiber`'s stack for the first time.
+[[noreturn]] void enter(Fiber &fiber) {
+  // Not a local: setcontext leaves this frame for good, and the redzones
+  // AddressSanitizer puts around a local would stay on the scheduler's
+  // stack. Read by setcontext only.
+  static ucontext_t start;
+  getcontext(&start);
+  start.uc_stack.ss_sp = fiber.stack;
+  start.uc_stack.ss_size = kStackBytes;
+  start.uc_link = nullptr;
+  makecontext(&start, fiberMain, 0);
+  fiber.entered = true;
+  setcontext(&start);
+  abortQuietly(); // setcontext returns only when it fails
+}
 
 } // namespace
 
@@ -102,8 +122,9 @@ void mlir::kvcache::emulator::resetFiber(Fiber &fiber, Dim3 id) {
   fiber.started = false;
   fiber.waitSite = nullptr;
   fiber.id = id;
-  fiber.uncommitted.clear();
-  fiber.groups.clear();
+  fiber.copies.clear();
+  fiber.groupSizes.clear();
+  fiber.committedCopies = 0;
   fiber.executions.clear();
 }
 
@@ -118,12 +139,9 @@ void mlir::kvcache::emulator::switchTo(Fiber &fiber) {
 #endif
     if (!fiber.started) {
       fiber.started = true;
-      getcontext(&fiber.start);
-      fiber.start.uc_stack.ss_sp = fiber.stack;
-      fiber.start.uc_stack.ss_size = kStackBytes;
-      fiber.start.uc_link = nullptr;
-      makecontext(&fiber.start, fiberMain, 0);
-      setcontext(&fiber.start);
+      if (!fiber.entered)
+        enter(fiber);
+      _longjmp(fiber.restart, 1);
     }
     _longjmp(fiber.context, 1);
   }

@@ -51,8 +51,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include <ucontext.h>
-
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
 #define KVEMU_ASAN 1
@@ -105,22 +103,29 @@ enum class WarpCollective { Shuffle, LdMatrix, Mma };
 constexpr int kMaxCollectiveWords = 10;
 constexpr int kMaxCollectiveResults = 4;
 
+/// The most bytes a cp.async copies (PTX's cp-size: 4, 8 or 16).
+constexpr int32_t kMaxCopyBytes = 16;
+
 /// A cp.async copy: its source bytes are read when it is issued.
 struct PendingCopy {
   uint8_t *dst;
-  std::vector<uint8_t> data;
   const char *site;
+  uint32_t bytes;
+  uint8_t data[kMaxCopyBytes];
 };
 
 /// One GPU thread: a fiber whose stack is made once and reused by every
 /// block of every launch.
 struct Fiber {
   jmp_buf context;
-  ucontext_t start;
+  /// The start of fiberMain, where the thread starts again in later blocks.
+  jmp_buf restart;
   char *stack = nullptr;
   ThreadState state = ThreadState::Ready;
   /// Whether the thread started in the running block.
   bool started = false;
+  /// Whether `restart` is set: the fiber ran once.
+  bool entered = false;
   uint32_t linear = 0;
   Dim3 id;
   const char *waitSite = nullptr;
@@ -137,9 +142,12 @@ struct Fiber {
   int32_t mmaFlags = 0;
   uint32_t collectiveWords[kMaxCollectiveWords] = {};
   uint32_t collectiveResults[kMaxCollectiveResults] = {};
-  // cp.async: copies not yet committed, then committed groups (oldest first).
-  std::vector<PendingCopy> uncommitted;
-  std::vector<std::vector<PendingCopy>> groups;
+  // cp.async: the copies issued and not landed, oldest first; the first
+  // `committedCopies` of them form the committed groups, of `groupSizes`
+  // copies each (oldest first), the rest are not committed yet.
+  std::vector<PendingCopy> copies;
+  std::vector<uint32_t> groupSizes;
+  uint32_t committedCopies = 0;
   // Profile: executions of each access site by this thread.
   std::unordered_map<const char *, uint32_t> executions;
 };
@@ -232,7 +240,7 @@ struct Process {
   Reports reports;
   GlobalShadow globalShadow;
   Totals totals;
-  /// The last launch's id (the epoch of the records of its accesses).
+  /// The last launch's id (the epoch of global memory's records).
   uint32_t lastLaunchId = 0;
 };
 
@@ -299,7 +307,7 @@ struct Launch {
   /// Blocks and threads in KVCACHE_EMU_ORDER=random:<seed> order.
   std::mt19937_64 random;
   Profile profile;
-  /// Blocks started so far.
+  /// Blocks started so far (the epoch of shared memory's records).
   uint32_t blocksRun = 0;
   /// A failure ended the launch (capture mode).
   bool failed = false;
@@ -328,6 +336,10 @@ struct Block {
   uint32_t linear = 0;
   /// Barrier interval: barriers completed so far.
   uint32_t interval = 0;
+  /// The lanes of each warp that wait at a warp-collective operation.
+  uint32_t atWarpCollective[kMaxThreads / 32] = {};
+  /// cp.async copies issued and not yet retired.
+  uint32_t pendingCopies = 0;
   SharedMemory shared;
 };
 

@@ -87,6 +87,8 @@ bool resolveWaiting(Launch &launch, Block &block) {
 void runBlock(Launch &launch, Block &block) {
   ++launch.blocksRun;
   block.interval = 0;
+  std::fill_n(block.atWarpCollective, kMaxThreads / 32, 0u);
+  block.pendingCopies = 0;
   resetSharedMemory(block.shared);
   Dim3 size = launch.block;
   for (uint32_t i = 0; i < launch.threads; ++i)

@@ -8,11 +8,13 @@
 // compiler-rt's sanitizers keep theirs: out-of-line calls here cost a third
 // more instructions over a kernel.
 //
-// Race rule: two accesses of one launch to the same byte, at least one a
-// write, by different threads conflict when they come from different
-// blocks, or from one block within one barrier interval. Each byte keeps
-// its last write and up to two reads (by different threads). A record of
-// another launch (its epoch) never conflicts and counts as no record.
+// Race rule: two accesses to the same byte, at least one a write, by
+// different threads conflict when they come from different blocks, or from
+// one block within one barrier interval, of one epoch: a launch for global
+// memory, one block's run for shared memory. Each byte keeps its last write
+// and up to two reads (by different threads). A record of another epoch
+// never conflicts and counts as no record, so neither shadow is cleared
+// when an epoch ends: stale records are as good as zeros.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,8 +23,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <unordered_map>
+#include <vector>
 
 namespace mlir::kvcache::emulator {
 
@@ -90,7 +92,8 @@ inline const AccessRecord *checkBytes(ByteShadow *shadow, size_t bytes,
 }
 
 /// The shadow of global memory (any host address), by 4 KiB page, made on
-/// first touch.
+/// first touch in a launch. Pages of shadow come from large zero-filled
+/// mappings and are reused, without clearing, by later launches.
 class GlobalShadow {
 public:
   static constexpr size_t kPageBytes = 4096;
@@ -105,14 +108,22 @@ public:
   }
 
   /// At the start of a launch: records of earlier launches never conflict,
-  /// so when the shadow holds more than `maxPages` pages, they are all
-  /// dropped (72 bytes of shadow per byte of memory: about 600 MB at 2048).
-  void startLaunch(size_t maxPages = 2048);
+  /// so every page goes back to the spares, to be handed out again as the
+  /// launch touches memory. The shadow (72 bytes per byte of memory) holds
+  /// as much as the largest launch touched, and only memory beyond that is
+  /// ever cleared.
+  void startLaunch();
 
 private:
   void lookUp(uintptr_t page);
+  ByteShadow *newPage();
 
-  std::unordered_map<uintptr_t, std::unique_ptr<ByteShadow[]>> pages;
+  std::unordered_map<uintptr_t, ByteShadow *> pages;
+  /// Pages whose records were dropped: stale, so as good as zero-filled.
+  std::vector<ByteShadow *> spare;
+  /// The untouched rest of the last mapping.
+  ByteShadow *fresh = nullptr;
+  size_t freshPages = 0;
   uintptr_t lastPage = ~uintptr_t(0);
   ByteShadow *lastShadow = nullptr;
 };

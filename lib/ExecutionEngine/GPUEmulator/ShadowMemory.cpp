@@ -10,8 +10,9 @@
 // issued and lands when a wait retires its group.
 //
 // Shared memory is one arena per launch, 128-byte aligned as on the GPU,
-// with a red zone after each allocation, and its shadow, cleared for each
-// block. Global memory is host memory, shadowed by page (GlobalShadow).
+// with a red zone after each allocation; its shadow's records carry the
+// block's run as their epoch and are never cleared. Global memory is host
+// memory, shadowed by page (GlobalShadow).
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,17 +22,21 @@
 #include <cstdio>
 #include <cstring>
 
+#include <sys/mman.h>
+
 using namespace mlir::kvcache::emulator;
 
 namespace {
 
 constexpr size_t kSharedAlign = 128;
 constexpr size_t kRedZone = 128;
+/// Pages of global shadow per mapping (18 MiB).
+constexpr size_t kShadowPagesPerMapping = 64;
 
-/// The running thread's access at `site`.
-AccessRecord currentRecord(const char *site) {
+/// The running thread's access at `site`, a record of epoch `epoch`.
+AccessRecord currentRecord(uint32_t epoch, const char *site) {
   AccessRecord record;
-  record.epoch = theLaunch->id;
+  record.epoch = epoch;
   record.block = theBlock->linear;
   record.interval = theBlock->interval;
   record.thread = theProcess.fibers.current->linear;
@@ -60,20 +65,32 @@ int64_t sharedOffset(uintptr_t address, uint64_t bytes, const char *site,
     status = fail("shared bounds", &self().id, nullptr, site);
     return -1;
   }
+  // An allocation's bytes are one run, between red zones: the range is
+  // inside one when both its ends are.
   size_t offset = address - shared.begin;
   int32_t allocation = shared.owner[offset];
-  for (uint64_t i = 0; i < bytes; ++i)
-    if (shared.owner[offset + i] < 0 ||
-        shared.owner[offset + i] != allocation) {
-      status = fail("shared bounds", &self().id, nullptr, site);
-      return -1;
-    }
+  if (bytes > 0 &&
+      (allocation < 0 || shared.owner[offset + bytes - 1] != allocation)) {
+    status = fail("shared bounds", &self().id, nullptr, site);
+    return -1;
+  }
   return offset;
+}
+
+/// Whether one of `count` values at `values` is not zero (a loop without
+/// an early exit, which the compiler vectorizes).
+template <typename T> bool anyNonZero(const T *values, uint64_t count) {
+  T any = 0;
+  for (uint64_t i = 0; i < count; ++i)
+    any |= values[i];
+  return any != 0;
 }
 
 /// Reports an access of bytes a pending cp.async will write.
 Status checkInFlight(size_t offset, uint64_t bytes, const char *site) {
   const int32_t *inFlight = &theBlock->shared.inFlight[offset];
+  if (theBlock->pendingCopies == 0 || !anyNonZero(inFlight, bytes))
+    return Status::Ok;
   for (uint64_t i = 0; i < bytes; ++i)
     if (int32_t owner = inFlight[i])
       return fail("cp.async", &self().id, &fiberAt(owner - 1).id, site);
@@ -83,16 +100,16 @@ Status checkInFlight(size_t offset, uint64_t bytes, const char *site) {
 /// Reports a read of shared bytes no thread of the block wrote.
 Status checkWritten(size_t offset, uint64_t bytes, const char *site) {
   const uint8_t *written = &theBlock->shared.written[offset];
+  uint8_t all = 1;
   for (uint64_t i = 0; i < bytes; ++i)
-    if (!written[i])
-      return fail("uninitialized", &self().id, nullptr, site);
-  return Status::Ok;
+    all &= written[i];
+  return all ? Status::Ok : fail("uninitialized", &self().id, nullptr, site);
 }
 
 Status globalAccess(uintptr_t address, uint64_t bytes, bool write,
                     bool atomic, const char *site) {
   if (!atomic) {
-    AccessRecord now = currentRecord(site);
+    AccessRecord now = currentRecord(theLaunch->id, site);
     GlobalShadow &shadow = theProcess.globalShadow;
     for (uintptr_t at = address, end = address + bytes; at < end;) {
       size_t inPage = std::min<uintptr_t>(
@@ -116,22 +133,26 @@ Status globalAccess(uintptr_t address, uint64_t bytes, bool write,
 /// The copies of `fiber` in the oldest committed group land.
 Status retireOldestGroup(Fiber &fiber) {
   SharedMemory &shared = theBlock->shared;
-  std::vector<PendingCopy> group = std::move(fiber.groups.front());
-  fiber.groups.erase(fiber.groups.begin());
-  for (PendingCopy &copy : group) {
+  uint32_t count = fiber.groupSizes.front();
+  for (uint32_t i = 0; i < count; ++i) {
+    const PendingCopy &copy = fiber.copies[i];
     size_t offset = copy.dst - shared.arena.data();
-    size_t bytes = copy.data.size();
-    std::fill_n(&shared.inFlight[offset], bytes, 0);
-    AccessRecord now = currentRecord(copy.site);
-    if (const AccessRecord *other =
-            checkBytes(&shared.shadow[offset], bytes, now, /*write=*/true)) {
+    std::fill_n(&shared.inFlight[offset], copy.bytes, 0);
+    --theBlock->pendingCopies;
+    AccessRecord now = currentRecord(theLaunch->blocksRun, copy.site);
+    if (const AccessRecord *other = checkBytes(&shared.shadow[offset],
+                                               copy.bytes, now,
+                                               /*write=*/true)) {
       Status status = reportRace(*other, copy.site);
       if (endsLaunch(status))
         return status;
     }
-    std::memcpy(copy.dst, copy.data.data(), bytes);
-    std::memset(&shared.written[offset], 1, bytes);
+    std::memcpy(copy.dst, copy.data, copy.bytes);
+    std::memset(&shared.written[offset], 1, copy.bytes);
   }
+  fiber.copies.erase(fiber.copies.begin(), fiber.copies.begin() + count);
+  fiber.groupSizes.erase(fiber.groupSizes.begin());
+  fiber.committedCopies -= count;
   return Status::Ok;
 }
 
@@ -140,6 +161,11 @@ Status retireOldestGroup(Fiber &fiber) {
 /// by the wait that retires its group.
 Status issueCopy(Fiber &fiber, void *dst, const void *src, int32_t bytes,
                  int32_t sourceBytes, const char *site) {
+  if (bytes > kMaxCopyBytes) {
+    std::fprintf(stderr, "kvcache gpu emulator: cp.async of %d bytes\n",
+                 bytes);
+    abortQuietly();
+  }
   SharedMemory &shared = theBlock->shared;
   Status status = Status::Ok;
   int64_t offset = sharedOffset(reinterpret_cast<uintptr_t>(dst),
@@ -158,12 +184,12 @@ Status issueCopy(Fiber &fiber, void *dst, const void *src, int32_t bytes,
       return status;
     theLaunch->profile.counters.cpAsyncBytes += uint64_t(sourceBytes);
   }
-  PendingCopy copy{static_cast<uint8_t *>(dst),
-                   std::vector<uint8_t>(size_t(bytes), 0), site};
+  PendingCopy copy{static_cast<uint8_t *>(dst), site, uint32_t(bytes), {}};
   if (sourceBytes > 0)
-    std::memcpy(copy.data.data(), src, size_t(sourceBytes));
+    std::memcpy(copy.data, src, size_t(sourceBytes));
   std::fill_n(&shared.inFlight[offset], bytes, int32_t(fiber.linear) + 1);
-  fiber.uncommitted.push_back(std::move(copy));
+  ++theBlock->pendingCopies;
+  fiber.copies.push_back(copy);
   return Status::Ok;
 }
 
@@ -174,16 +200,42 @@ Status issueCopy(Fiber &fiber, void *dst, const void *src, int32_t bytes,
 //===----------------------------------------------------------------------===//
 
 void GlobalShadow::lookUp(uintptr_t page) {
-  std::unique_ptr<ByteShadow[]> &shadow = pages[page];
+  ByteShadow *&shadow = pages[page];
   if (!shadow)
-    shadow.reset(new ByteShadow[kPageBytes]);
+    shadow = newPage();
   lastPage = page;
-  lastShadow = shadow.get();
+  lastShadow = shadow;
 }
 
-void GlobalShadow::startLaunch(size_t maxPages) {
-  if (pages.size() <= maxPages)
-    return;
+ByteShadow *GlobalShadow::newPage() {
+  if (!spare.empty()) {
+    ByteShadow *page = spare.back();
+    spare.pop_back();
+    return page;
+  }
+  if (freshPages == 0) {
+    // Zero-filled by the kernel as it is touched, in huge pages where it
+    // can: cheaper than clearing each page of shadow (288 KiB) ourselves.
+    size_t bytes = kShadowPagesPerMapping * kPageBytes * sizeof(ByteShadow);
+    void *memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (memory == MAP_FAILED) {
+      std::fputs("kvcache gpu emulator: cannot map shadow memory\n", stderr);
+      abortQuietly();
+    }
+    madvise(memory, bytes, MADV_HUGEPAGE);
+    fresh = static_cast<ByteShadow *>(memory);
+    freshPages = kShadowPagesPerMapping;
+  }
+  ByteShadow *page = fresh;
+  fresh += kPageBytes;
+  --freshPages;
+  return page;
+}
+
+void GlobalShadow::startLaunch() {
+  for (auto &[page, shadow] : pages)
+    spare.push_back(shadow);
   pages.clear();
   lastPage = ~uintptr_t(0);
   lastShadow = nullptr;
@@ -224,10 +276,6 @@ void mlir::kvcache::emulator::layOutSharedMemory(SharedMemory &shared,
 void mlir::kvcache::emulator::resetSharedMemory(SharedMemory &shared) {
   std::fill(shared.written.begin(), shared.written.end(), 0);
   std::fill(shared.inFlight.begin(), shared.inFlight.end(), 0);
-  // All zeros: no record (a loop of ByteShadow() stores is several times
-  // slower than memset's).
-  std::memset(static_cast<void *>(shared.shadow.data()), 0,
-              shared.shadow.size() * sizeof(ByteShadow));
 }
 
 Status mlir::kvcache::emulator::sharedAccess(uintptr_t address,
@@ -249,7 +297,7 @@ Status mlir::kvcache::emulator::sharedAccess(uintptr_t address,
       return status;
   }
   if (!atomic) {
-    AccessRecord now = currentRecord(site);
+    AccessRecord now = currentRecord(theLaunch->blocksRun, site);
     if (const AccessRecord *other =
             checkBytes(&shared.shadow[offset], bytes, now, write)) {
       status = reportRace(*other, site);
@@ -303,14 +351,15 @@ KVEMU_EXPORT void __kvemu_cp_async(void *dst, const void *src, int32_t bytes,
 
 KVEMU_EXPORT void __kvemu_cp_async_commit() {
   Fiber &fiber = self();
-  fiber.groups.push_back(std::move(fiber.uncommitted));
-  fiber.uncommitted.clear();
+  uint32_t issued = uint32_t(fiber.copies.size());
+  fiber.groupSizes.push_back(issued - fiber.committedCopies);
+  fiber.committedCopies = issued;
 }
 
 KVEMU_EXPORT void __kvemu_cp_async_wait(int32_t pending, const char *site) {
   (void)site;
   Fiber &fiber = self();
-  while (fiber.groups.size() > size_t(std::max(pending, 0)))
+  while (fiber.groupSizes.size() > size_t(std::max(pending, 0)))
     if (endsLaunch(retireOldestGroup(fiber)))
       endLaunchOnFiber();
 }

@@ -112,7 +112,7 @@ float halfToFloat(uint32_t half) {
   uint32_t exponent = half >> 10 & 0x1f, mantissa = half & 0x3ff;
   float magnitude;
   if (exponent == 0) {
-    magnitude = std::ldexp(float(mantissa), -24);
+    magnitude = float(mantissa) * 0x1p-24f; // exact: 10 bits
   } else {
     uint32_t bits = exponent == 0x1f ? 0x7f800000 | mantissa << 13
                                      : (exponent + 112) << 23 | mantissa << 13;
@@ -178,6 +178,38 @@ FragmentCoord fragmentC(uint32_t lane, uint32_t i) {
   return {lane / 4 + 8 * (i / 2), 2 * (lane % 4) + i % 2};
 }
 
+/// The multiplicands and the accumulator of one warp's mma.sync.
+struct MmaOperands {
+  float a[16][16], b[16][8], d[16][8];
+};
+
+/// d[r][c] = fma(a[r][k-1], b[k-1][c], ... fma(a[r][0], b[0][c], d[r][c])).
+[[gnu::always_inline]] inline void accumulateProducts(MmaOperands &m,
+                                                      uint32_t k) {
+  for (uint32_t row = 0; row < 16; ++row)
+    for (uint32_t i = 0; i < k; ++i)
+      for (uint32_t col = 0; col < 8; ++col)
+        m.d[row][col] = std::fma(m.a[row][i], m.b[i][col], m.d[row][col]);
+}
+
+#if defined(__x86_64__)
+/// The same with the FMA instructions (fma rounds once either way): the
+/// libm call per product would be most of an mma.sync's time.
+[[gnu::target("fma")]] void accumulateProductsWithFma(MmaOperands &m,
+                                                      uint32_t k) {
+  accumulateProducts(m, k);
+}
+#endif
+
+void multiplyAccumulate(MmaOperands &m, uint32_t k) {
+#if defined(__x86_64__)
+  static const bool hasFma = __builtin_cpu_supports("fma");
+  if (hasFma)
+    return accumulateProductsWithFma(m, k);
+#endif
+  accumulateProducts(m, k);
+}
+
 /// mma.sync D = A B + C for the warp at `warpBase`. Lane registers
 /// deposited: A in words 0..k/4-1, B in 4..4+k/8-1, C in 6..9 (f32) or 6..7
 /// (f16x2). D[r][c] is C[r][c] converted to f32, then
@@ -190,7 +222,8 @@ void completeMma(uint32_t warpBase) {
   bool bf16 = flags & kMmaBF16;
   bool accumulatorF16 = flags & kMmaAccumulatorF16;
   bool resultF16 = flags & kMmaResultF16;
-  float a[16][16], b[16][8], d[16][8];
+  MmaOperands m;
+  auto &[a, b, d] = m;
   for (uint32_t lane = 0; lane < 32; ++lane) {
     const uint32_t *words = fiberAt(warpBase + lane).collectiveWords;
     for (uint32_t i = 0; i < k / 2; ++i) {
@@ -211,10 +244,7 @@ void completeMma(uint32_t warpBase) {
       d[at.row][at.col] = c;
     }
   }
-  for (uint32_t row = 0; row < 16; ++row)
-    for (uint32_t col = 0; col < 8; ++col)
-      for (uint32_t i = 0; i < k; ++i)
-        d[row][col] = std::fma(a[row][i], b[i][col], d[row][col]);
+  multiplyAccumulate(m, k);
   for (uint32_t lane = 0; lane < 32; ++lane) {
     uint32_t *results = fiberAt(warpBase + lane).collectiveResults;
     std::fill_n(results, kMaxCollectiveResults, 0u);
@@ -233,22 +263,22 @@ void completeMma(uint32_t warpBase) {
 //===----------------------------------------------------------------------===//
 
 /// Completes the warp-collective operation of the warp of `fiber` when
-/// every lane of its member mask has arrived (`completed`).
+/// every lane of its member mask has arrived (`completed`). The first
+/// member lane, in lane order, that has not arrived is reported when it
+/// exited or is missing from the block.
 Status tryCompleteWarpCollective(Fiber &fiber, bool &completed) {
   completed = false;
   uint32_t warpBase = fiber.linear & ~31u;
   uint32_t mask = fiber.memberMask;
-  for (uint32_t lane = 0; lane < 32; ++lane) {
-    if (!(mask >> lane & 1))
-      continue;
-    uint32_t linear = warpBase + lane;
+  uint32_t &arrived = theBlock->atWarpCollective[fiber.linear / 32];
+  if (uint32_t pending = mask & ~arrived) {
+    uint32_t linear = warpBase + __builtin_ctz(pending);
     if (linear >= theLaunch->threads)
       return fail("shuffle", &fiber.id, nullptr, fiber.waitSite);
     Fiber &member = fiberAt(linear);
     if (member.state == ThreadState::Done)
       return fail("shuffle", &fiber.id, &member.id, fiber.waitSite);
-    if (member.state != ThreadState::AtWarpCollective)
-      return Status::Ok;
+    return Status::Ok;
   }
   for (uint32_t lane = 0; lane < 32; ++lane) {
     if (!(mask >> lane & 1))
@@ -273,6 +303,7 @@ Status tryCompleteWarpCollective(Fiber &fiber, bool &completed) {
   for (uint32_t lane = 0; lane < 32; ++lane)
     if (mask >> lane & 1)
       fiberAt(warpBase + lane).state = ThreadState::Ready;
+  arrived &= ~mask;
   completed = true;
   return Status::Ok;
 }
@@ -285,6 +316,7 @@ Status joinWarpCollective(Fiber &fiber, WarpCollective collective,
   fiber.memberMask = mask;
   fiber.waitSite = site;
   fiber.state = ThreadState::AtWarpCollective;
+  theBlock->atWarpCollective[fiber.linear / 32] |= 1u << fiber.linear % 32;
   bool completed;
   Status status = tryCompleteWarpCollective(fiber, completed);
   if (endsLaunch(status))
