@@ -1,17 +1,18 @@
 #!/usr/bin/env python3
-"""The GPU emulator's speed: thread switches and checked memory accesses per
-CPU second in kernels, on the emulated kernel tests, for the build's runtime
-and optionally another build of it, side by side.
+"""Section 9 of the benchmark report: the GPU emulator's speed, thread
+switches and checked memory accesses per CPU second in kernels, on the
+emulated kernel tests; optionally against another build of the runtime,
+side by side.
 
     /usr/bin/python3 bench/emulator_speed.py [--build build] [--baseline LIB]
-        [--runs 5] [TEST.mlir ...]
+        [--runs 5] [--quick] [TEST.mlir ...]
 
 Each workload is a test of test/Integration/GPU/Emulated (by default the
 five in WORKLOADS): its module is lowered once, with the build's kvcache-opt
 and the options of the test's first kvcache-opt RUN line, and the result is
 run by mlir-runner with KVCACHE_EMU_STATS=1 `--runs` times, alternating the
 build's libKVCacheGPUEmulator.so (A) and `--baseline` (B: the library of
-another build, e.g. of an earlier commit; both read the same lowered code).
+another build, e.g. of an earlier commit; both run the same lowered code).
 The emulator's statistics line at exit gives the CPU seconds of the thread
 that ran the kernels (neighbours on a shared machine count less than in
 wall time), the thread switches and the checked accesses. Printed: the
@@ -20,20 +21,18 @@ over A's (> 1: A is faster). Both libraries must print the same program
 output, or the script stops.
 """
 
-import argparse
 import os
 import re
 import shlex
 import statistics
 import subprocess
-import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 LLVM = "/usr/lib/llvm-22"
 EMULATED = os.path.join(ROOT, "test", "Integration", "GPU", "Emulated")
-# The tests with the most time in kernels: switch-bound (long contexts),
+# The tests with the most time in kernels: switch-bound (a long context),
 # access-bound (f32, bf16 tensor cores) and both.
 WORKLOADS = [
     "attention-group-1-head-size-64-f16-long.mlir",
@@ -74,28 +73,26 @@ def run(lowered, library):
     match = STATS.search(result.stderr)
     if not match:
         raise SystemExit(f"no statistics from {library}:\n{result.stderr}")
-    launches, blocks, threads, switches, accesses = map(int, match.groups()[:5])
+    switches, accesses = int(match.group(4)), int(match.group(5))
     return {"switches": switches, "accesses": accesses,
             "seconds": float(match.group(6))}, result.stdout
 
 
-def measure(test, args, directory):
+def measure(test, build, libraries, runs, directory):
+    """Each library's statistics of `runs` alternating runs of `test`."""
     lowered = os.path.join(directory, os.path.basename(test))
-    subprocess.run(lowering_command(test, os.path.join(args.build, "bin", "kvcache-opt"),
+    subprocess.run(lowering_command(test, os.path.join(build, "bin", "kvcache-opt"),
                                     lowered), check=True)
-    libraries = [os.path.join(args.build, "lib", "libKVCacheGPUEmulator.so")]
-    if args.baseline:
-        libraries.append(args.baseline)
-    runs = {library: [] for library in libraries}
+    results = {library: [] for library in libraries}
     outputs = set()
-    for _ in range(args.runs):
+    for _ in range(runs):
         for library in libraries:
             stats, output = run(lowered, library)
-            runs[library].append(stats)
+            results[library].append(stats)
             outputs.add(output)
     if len(outputs) != 1:
         raise SystemExit(f"{test}: the libraries print different results")
-    return [runs[library] for library in libraries]
+    return [results[library] for library in libraries]
 
 
 def median(runs, key):
@@ -103,38 +100,59 @@ def median(runs, key):
 
 
 def rate(runs, key):
+    """Median of `key` per CPU second, in millions."""
     return statistics.median(r[key] / r["seconds"] for r in runs) / 1e6
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
-    parser.add_argument("--baseline", help="another libKVCacheGPUEmulator.so")
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("tests", nargs="*")
-    args = parser.parse_args()
-    tests = args.tests or [os.path.join(EMULATED, name) for name in WORKLOADS]
+def emulator_speed_section(build, quick, lines, baseline=None, runs=None,
+                           tests=None):
+    runs = runs or (1 if quick else 3)
+    tests = tests or [os.path.join(EMULATED, name)
+                      for name in (WORKLOADS[:2] if quick else WORKLOADS)]
+    libraries = [os.path.join(build, "lib", "libKVCacheGPUEmulator.so")]
     header = ("| workload | switches | checked accesses | CPU s in kernels "
               "| M switches/s | M accesses/s |")
-    if args.baseline:
-        header += " CPU s, baseline | M switches/s, baseline | M accesses/s, baseline | baseline / this (time) |"
-    print(header)
-    print("|" + " --- |" * header.count(" |"))
+    if baseline:
+        libraries.append(baseline)
+        header += (" CPU s, baseline | M switches/s, baseline "
+                   "| M accesses/s, baseline | baseline / this (time) |")
+    lines += ["## 9. Emulator speed", "",
+              "Emulated kernel tests run by mlir-runner on libKVCacheGPUEmulator.so "
+              "(bench/emulator_speed.py): CPU seconds in kernels from KVCACHE_EMU_STATS=1, "
+              f"medians of {runs} runs" + (", alternating with the baseline library"
+                                           if baseline else "") + ".", "",
+              header, "|" + " --- |" * header.count(" |")]
     with tempfile.TemporaryDirectory() as directory:
         for test in tests:
-            results = measure(test, args, directory)
+            results = measure(test, build, libraries, runs, directory)
             a = results[0]
             row = (f"| {os.path.basename(test)} | {median(a, 'switches'):,.0f} "
                    f"| {median(a, 'accesses'):,.0f} | {median(a, 'seconds'):.3f} "
                    f"| {rate(a, 'switches'):.2f} | {rate(a, 'accesses'):.2f} |")
-            if args.baseline:
+            if baseline:
                 b = results[1]
                 ratio = statistics.median(y["seconds"] / x["seconds"]
                                           for x, y in zip(a, b))
                 row += (f" {median(b, 'seconds'):.3f} | {rate(b, 'switches'):.2f} "
                         f"| {rate(b, 'accesses'):.2f} | {ratio:.2f} |")
-            print(row, flush=True)
+            lines.append(row)
+    lines.append("")
+
+
+def main():
+    import argparse
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--baseline", help="another libKVCacheGPUEmulator.so")
+    parser.add_argument("--runs", type=int)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("tests", nargs="*")
+    args = parser.parse_args()
+    lines = []
+    emulator_speed_section(os.path.abspath(args.build), args.quick, lines,
+                           args.baseline, args.runs, args.tests)
+    print("\n".join(lines))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
