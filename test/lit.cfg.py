@@ -82,6 +82,8 @@ tools = [
     ToolSubst("mlir-lsp-server", unresolved="ignore"),
     ToolSubst("mlir-runner", unresolved="ignore"),
     ToolSubst("mlir-translate", unresolved="ignore"),
+    # test/lib/Emulator, in test builds only (feature emulator-test-host).
+    ToolSubst("kvcache-emulator-test-host", unresolved="ignore"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
@@ -99,3 +101,4 @@ if ptxas:
 # unsupported (its lit.local.cfg).
 if config.kvcache_include_tests:
     config.available_features.add("test-dialect")
+    config.available_features.add("emulator-test-host")

@@ -431,7 +431,7 @@ std::optional<ScalarKind> getScalarKind(Type type) {
 /// The control interface (GPUEmulator.h) of a loaded
 /// libKVCacheGPUEmulator.so.
 struct EmulatorRuntime {
-  decltype(&kvcache_emu_set_trap) setTrap = nullptr;
+  decltype(&kvcache_emu_set_capture) setCapture = nullptr;
   decltype(&kvcache_emu_reports) reports = nullptr;
   decltype(&kvcache_emu_error_count) errorCount = nullptr;
   decltype(&kvcache_emu_clear_reports) clearReports = nullptr;
@@ -460,37 +460,35 @@ const EmulatorRuntime &loadEmulatorRuntime(const std::string &path) {
                                " is not the GPU emulator runtime: it has no " +
                                name);
   };
-  lookup(runtime.setTrap, "kvcache_emu_set_trap");
+  lookup(runtime.setCapture, "kvcache_emu_set_capture");
   lookup(runtime.reports, "kvcache_emu_reports");
   lookup(runtime.errorCount, "kvcache_emu_error_count");
   lookup(runtime.clearReports, "kvcache_emu_clear_reports");
   return loaded.emplace(path, runtime).first->second;
 }
 
-/// The emulator's state (the running launch, the trap, the reports) is the
-/// process's: one emulated call at a time.
+/// The emulator's state (the running launch, capture mode, the reports) is
+/// the process's: one emulated call at a time.
 std::mutex &emulatorMutex() {
   static std::mutex mutex;
   return mutex;
 }
 
-/// Calls `entry(arguments)` with the emulator's trap set. Returns false when
-/// a check failure or a device assert jumped back (longjmp) instead of
-/// returning. The jump skips the frames of the emulated code and of the
-/// runtime without unwinding them: this frame holds nothing with a
-/// destructor, and its callers' objects were all constructed before it.
-[[gnu::noinline]] bool callWithTrap(const EmulatorRuntime *runtime,
-                                    void (*entry)(void **),
-                                    void **arguments) {
-  jmp_buf env;
-  if (setjmp(env) == 0) {
-    runtime->setTrap(&env);
-    entry(arguments);
-    runtime->setTrap(nullptr);
-    return true;
-  }
-  runtime->setTrap(nullptr);
-  return false;
+/// Calls `entry(arguments)` in the emulator's capture mode: a check failure
+/// or a device assert is recorded and ends its launch, the call's later
+/// launches return at once, and the call returns normally. Returns the
+/// number of failures recorded and sets `reports` to their lines; the
+/// reports are cleared before and after.
+int callCapturing(const EmulatorRuntime &runtime, void (*entry)(void **),
+                  void **arguments, std::string &reports) {
+  runtime.clearReports();
+  runtime.setCapture(1);
+  entry(arguments);
+  runtime.setCapture(0);
+  int errors = runtime.errorCount();
+  reports = runtime.reports();
+  runtime.clearReports();
+  return errors;
 }
 
 /// Raises kvcache.errors.EmulatorError holding the report lines.
@@ -618,23 +616,19 @@ public:
   }
 
 private:
-  /// Runs `entry` on the emulator; raises EmulatorError when it reported a
-  /// failure (jumped back, or recorded one under KVCACHE_EMU_ON_ERROR=continue).
+  /// Runs `entry` on the emulator; raises EmulatorError when it recorded a
+  /// failure (one that ended a launch, or every one under
+  /// KVCACHE_EMU_ON_ERROR=continue).
   void runEmulated(void (*entry)(void **), void **arguments) {
-    bool completed;
     int errors;
     std::string reports;
     {
       py::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(emulatorMutex());
-      emulator->clearReports();
-      completed = callWithTrap(emulator, entry, arguments);
-      errors = emulator->errorCount();
-      reports = emulator->reports();
-      emulator->clearReports();
+      errors = callCapturing(*emulator, entry, arguments, reports);
       std::fflush(stdout); // device printf, before Python prints more
     }
-    if (!completed || errors > 0)
+    if (errors > 0)
       raiseEmulatorError(reports);
   }
 

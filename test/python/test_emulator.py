@@ -151,3 +151,111 @@ def test_bad_options_are_rejected_before_compiling():
         kvcache.EmulatedGPUModule(REVERSE, chip="gfx90a")
     with pytest.raises(ValueError, match="opt_level"):
         kvcache.EmulatedGPUModule(REVERSE, opt_level=4)
+
+
+# Two launches in one host function: the planted `reverse` (no barrier),
+# then `fill`, which writes 7 to every element of `out`.
+TWO_LAUNCHES = REVERSE.replace("BARRIER", "").replace("""  func.func @reverse""", """  gpu.module @second {
+    gpu.func @fill(%out: memref<64xf32>) kernel {
+      %t = gpu.thread_id x
+      %seven = arith.constant 7.0 : f32
+      memref.store %seven, %out[%t] : memref<64xf32>
+      gpu.return
+    }
+  }
+  func.func @reverse_then_fill(%data: memref<64xf32>, %out: memref<64xf32>) {
+    %c1 = arith.constant 1 : index
+    %c64 = arith.constant 64 : index
+    gpu.launch_func @planted::@reverse blocks in (%c1, %c1, %c1)
+        threads in (%c64, %c1, %c1) args(%data : memref<64xf32>)
+    gpu.launch_func @second::@fill blocks in (%c1, %c1, %c1)
+        threads in (%c64, %c1, %c1) args(%out : memref<64xf32>)
+    return
+  }
+  func.func @reverse""")
+
+
+@pytest.fixture(scope="module")
+def two_launches():
+    return kvcache.EmulatedGPUModule(TWO_LAUNCHES)
+
+
+def test_a_failed_launch_skips_the_later_launches_of_the_call(two_launches,
+                                                             monkeypatch):
+    monkeypatch.setenv("KVCACHE_EMU_ORDER", "forward")
+    out = np.zeros(64, np.float32)
+    with pytest.raises(kvcache.EmulatorError) as raised:
+        two_launches.reverse_then_fill(np.arange(64, dtype=np.float32), out)
+    assert len(raised.value.reports) == 1
+    assert raised.value.reports[0].startswith(
+        "kvcache gpu emulator: uninitialized: kernel reverse")
+    # `fill` did not run: the launch after the failed one returned at once.
+    np.testing.assert_array_equal(out, np.zeros(64, np.float32))
+    # With KVCACHE_EMU_ON_ERROR=continue no launch ends: both run.
+    monkeypatch.setenv("KVCACHE_EMU_ON_ERROR", "continue")
+    with pytest.raises(kvcache.EmulatorError):
+        two_launches.reverse_then_fill(np.arange(64, dtype=np.float32), out)
+    np.testing.assert_array_equal(out, np.full(64, 7, np.float32))
+
+
+def test_failed_calls_in_a_loop_leave_the_module_working(two_launches,
+                                                          correct):
+    out = np.zeros(64, np.float32)
+    for _ in range(200):
+        with pytest.raises(kvcache.EmulatorError) as raised:
+            two_launches.reverse_then_fill(np.arange(64, dtype=np.float32),
+                                           out)
+        # Nothing accumulates from one call to the next.
+        assert len(raised.value.reports) == 1
+    np.testing.assert_array_equal(out, np.zeros(64, np.float32))
+    test_correct_kernel_runs(correct)
+
+
+# Every thread asserts that its element of `data` is not negative, then
+# marks itself in `marks` (2 blocks of 64 threads).
+ASSERTING = """
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @check(%data: memref<64xf32>, %marks: memref<2x64xf32>) kernel {
+      %t = gpu.thread_id x
+      %b = gpu.block_id x
+      %zero = arith.constant 0.0 : f32
+      %one = arith.constant 1.0 : f32
+      %x = memref.load %data[%t] : memref<64xf32>
+      %ok = arith.cmpf oge, %x, %zero : f32
+      cf.assert %ok, "negative input"
+      memref.store %one, %marks[%b, %t] : memref<2x64xf32>
+      gpu.return
+    }
+  }
+  func.func @check(%data: memref<64xf32>, %marks: memref<2x64xf32>) {
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c64 = arith.constant 64 : index
+    gpu.launch_func @kernels::@check blocks in (%c2, %c1, %c1)
+        threads in (%c64, %c1, %c1) args(%data : memref<64xf32>, %marks : memref<2x64xf32>)
+    return
+  }
+}
+"""
+
+
+def test_device_assert_ends_the_launch_at_the_failing_thread(monkeypatch):
+    monkeypatch.setenv("KVCACHE_EMU_ORDER", "forward")
+    module = kvcache.EmulatedGPUModule(ASSERTING, filename="asserting.mlir")
+    data = np.ones(64, np.float32)
+    data[5] = -1
+    marks = np.zeros((2, 64), np.float32)
+    with pytest.raises(kvcache.EmulatorError) as raised:
+        module.check(data, marks)
+    assert raised.value.kinds == ["assert"]
+    assert "block: [0,0,0], thread: [5,0,0] Assertion `negative input`" \
+        in raised.value.reports[0]
+    # Threads 0..4 of block 0 ran before thread 5; the rest of the launch
+    # (block 0's later threads, block 1) did not run.
+    expected = np.zeros((2, 64), np.float32)
+    expected[0, :5] = 1
+    np.testing.assert_array_equal(marks, expected)
+    data[5] = 1
+    module.check(data, marks)
+    np.testing.assert_array_equal(marks, np.ones((2, 64), np.float32))

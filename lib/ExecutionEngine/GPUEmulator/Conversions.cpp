@@ -23,17 +23,19 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Runtime.h"
+
 #include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 
-#define KVEMU_EXPORT extern "C" __attribute__((visibility("default")))
+using namespace mlir::kvcache::emulator;
 
 namespace {
 
-/// One fp8 format: 1 sign bit, `exponentBits`, `mantissaBits`, `bias`.
-struct Fp8Format {
+/// One fp8 type: 1 sign bit, `exponentBits`, `mantissaBits`, `bias`.
+struct Fp8Type {
   int exponentBits;
   int mantissaBits;
   int bias;
@@ -69,16 +71,19 @@ struct Fp8Format {
   }
 };
 
-constexpr Fp8Format kE4M3{4, 3, 7, true};
-constexpr Fp8Format kE5M2{5, 2, 15, false};
+constexpr Fp8Type kE4M3{4, 3, 7, true};
+constexpr Fp8Type kE5M2{5, 2, 15, false};
 
-const Fp8Format &format(int32_t e5m2) { return e5m2 ? kE5M2 : kE4M3; }
+/// The type of `format` (an Fp8Format).
+const Fp8Type &typeOf(int32_t format) {
+  return Fp8Format(format) == Fp8Format::E5M2 ? kE5M2 : kE4M3;
+}
 
 /// cvt.rn.satfinite of one f32 to the code of `fmt`.
-uint8_t encode(const Fp8Format &fmt, float x) {
-  static const Fp8Format::Table e4m3 = kE4M3.finiteValues();
-  static const Fp8Format::Table e5m2 = kE5M2.finiteValues();
-  const Fp8Format::Table &table = &fmt == &kE4M3 ? e4m3 : e5m2;
+uint8_t encode(const Fp8Type &fmt, float x) {
+  static const Fp8Type::Table e4m3 = kE4M3.finiteValues();
+  static const Fp8Type::Table e5m2 = kE5M2.finiteValues();
+  const Fp8Type::Table &table = &fmt == &kE4M3 ? e4m3 : e5m2;
   if (std::isnan(x))
     return 0x7F;
   uint8_t sign = std::signbit(x) ? 0x80 : 0;
@@ -116,7 +121,7 @@ uint16_t toHalfBits(double value) {
   return sign | uint16_t(biased << 10) | mantissa;
 }
 
-uint16_t decode(const Fp8Format &fmt, uint8_t code) {
+uint16_t decode(const Fp8Type &fmt, uint8_t code) {
   double value = fmt.value(code & 0x7F);
   return toHalfBits(code & 0x80 ? -value : value);
 }
@@ -125,17 +130,17 @@ uint16_t decode(const Fp8Format &fmt, uint8_t code) {
 
 /// cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32 d, high, low: `high`'s code in the
 /// upper byte of d, `low`'s in the lower.
-KVEMU_EXPORT uint16_t __kvemu_cvt_f32x2_to_f8x2(int32_t e5m2, float high,
+KVEMU_EXPORT uint16_t __kvemu_cvt_f32x2_to_f8x2(int32_t format, float high,
                                                 float low) {
-  const Fp8Format &fmt = format(e5m2);
+  const Fp8Type &fmt = typeOf(format);
   return uint16_t(encode(fmt, high) << 8 | encode(fmt, low));
 }
 
 /// cvt.rn.f16x2.{e4m3x2,e5m2x2} d, codes: the f16 of the lower byte in the
 /// lower half of d.
-KVEMU_EXPORT uint32_t __kvemu_cvt_f8x2_to_f16x2(int32_t e5m2,
+KVEMU_EXPORT uint32_t __kvemu_cvt_f8x2_to_f16x2(int32_t format,
                                                 uint16_t codes) {
-  const Fp8Format &fmt = format(e5m2);
+  const Fp8Type &fmt = typeOf(format);
   return uint32_t(decode(fmt, uint8_t(codes >> 8))) << 16 |
          decode(fmt, uint8_t(codes));
 }
