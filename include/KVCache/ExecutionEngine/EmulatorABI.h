@@ -216,11 +216,14 @@ void __kvemu_mma(int32_t flags, uint32_t a0, uint32_t a1, uint32_t a2,
                  uint32_t a3, uint32_t b0, uint32_t b1, uint32_t c0,
                  uint32_t c1, uint32_t c2, uint32_t c3, uint32_t *result,
                  const char *site);
-/// cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32 (`format`: Fp8Format): `high`'s code
-/// in the upper byte.
-uint16_t __kvemu_cvt_f32x2_to_f8x2(int32_t format, float high, float low);
-/// cvt.rn.f16x2.{e4m3x2,e5m2x2}: the f16 of the lower byte in the lower half.
-uint32_t __kvemu_cvt_f8x2_to_f16x2(int32_t format, uint16_t codes);
+/// cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32 (`format`: Fp8Format): the two codes
+/// in the low 16 bits, `high`'s in the upper byte of those; the rest zero.
+/// (Integers narrower than 32 bits would need `zeroext`/`signext` on both
+/// sides of LLVM's C calling convention: the ABI has none.)
+uint32_t __kvemu_cvt_f32x2_to_f8x2(int32_t format, float high, float low);
+/// cvt.rn.f16x2.{e4m3x2,e5m2x2}: `codes` in the low 16 bits (the rest
+/// ignored); the f16 of the lower byte in the lower half of the result.
+uint32_t __kvemu_cvt_f8x2_to_f16x2(int32_t format, uint32_t codes);
 
 /// The device functions of KVEMU_DEVICE_FUNCTIONS, with the signatures of
 /// the functions they replace.

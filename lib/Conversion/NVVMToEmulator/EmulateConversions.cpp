@@ -58,8 +58,10 @@ struct EncodeFp8Pattern final : EmulatorPattern<NVVM::ConvertF32x2ToF8x2Op> {
         {createFormatConstant(rewriter, loc, *format), op.getA(), op.getB()});
     if (failed(packed))
       return failure();
-    rewriter.replaceOp(op, bitcastIfNeeded(rewriter, loc, op.getDst().getType(),
-                                           packed->getResult()));
+    Value codes = LLVM::TruncOp::create(rewriter, loc, rewriter.getI16Type(),
+                                        packed->getResult());
+    rewriter.replaceOp(
+        op, bitcastIfNeeded(rewriter, loc, op.getDst().getType(), codes));
     return success();
   }
 };
@@ -79,8 +81,9 @@ struct DecodeFp8Pattern final : EmulatorPattern<NVVM::ConvertF8x2ToF16x2Op> {
                          "relu"));
     Location loc = op.getLoc();
     Value formatCode = createFormatConstant(rewriter, loc, *format);
-    Value codes =
-        bitcastIfNeeded(rewriter, loc, rewriter.getI16Type(), op.getSrc());
+    Value codes = LLVM::ZExtOp::create(
+        rewriter, loc, rewriter.getI32Type(),
+        bitcastIfNeeded(rewriter, loc, rewriter.getI16Type(), op.getSrc()));
     FailureOr<LLVM::CallOp> halves =
         state.call(rewriter, op, RuntimeFunction::__kvemu_cvt_f8x2_to_f16x2,
                    {formatCode, codes});

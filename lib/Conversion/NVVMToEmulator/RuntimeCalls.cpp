@@ -24,9 +24,10 @@ template <typename>
 constexpr bool kUnmappedCType = false;
 
 /// The LLVM-dialect type of C type `T` as the runtime's declarations use
-/// it. A type without a case does not compile: map it deliberately (a
-/// `bool`, for one, is an i1 with `zeroext` in LLVM's C calling convention,
-/// not an i8).
+/// it. A type without a case does not compile: map it deliberately. Integers
+/// narrower than 32 bits (and `bool`) have none on purpose: LLVM's C calling
+/// convention passes them with `zeroext`/`signext` attributes that the
+/// declarations would have to carry, so the ABI widens them to 32 bits.
 template <typename T>
 static Type getLLVMType(MLIRContext *context) {
   if constexpr (std::is_void_v<T>)
@@ -37,8 +38,8 @@ static Type getLLVMType(MLIRContext *context) {
     return Float32Type::get(context);
   else if constexpr (std::is_same_v<T, double>)
     return Float64Type::get(context);
-  else if constexpr (llvm::is_one_of<T, int16_t, uint16_t, int32_t, uint32_t,
-                                     int64_t, uint64_t>::value)
+  else if constexpr (llvm::is_one_of<T, int32_t, uint32_t, int64_t,
+                                     uint64_t>::value)
     return IntegerType::get(context, 8 * sizeof(T));
   else
     static_assert(kUnmappedCType<T>,

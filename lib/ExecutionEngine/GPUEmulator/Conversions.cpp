@@ -130,16 +130,16 @@ uint16_t decode(const Fp8Type &fmt, uint8_t code) {
 
 /// cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32 d, high, low: `high`'s code in the
 /// upper byte of d, `low`'s in the lower.
-KVEMU_EXPORT uint16_t __kvemu_cvt_f32x2_to_f8x2(int32_t format, float high,
+KVEMU_EXPORT uint32_t __kvemu_cvt_f32x2_to_f8x2(int32_t format, float high,
                                                 float low) {
   const Fp8Type &fmt = typeOf(format);
-  return uint16_t(encode(fmt, high) << 8 | encode(fmt, low));
+  return uint32_t(encode(fmt, high)) << 8 | encode(fmt, low);
 }
 
 /// cvt.rn.f16x2.{e4m3x2,e5m2x2} d, codes: the f16 of the lower byte in the
 /// lower half of d.
 KVEMU_EXPORT uint32_t __kvemu_cvt_f8x2_to_f16x2(int32_t format,
-                                                uint16_t codes) {
+                                                uint32_t codes) {
   const Fp8Type &fmt = typeOf(format);
   return uint32_t(decode(fmt, uint8_t(codes >> 8))) << 16 |
          decode(fmt, uint8_t(codes));
