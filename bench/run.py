@@ -436,6 +436,16 @@ def write_plots(plots, out_dir):
     return refs
 
 
+def _command_line():
+    """The command as run, paths inside the repository relative to its root
+    (the report names no path of the machine it ran on)."""
+    def relative(arg):
+        path = os.path.abspath(arg)
+        inside = os.path.exists(path) and os.path.commonpath([path, ROOT]) == ROOT
+        return os.path.relpath(path, ROOT) if inside else arg
+    return " ".join(relative(arg) for arg in sys.argv)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -448,7 +458,7 @@ def main():
              f"- machine: {platform.machine()}, {os.cpu_count()} CPUs, {platform.platform()}",
              f"- LLVM/MLIR {llvm_version.group(1) if llvm_version else '?'}, "
              f"git {subprocess.run(['git', '-C', ROOT, 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True).stdout.strip()}",
-             f"- command: `{' '.join(sys.argv)}`, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}", ""]
+             f"- command: `{_command_line()}`, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}", ""]
     plots = []
     start = time.time()
     compiler_section(build, args.quick, lines, plots)

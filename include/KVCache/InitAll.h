@@ -6,7 +6,7 @@
 //
 //   mlir::DialectRegistry registry;
 //   mlir::kvcache::registerAllDialects(registry);
-//   mlir::kvcache::registerAllPasses();   // passes and the two pipelines
+//   mlir::kvcache::registerAllPasses();   // passes and the three pipelines
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,8 +27,8 @@ inline void registerAllDialects(DialectRegistry &registry) {
   registry.insert<KVCacheDialect>();
 }
 
-/// Registers every kvcache pass and the `kvcache-to-cpu` and
-/// `kvcache-to-ptx` pipelines with the global pass registry (so textual
+/// Registers every kvcache pass and the `kvcache-to-cpu`, `kvcache-to-ptx`
+/// and `kvcache-to-emulated-gpu` pipelines with the global pass registry (so textual
 /// pipelines and `-pass-pipeline` find them). Safe to call more than once.
 inline void registerAllPasses() {
   static bool once = [] {
