@@ -142,8 +142,10 @@ class CompiledModule:
                  emulator_library=""):
         """`source`: the parsed input (its func.func signatures are the
         calling convention); `lowered`: its LLVM-dialect lowering;
-        `emulator_library`: the GPU emulator runtime to load and trap
-        failures of, or "" for none."""
+        `emulator_library`: the GPU emulator runtime to load, each call
+        then running in its capture mode (the failures it records are
+        raised as kvcache.EmulatorError once the call returns), or "" for
+        none."""
         self.signatures = {name: (arguments, results)
                            for name, kind, arguments, results in source.functions()
                            if kind == "func.func"}
