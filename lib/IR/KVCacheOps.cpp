@@ -268,6 +268,35 @@ OpFoldResult CacheLengthOp::fold(FoldAdaptor) { return foldToCollection(*this); 
 
 OpFoldResult NumPagesOp::fold(FoldAdaptor) { return foldToCollection(*this); }
 
+OpFoldResult NumSequencesOp::fold(FoldAdaptor) {
+  return foldToCollection(*this);
+}
+
+OpFoldResult CapacityOp::fold(FoldAdaptor) { return foldToCollection(*this); }
+
+/// Checks that the kind of `cacheType` implements the sequence hooks that
+/// `num_sequences` and `capacity` lower through.
+static LogicalResult verifyDescribesSequences(Operation *op, Type cacheType) {
+  bool describes =
+      isa<KVCollectionTypeInterface>(cacheType)
+          ? cast<KVCollectionTypeInterface>(cacheType).describesSequences()
+          : cast<KVCacheTypeInterface>(cacheType).describesSequences();
+  if (describes)
+    return success();
+  return op->emitOpError("needs a kind that describes its sequences "
+                         "(describesSequences, buildNumSequences, "
+                         "buildCapacity); ")
+         << cacheType << " does not";
+}
+
+LogicalResult NumSequencesOp::verify() {
+  return verifyDescribesSequences(*this, getCache().getType());
+}
+
+LogicalResult CapacityOp::verify() {
+  return verifyDescribesSequences(*this, getCache().getType());
+}
+
 OpFoldResult MaxSeqLengthOp::fold(FoldAdaptor) {
   return foldToCollection(*this);
 }
@@ -305,8 +334,8 @@ LogicalResult MaxCacheLengthOp::canonicalize(MaxCacheLengthOp op,
 }
 
 Speculation::Speculatability LookupOp::getSpeculatability() {
-  bool checkedAsWrite =
-      getCache().getType().getAssertWriteMode() == 1 && !getReadOnly();
+  bool checkedAsWrite = getCache().getType().getAssertWriteMode() == 1 &&
+                        !getReadOnly() && !getUnchecked();
   return checkedAsWrite ? Speculation::NotSpeculatable
                         : Speculation::Speculatable;
 }

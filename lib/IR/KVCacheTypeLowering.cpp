@@ -134,6 +134,30 @@ static Value buildCacheLengthOf(OpBuilder &builder, Location loc,
                  memref::LoadOp::create(builder, loc, lengths, batch));
 }
 
+/// The number of sequences with a cache length and a page-table row: the
+/// smaller of the sizes of `cache_lengths` and `lookup_table` (dim 0 of
+/// either kind's table).
+static Value buildNumSequencesOf(OpBuilder &builder, Location loc,
+                                 ValueRange lowered) {
+  return arith::MinUIOp::create(
+      builder, loc, memref::DimOp::create(builder, loc, lowered[CacheLengths], 0),
+      memref::DimOp::create(builder, loc, lowered[LookupTable], 0));
+}
+
+/// The token positions a sequence can address, the same for every one: the
+/// columns of `lookup_table` times `page_size` (paged), or `block_tokens`,
+/// the slot dim of `blocks` (dim 3 of a collection's, 1 of a layer's).
+static Value buildCapacityOf(Type type, bool collection, OpBuilder &builder,
+                             Location loc, ValueRange lowered) {
+  KVCacheParams params = KVCacheParams::get(type);
+  if (!params.hasStaticPages())
+    return memref::DimOp::create(builder, loc, lowered[Blocks],
+                                 collection ? 3 : 1);
+  return arith::MulIOp::create(
+      builder, loc, memref::DimOp::create(builder, loc, lowered[LookupTable], 1),
+      arith::ConstantIndexOp::create(builder, loc, params.pageSize));
+}
+
 /// The layer's view of the collection's scales: `scales[layer, kv]`
 /// (`tensor`, a 0-D memref) or `scales[*, kv, layer, *, *(, *)]`. The layer
 /// index was checked against `blocks`; the scales' num_layers is the
@@ -231,6 +255,14 @@ static SmallVector<Value> buildLayerOf(Type collectionType, OpBuilder &builder,
   Value TYPE::buildNumPages(OpBuilder &builder, Location loc,                 \
                             ValueRange lowered) const {                        \
     return memref::DimOp::create(builder, loc, lowered[Blocks], 0);            \
+  }                                                                            \
+  Value TYPE::buildNumSequences(OpBuilder &builder, Location loc,             \
+                                ValueRange lowered) const {                    \
+    return buildNumSequencesOf(builder, loc, lowered);                         \
+  }                                                                            \
+  Value TYPE::buildCapacity(OpBuilder &builder, Location loc,                 \
+                            ValueRange lowered, Value) const {                 \
+    return buildCapacityOf(*this, COLLECTION, builder, loc, lowered);          \
   }
 
 KVCACHE_DEFINE_SHARED_HOOKS(PagedCollectionType, true)

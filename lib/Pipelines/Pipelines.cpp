@@ -22,6 +22,7 @@
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Conversion/SCFToOpenMP/SCFToOpenMP.h"
+#include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -87,6 +88,8 @@ static void addHostToLLVMPasses(OpPassManager &pm, bool withGPU,
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
+  // The poison results of a checked function's early return.
+  pm.addPass(createUBToLLVMConversionPass());
   if (withOpenMP)
     pm.addPass(createConvertOpenMPToLLVMPass());
   if (withGPU)
@@ -94,8 +97,16 @@ static void addHostToLLVMPasses(OpPassManager &pm, bool withGPU,
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
+/// The first step of every pipeline: the check routines, and checked mode.
+static void addArgumentChecks(OpPassManager &pm, bool checked) {
+  KVCacheGenerateArgumentChecksOptions checks;
+  checks.checked = checked;
+  pm.addPass(createKVCacheGenerateArgumentChecks(checks));
+}
+
 void mlir::kvcache::buildKVCacheToCPUPipeline(
     OpPassManager &pm, const KVCacheToCPUOptions &options) {
+  addArgumentChecks(pm, options.checked);
   ConvertKVCacheToSCFOptions kernels;
   kernels.checked = options.checked;
   pm.addPass(createConvertKVCacheToSCF(kernels));
@@ -139,6 +150,7 @@ std::string mlir::kvcache::getPTXFeaturesForChip(StringRef chip) {
 
 void mlir::kvcache::buildKVCacheToNVVMPipeline(
     OpPassManager &pm, const KVCacheToPTXOptions &options) {
+  addArgumentChecks(pm, options.checked);
   ConvertKVCacheToGPUOptions kernels;
   kernels.chip = options.chip;
   kernels.checked = options.checked;

@@ -26,6 +26,36 @@ def KVCache_KernelOpInterface : OpInterface<"KernelOpInterface"> {
   ];
 }
 
+def KVCache_ArgumentChecksOpInterface
+    : OpInterface<"ArgumentChecksOpInterface"> {
+  let cppNamespace = "::mlir::kvcache";
+  let description = [{
+    An op whose operands must agree with each other at run time beyond what
+    its verifier can see (docs/Contract.md, section 5.1): the extents of its
+    memrefs, the contents of offsets and page pairs, the metadata of its
+    caches. `emitArgumentChecks` emits the checks as IR (kvcache access ops,
+    `arith`, `scf`, `memref`), in an order that never reads out of bounds,
+    through a `KVCheckReporter` that decides what a failed check does.
+    `kvcache-generate-argument-checks` calls it for every op that has it:
+    the kernel ops, `get_key_cache`/`get_value_cache` (the layer index) and
+    the collection constructors (a quantized collection's scales).
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        Emits the op's checks at the builder's insertion point. `operands`
+        maps the op's operands to the values the checks read (an empty
+        mapping: the operands themselves, for checks placed right before the
+        op). The checks run in phases: `reporter.guard` moves the insertion
+        point to where every earlier check held, so later reads may rely on
+        them. The insertion point may be left inside the last guard.
+      }],
+      "void", "emitArgumentChecks",
+      (ins "::mlir::OpBuilder &":$builder,
+           "const ::mlir::IRMapping &":$operands,
+           "::mlir::kvcache::KVCheckReporter &":$reporter)>
+  ];
+}
+
 //===----------------------------------------------------------------------===//
 // Collection and cache type interfaces (MAX's KVCollectionT and KVCacheT)
 //===----------------------------------------------------------------------===//
@@ -111,6 +141,36 @@ defvar KVCache_ParameterMethods = [
     "::mlir::Value", "buildNumPages",
     (ins "::mlir::OpBuilder &":$builder, "::mlir::Location":$loc,
          "::mlir::ValueRange":$lowered)>,
+  InterfaceMethod<[{
+      Whether the kind implements `buildNumSequences` and `buildCapacity`,
+      which `kvcache.num_sequences`, `kvcache.capacity` and the argument
+      checks (`kvcache-generate-argument-checks`) need. False by default:
+      the argument checks of a kernel op on such a kind leave out the rules
+      about its sequences (their number, capacity and pages).
+    }],
+    "bool", "describesSequences", (ins), [{}], [{ return false; }]>,
+  InterfaceMethod<[{
+      Emits, as an `index`, the number of sequences the metadata describes
+      (`kvcache.num_sequences`): every sequence `b` below it has a cache
+      length (`buildCacheLength`) and a row of the page table
+      (`buildCapacity`), given the lowered values. Null by default (see
+      `describesSequences`).
+    }],
+    "::mlir::Value", "buildNumSequences",
+    (ins "::mlir::OpBuilder &":$builder, "::mlir::Location":$loc,
+         "::mlir::ValueRange":$lowered), [{}], [{ return {}; }]>,
+  InterfaceMethod<[{
+      Emits, as an `index`, the number of token positions sequence `batch`
+      can address (`kvcache.capacity`), given the lowered values and a
+      `batch` below the number of sequences: `buildLookup` of any token
+      below it reads the metadata in bounds (the page it returns is the
+      caller's to check against `buildNumPages`). Null by default (see
+      `describesSequences`).
+    }],
+    "::mlir::Value", "buildCapacity",
+    (ins "::mlir::OpBuilder &":$builder, "::mlir::Location":$loc,
+         "::mlir::ValueRange":$lowered, "::mlir::Value":$batch), [{}],
+    [{ return {}; }]>,
 ];
 
 def KVCache_KVCacheTypeInterface : TypeInterface<"KVCacheTypeInterface"> {

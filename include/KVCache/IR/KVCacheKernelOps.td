@@ -15,6 +15,11 @@
 // Kernel ops
 //===----------------------------------------------------------------------===//
 
+// Every kernel op checks its operands against each other at run time
+// (kvcache-generate-argument-checks; KVCacheArgumentChecks.cpp).
+defvar KVCache_ArgumentChecks =
+    DeclareOpInterfaceMethods<KVCache_ArgumentChecksOpInterface>;
+
 // Every memref a kernel op takes is in the default memory space.
 def KVCache_InDefaultMemorySpacePred
     : CPred<"!::llvm::cast<::mlir::MemRefType>($_self).getMemorySpace()">;
@@ -59,7 +64,8 @@ def KVCache_LseMemRef
                            "2-D memref of f32 [tokens, q_heads]">;
 
 def KVCache_StoreRaggedOp
-    : KVCache_Op<"store_ragged", [KVCache_KernelOpInterface]> {
+    : KVCache_Op<"store_ragged", [KVCache_KernelOpInterface,
+                                  KVCache_ArgumentChecks]> {
   let summary = "Appends a ragged batch of new tokens to the cache";
   let description = [{
     MAX's `kv_cache.store.paged.ragged`. `values` is `[T, num_heads,
@@ -91,7 +97,8 @@ def KVCache_StoreRaggedOp
 }
 
 def KVCache_GatherRaggedOp
-    : KVCache_Op<"gather_ragged", [KVCache_KernelOpInterface]> {
+    : KVCache_Op<"gather_ragged", [KVCache_KernelOpInterface,
+                                   KVCache_ArgumentChecks]> {
   let summary = "Reads the contexts of a ragged batch out of the cache";
   let description = [{
     The inverse of `store_ragged` for reading a context: `out` row `r` in
@@ -116,7 +123,8 @@ def KVCache_GatherRaggedOp
 }
 
 def KVCache_CopyPagesOp
-    : KVCache_Op<"copy_pages", [KVCache_KernelOpInterface]> {
+    : KVCache_Op<"copy_pages", [KVCache_KernelOpInterface,
+                                KVCache_ArgumentChecks]> {
   let summary = "Copies whole pages, every layer, K and V";
   let description = [{
     For each row `(src, dst)` of `pairs` (`memref<?x2xi32>`), copies physical
@@ -141,6 +149,7 @@ def KVCache_CopyPagesOp
 
 def KVCache_AttentionRaggedOp
     : KVCache_Op<"attention_ragged", [KVCache_KernelOpInterface,
+                                      KVCache_ArgumentChecks,
                                       AttrSizedOperandSegments]> {
   let summary = "Paged attention over a ragged batch, with optional masks, "
                 "score transforms, sinks and log-sum-exp";
@@ -224,7 +233,8 @@ def KVCache_AttentionRaggedOp
 }
 
 def KVCache_MergeStatesOp
-    : KVCache_Op<"merge_states", [KVCache_KernelOpInterface]> {
+    : KVCache_Op<"merge_states", [KVCache_KernelOpInterface,
+                                  KVCache_ArgumentChecks]> {
   let summary = "Merges two partial attention results by their log-sum-exp";
   let description = [{
     Two attention results over disjoint key sets, each with the log-sum-exp

@@ -7,10 +7,12 @@
 #ifndef KVCACHE_IR_KVCACHEOPS_H
 #define KVCACHE_IR_KVCACHEOPS_H
 
+#include "KVCache/IR/ArgumentChecks.h"
 #include "KVCache/IR/KVCacheDialect.h"
 #include "KVCache/IR/KVCacheTypes.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/PatternMatch.h"

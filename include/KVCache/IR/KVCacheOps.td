@@ -20,7 +20,8 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def KVCache_PagedCollectionOp : KVCache_Op<"paged_collection",
     [Pure, DeclareOpInterfaceMethods<KVCache_CollectionOpInterface,
-                                     ["getStaticNumLayers"]>]> {
+                                     ["getStaticNumLayers"]>,
+     DeclareOpInterfaceMethods<KVCache_ArgumentChecksOpInterface>]> {
   let summary = "Builds a paged KV cache collection from its memrefs";
   let description = [{
     Bundles the five pieces of a paged KV cache into one value: `blocks`
@@ -66,7 +67,8 @@ def KVCache_PagedCollectionOp : KVCache_Op<"paged_collection",
 
 def KVCache_ContinuousCollectionOp : KVCache_Op<"continuous_collection",
     [Pure, DeclareOpInterfaceMethods<KVCache_CollectionOpInterface,
-                                     ["getStaticNumLayers"]>]> {
+                                     ["getStaticNumLayers"]>,
+     DeclareOpInterfaceMethods<KVCache_ArgumentChecksOpInterface>]> {
   let summary = "Builds a continuous-batching KV cache collection";
   let description = [{
     Bundles the five pieces of a continuous-batching KV cache (MAX's
@@ -107,7 +109,9 @@ def KVCache_ContinuousCollectionOp : KVCache_Op<"continuous_collection",
 
 class KVCache_GetCacheOp<string mnemonic, string which>
     : KVCache_Op<mnemonic,
-                 [Pure, InferTypeOpAdaptor]> {
+                 [Pure, InferTypeOpAdaptor,
+                  DeclareOpInterfaceMethods<
+                      KVCache_ArgumentChecksOpInterface>]> {
   let summary = "The " # which # " cache of one layer of a collection";
   let arguments = (ins KVCache_AnyCollection:$collection,
                        Index:$layer);
@@ -239,6 +243,55 @@ def KVCache_NumLayersOp : KVCache_Op<"num_layers", [Pure]> {
   let assemblyFormat = "$collection attr-dict `:` qualified(type($collection))";
 }
 
+def KVCache_NumSequencesOp : KVCache_Op<"num_sequences", [Pure]> {
+  let summary = "Number of sequences the cache's metadata describes (an "
+                "extension)";
+  let description = [{
+    The number of sequences `b` for which the metadata has a cache length
+    and a page-table row, as an `index`: for the paged and continuous kinds
+    the smaller of the sizes of `cache_lengths` and of `lookup_table` (its
+    rows); a kind says its own through `buildNumSequences`. An extension
+    (see docs/Contract.md, section 3.1): the argument checks
+    (`kvcache-generate-argument-checks`) compare a batch with it. On a layer
+    cache it folds to the collection the cache came from. The kind must
+    implement the hook (`describesSequences`).
+
+    ```mlir
+    %n = kvcache.num_sequences %c : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
+    ```
+  }];
+  let arguments = (ins KVCache_AnyCollectionOrCache:$cache);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$cache attr-dict `:` qualified(type($cache))";
+  let hasFolder = 1;
+  let hasVerifier = 1;
+}
+
+def KVCache_CapacityOp : KVCache_Op<"capacity", [Pure]> {
+  let summary = "Token positions a sequence can address (an extension)";
+  let description = [{
+    The number of token positions sequence `batch` can address, as an
+    `index`: a lookup of any token below it reads the page table in bounds.
+    For the paged kind `lookup_table`'s columns times `page_size`, for the
+    continuous kind `block_tokens`; a kind says its own through
+    `buildCapacity`. `batch` must be below `kvcache.num_sequences` (not
+    checked). An extension (see docs/Contract.md, section 3.1) for the
+    argument checks. On a layer cache it folds to the collection the cache
+    came from. The kind must implement the hook (`describesSequences`).
+
+    ```mlir
+    %t = kvcache.capacity %c[%b] : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
+    ```
+  }];
+  let arguments = (ins KVCache_AnyCollectionOrCache:$cache, Index:$batch);
+  let results = (outs Index:$result);
+  let assemblyFormat = [{
+    $cache `[` $batch `]` attr-dict `:` qualified(type($cache))
+  }];
+  let hasFolder = 1;
+  let hasVerifier = 1;
+}
+
 def KVCache_LookupOp : KVCache_Op<"lookup",
     [NoMemoryEffect, ConditionallySpeculatable,
      DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
@@ -253,13 +306,21 @@ def KVCache_LookupOp : KVCache_Op<"lookup",
     carry the unit attribute `read_only` (set by `kvcache-expand-accesses`
     and the kernel-op lowerings) and are not checked in that mode.
 
+    A lookup with the unit attribute `unchecked` is never checked at run
+    time, not even with `checked=true`: it is a lookup of the argument
+    checks (`kvcache-generate-argument-checks`), which compare the page it
+    returns with `num_pages` themselves and report a bad one as an argument
+    error rather than abort.
+
     ```mlir
     %page, %slot = kvcache.lookup %k[%b, %t] : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>
     %rpage, %rslot = kvcache.lookup %k[%b, %t] {read_only} : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16, assert_write_mode = 1>
+    %cpage, %cslot = kvcache.lookup %k[%b, %t] {unchecked} : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>
     ```
   }];
   let arguments = (ins KVCache_AnyLayerCache:$cache, Index:$batch,
-                       Index:$token, UnitAttr:$read_only);
+                       Index:$token, UnitAttr:$read_only,
+                       UnitAttr:$unchecked);
   let results = (outs Index:$page, Index:$slot);
   let assemblyFormat = [{
     $cache `[` $batch `,` $token `]` attr-dict `:` qualified(type($cache))

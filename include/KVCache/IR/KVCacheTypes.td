@@ -142,6 +142,22 @@ defvar KVCache_LayerCacheMethods = KVCache_KindMethods<[{
                 ::mlir::Value token, KVRuntimeChecks *checks) const;
   }]>;
 
+/// The hooks of the argument checks (`describesSequences`,
+/// `buildNumSequences`, `buildCapacity`), which a kind that implements them
+/// adds to its `extraClassDeclaration` (KVCacheTypeLowering.cpp for the
+/// paged and continuous kinds). A kind without them keeps the interface's
+/// defaults: its sequences are not checked.
+defvar KVCache_SequenceMethods = [{
+    bool describesSequences() const { return true; }
+    ::mlir::Value buildNumSequences(::mlir::OpBuilder &builder,
+                                    ::mlir::Location loc,
+                                    ::mlir::ValueRange lowered) const;
+    ::mlir::Value buildCapacity(::mlir::OpBuilder &builder,
+                                ::mlir::Location loc,
+                                ::mlir::ValueRange lowered,
+                                ::mlir::Value batch) const;
+  }];
+
 def KVCache_PagedCollectionType
     : KVCache_PagedType<"PagedCollection", "paged_collection",
                         KVCache_KVCollectionTypeInterface> {
@@ -174,7 +190,9 @@ def KVCache_PagedCollectionType
     constructor operands: five, and the scales memref as a sixth with
     `scales`.
   }];
-  let extraClassDeclaration = KVCache_CollectionMethods.decls;
+  let extraClassDeclaration =
+      !strconcat(KVCache_CollectionMethods.decls,
+                 KVCache_SequenceMethods);
 }
 
 def KVCache_PagedCacheType
@@ -193,7 +211,9 @@ def KVCache_PagedCacheType
     `blocks` `[num_pages, page_size, num_heads, head_size]`, `cache_lengths`,
     `lookup_table`, `max_seq_length` and `max_cache_length`.
   }];
-  let extraClassDeclaration = KVCache_LayerCacheMethods.decls;
+  let extraClassDeclaration =
+      !strconcat(KVCache_LayerCacheMethods.decls,
+                 KVCache_SequenceMethods);
 }
 
 def KVCache_ContinuousCollectionType
@@ -226,7 +246,9 @@ def KVCache_ContinuousCollectionType
     strided<[?, ?, ?, H*D, D, 1], offset: ?>>`, `memref<?xi32>`,
     `memref<?xi32>`, `i32`, `i32`.
   }];
-  let extraClassDeclaration = KVCache_CollectionMethods.decls # [{
+  let extraClassDeclaration =
+      !strconcat(KVCache_CollectionMethods.decls,
+                 KVCache_SequenceMethods) # [{
     /// A continuous collection has no static page size.
     int64_t getPageSize() const { return ::mlir::ShapedType::kDynamic; }
   }];
@@ -253,7 +275,9 @@ def KVCache_ContinuousCacheType
     `cache_lengths`, `lookup_table` (`memref<?xi32>`), `max_seq_length` and
     `max_cache_length`.
   }];
-  let extraClassDeclaration = KVCache_LayerCacheMethods.decls # [{
+  let extraClassDeclaration =
+      !strconcat(KVCache_LayerCacheMethods.decls,
+                 KVCache_SequenceMethods) # [{
     /// A continuous cache has no static page size.
     int64_t getPageSize() const { return ::mlir::ShapedType::kDynamic; }
   }];

@@ -35,6 +35,67 @@ def KVCacheExpandAccesses : Pass<"kvcache-expand-accesses"> {
   }];
 }
 
+def KVCacheGenerateArgumentChecks
+    : Pass<"kvcache-generate-argument-checks", "::mlir::ModuleOp"> {
+  let summary = "Check the operands of kernel ops against each other at run "
+                "time: a check routine per function, and checked mode";
+  let description = [{
+    For every public `func.func @F` with a body that contains kernel ops,
+    adds the public function
+
+    ```mlir
+    func.func @kvcache_check_F(<F's arguments>, %message: memref<?xi8>) -> i32
+    ```
+
+    (with `llvm.emit_c_interface` when `F` has it). It checks the rules of
+    docs/Contract.md section 5.1 (`ArgumentChecksOpInterface`) for the
+    kernel ops of F's entry block that no other write precedes and whose
+    operands come from F's arguments through side-effect-free ops (cloned
+    into the routine, their own checks first: a layer index, a quantized
+    collection's scales), and returns 0, or 1 with the message of the first
+    failed rule (function, op, location, operand, both extents) in
+    `message`, NUL-terminated and truncated to its size. It writes nothing
+    else.
+
+    With `checked=true`, F also calls its routine at entry, and every other
+    op with `ArgumentChecksOpInterface` is checked just before it, so that a
+    failing call writes nothing. A failure prints the message to stderr and
+    aborts, or, in capture mode, records it and returns from F (with poison
+    results). The module gets the public functions
+    `kvcache_check_capture(i32)` (1: capture mode on, 0: off; both clear the
+    recorded message) and `kvcache_check_failure() -> !llvm.ptr` (the
+    recorded message, "" when none). The pipelines run this pass first, with
+    their `checked`.
+
+    Before:
+    ```mlir
+    func.func @step(%k: !cache, %new: memref<?x8x128xf16>, %offsets: memref<?xi32>) {
+      kvcache.store_ragged %k, %new, %offsets : !cache, memref<?x8x128xf16>, memref<?xi32>
+      return
+    }
+    ```
+    After (the routine only, unchecked):
+    ```mlir
+    func.func @kvcache_check_step(%k: !cache, %new: memref<?x8x128xf16>, %offsets: memref<?xi32>, %message: memref<?xi8>) -> i32 {
+      // the offsets, the rows of %new, the sequences of %k and the pages
+      // the op writes, each failure formatted into %message by snprintf
+      ...
+    }
+    ```
+  }];
+  let options = [
+    Option<"checked", "checked", "bool", /*default=*/"false",
+           "Also check at run time in the functions themselves (checked "
+           "mode): F calls its check routine at entry and checks every "
+           "other op with argument checks in place">,
+  ];
+  let dependentDialects = [
+    "::mlir::LLVM::LLVMDialect", "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect", "::mlir::ub::UBDialect",
+  ];
+}
+
 def KVCacheMergeGPUModules
     : Pass<"kvcache-merge-gpu-modules", "::mlir::ModuleOp"> {
   let summary = "Merge every gpu.module into the first one";

@@ -12,6 +12,7 @@
 #include "KVCache/IR/KVCacheOps.h"
 #include "../KernelCommon/Quantization.h"
 #include "../KernelCommon/RuntimeChecks.h"
+#include "MetadataLowering.h"
 #include "StructuralConversion.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -44,37 +45,6 @@ void mlir::kvcache::populateKVCacheToMemRefTypeConversion(
         type.getLoweredTypes(results);
         return success();
       });
-}
-
-//===----------------------------------------------------------------------===//
-// Metadata hooks of either interface
-//===----------------------------------------------------------------------===//
-
-/// Calls `hook` with `type` as the interface it implements: the metadata
-/// hooks are on both.
-template <typename Hook>
-static Value callMetadataHook(Type type, Hook &&hook) {
-  if (auto collection = dyn_cast<KVCollectionTypeInterface>(type))
-    return hook(collection);
-  return hook(cast<KVCacheTypeInterface>(type));
-}
-
-/// The metadata read by `max_seq_length`, `max_cache_length`, `num_pages`.
-enum class Metadata { MaxSeqLength, MaxCacheLength, NumPages };
-
-static Value buildMetadata(OpBuilder &builder, Location loc, Type type,
-                           ValueRange lowered, Metadata which) {
-  return callMetadataHook(type, [&](auto cache) -> Value {
-    switch (which) {
-    case Metadata::MaxSeqLength:
-      return cache.buildMaxSeqLength(builder, loc, lowered);
-    case Metadata::MaxCacheLength:
-      return cache.buildMaxCacheLength(builder, loc, lowered);
-    case Metadata::NumPages:
-      return cache.buildNumPages(builder, loc, lowered);
-    }
-    llvm_unreachable("unknown metadata");
-  });
 }
 
 //===----------------------------------------------------------------------===//
@@ -394,42 +364,16 @@ struct CacheLengthLowering : AccessPattern<CacheLengthOp> {
   }
 };
 
-/// max_seq_length / max_cache_length / num_pages: a metadata hook.
-template <typename OpTy, Metadata Which>
-struct MetadataLowering : OpConversionPattern<OpTy> {
-  using OpConversionPattern<OpTy>::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(OpTy op,
-                  typename OpTy::template GenericAdaptor<ArrayRef<ValueRange>>
-                      adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, buildMetadata(rewriter, op.getLoc(),
-                                         op->getOperand(0).getType(),
-                                         adaptor.getOperands().front(), Which));
-    return success();
-  }
-};
-
-struct NumLayersLowering : OpConversionPattern<NumLayersOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(NumLayersOp op, OneToNOpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    auto type = cast<KVCollectionTypeInterface>(op.getCollection().getType());
-    rewriter.replaceOp(op, type.buildNumLayers(rewriter, op.getLoc(),
-                                               adaptor.getCollection()));
-    return success();
-  }
-};
-
 struct LookupLowering : AccessPattern<LookupOp> {
   using AccessPattern::AccessPattern;
   LogicalResult
   matchAndRewrite(LookupOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    AccessEmitter emitter = this->emitter(rewriter, op, op.getCache().getType(),
-                                          adaptor.getCache(),
-                                          /*isWrite=*/!op.getReadOnly());
+    // An argument check's lookup checks its page itself.
+    KVCacheTypeInterface type = op.getCache().getType();
+    AccessEmitter emitter(
+        rewriter, op, type, adaptor.getCache(),
+        !op.getUnchecked() && isChecked(type, /*isWrite=*/!op.getReadOnly()));
     auto [page, slot] = emitter.lookup(adaptor.getBatch().front(),
                                        adaptor.getToken().front());
     rewriter.replaceOp(op, {page, slot});
@@ -549,10 +493,7 @@ void mlir::kvcache::populateKVCacheToMemRefConversionPatterns(
                ElementAccessLowering<PageStoreScaleOp>>(typeConverter, ctx,
                                                        options);
   patterns.add<CollectionLowering>(typeConverter, ctx);
-  patterns.add<MetadataLowering<MaxSeqLengthOp, Metadata::MaxSeqLength>,
-               MetadataLowering<MaxCacheLengthOp, Metadata::MaxCacheLength>,
-               MetadataLowering<NumPagesOp, Metadata::NumPages>,
-               NumLayersLowering>(typeConverter, ctx);
+  populateMetadataLoweringPatterns(typeConverter, patterns);
 
   populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(
       patterns, typeConverter);

@@ -17,8 +17,7 @@
 using namespace mlir;
 using namespace mlir::kvcache;
 
-/// "file:line:col" of `loc`, or "" when it has none.
-static std::string describeLocation(Location loc) {
+std::string mlir::kvcache::describeLocation(Location loc) {
   if (auto fileLoc = loc->findInstanceOf<FileLineColLoc>())
     return (fileLoc.getFilename().getValue() + ":" +
             Twine(fileLoc.getLine()) + ":" + Twine(fileLoc.getColumn()))
@@ -72,10 +71,10 @@ void RuntimeChecker::checkNoNaNForI8(Value hasNaN, Value row,
               row, element);
 }
 
-/// Returns the `llvm.func` named `name` of type `type`, declaring it first.
-static LLVM::LLVMFuncOp getOrDeclareFunction(OpBuilder &builder,
-                                             ModuleOp module, StringRef name,
-                                             LLVM::LLVMFunctionType type) {
+LLVM::LLVMFuncOp
+mlir::kvcache::getOrDeclareFunction(OpBuilder &builder, ModuleOp module,
+                                    StringRef name,
+                                    LLVM::LLVMFunctionType type) {
   if (auto func = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
     return func;
   OpBuilder::InsertionGuard guard(builder);
@@ -83,9 +82,8 @@ static LLVM::LLVMFuncOp getOrDeclareFunction(OpBuilder &builder,
   return LLVM::LLVMFuncOp::create(builder, module.getLoc(), name, type);
 }
 
-/// Returns the address of a private constant NUL-terminated string.
-static Value getStringAddress(OpBuilder &builder, Location loc,
-                              ModuleOp module, StringRef text) {
+Value mlir::kvcache::getStringAddress(OpBuilder &builder, Location loc,
+                                      ModuleOp module, StringRef text) {
   std::string name =
       "__kvcache_check_message_" + llvm::utohexstr(llvm::xxh3_64bits(text));
   auto global = module.lookupSymbol<LLVM::GlobalOp>(name);

@@ -8,7 +8,9 @@
 #define KVCACHE_LIB_CONVERSION_KERNELCOMMON_RUNTIMECHECKS_H
 
 #include "KVCache/IR/KVCacheTypes.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 
 namespace mlir::kvcache {
 
@@ -56,6 +58,21 @@ private:
   Location loc;
   bool onDevice;
 };
+
+/// "file:line:col" of `loc`, or "" when it has none.
+std::string describeLocation(Location loc);
+
+/// Returns the `llvm.func` named `name` of type `type` in `module`,
+/// declaring it first (libc functions of host checks: dprintf, abort,
+/// snprintf).
+LLVM::LLVMFuncOp getOrDeclareFunction(OpBuilder &builder, ModuleOp module,
+                                      StringRef name,
+                                      LLVM::LLVMFunctionType type);
+
+/// Returns the address of a private constant NUL-terminated string in
+/// `module` (one global per distinct text).
+Value getStringAddress(OpBuilder &builder, Location loc, ModuleOp module,
+                       StringRef text);
 
 } // namespace mlir::kvcache
 

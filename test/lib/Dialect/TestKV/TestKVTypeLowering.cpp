@@ -87,6 +87,41 @@ static Value buildCacheLengthOf(OpBuilder &builder, Location loc,
   return loadIndex(builder, loc, lengths, batch);
 }
 
+/// `a - b`, or 0 when `b > a` (unsigned).
+static Value subClamped(OpBuilder &builder, Location loc, Value a, Value b) {
+  return arith::SubIOp::create(builder, loc, a,
+                               arith::MinUIOp::create(builder, loc, a, b));
+}
+
+/// The sequences kv_indptr describes (its size - 1, none when it is empty),
+/// at most the size of cache_lengths.
+static Value buildNumSequencesOf(OpBuilder &builder, Location loc,
+                                 ValueRange lowered) {
+  Value one = arith::ConstantIndexOp::create(builder, loc, 1);
+  Value entries = dim(builder, loc, lowered[KVIndptr], 0);
+  return arith::MinUIOp::create(builder, loc,
+                                subClamped(builder, loc, entries, one),
+                                dim(builder, loc, lowered[CacheLengths], 0));
+}
+
+/// The pages of sequence `batch` (kv_indptr[b+1] - kv_indptr[b], none when
+/// they decrease) that kv_indices holds (its entries from kv_indptr[b] on),
+/// times page_size: every lookup below it reads kv_indices in bounds.
+static Value buildCapacityOf(int64_t pageSize, OpBuilder &builder,
+                             Location loc, ValueRange lowered, Value batch) {
+  Value indptr = lowered[KVIndptr];
+  Value next = arith::AddIOp::create(
+      builder, loc, batch, arith::ConstantIndexOp::create(builder, loc, 1));
+  Value first = loadIndex(builder, loc, indptr, batch);
+  Value pages = subClamped(builder, loc, loadIndex(builder, loc, indptr, next),
+                           first);
+  Value held = subClamped(builder, loc,
+                          dim(builder, loc, lowered[KVIndices], 0), first);
+  return arith::MulIOp::create(
+      builder, loc, arith::MinUIOp::create(builder, loc, pages, held),
+      arith::ConstantIndexOp::create(builder, loc, pageSize));
+}
+
 #define TESTKV_DEFINE_SHARED_HOOKS(TYPE, COLLECTION)                           \
   void TYPE::getLoweredTypes(SmallVectorImpl<Type> &types) const {             \
     appendLoweredTypes(*this, COLLECTION, types);                              \
@@ -111,6 +146,14 @@ static Value buildCacheLengthOf(OpBuilder &builder, Location loc,
   Value TYPE::buildNumPages(OpBuilder &builder, Location loc,                  \
                             ValueRange lowered) const {                        \
     return dim(builder, loc, lowered[Blocks], 0);                              \
+  }                                                                            \
+  Value TYPE::buildNumSequences(OpBuilder &builder, Location loc,              \
+                                ValueRange lowered) const {                    \
+    return buildNumSequencesOf(builder, loc, lowered);                         \
+  }                                                                            \
+  Value TYPE::buildCapacity(OpBuilder &builder, Location loc,                  \
+                            ValueRange lowered, Value batch) const {           \
+    return buildCapacityOf(getPageSize(), builder, loc, lowered, batch);       \
   }
 
 TESTKV_DEFINE_SHARED_HOOKS(CSRCollectionType, true)

@@ -50,7 +50,9 @@ def TestKV_CSRCollectionType
     !test_kv.csr_collection<f16, num_heads = 2, head_size = 8, page_size = 4>
     ```
   }];
-  let extraClassDeclaration = KVCache_CollectionMethods.decls;
+  let extraClassDeclaration =
+      !strconcat(KVCache_CollectionMethods.decls,
+                 KVCache_SequenceMethods);
 }
 
 def TestKV_CSRCacheType
@@ -65,7 +67,9 @@ def TestKV_CSRCacheType
     !test_kv.csr_cache<f16, num_heads = 2, head_size = 8, page_size = 4>
     ```
   }];
-  let extraClassDeclaration = KVCache_LayerCacheMethods.decls;
+  let extraClassDeclaration =
+      !strconcat(KVCache_LayerCacheMethods.decls,
+                 KVCache_SequenceMethods);
 }
 
 #endif // TESTKV_TESTKVTYPES_TD
