@@ -12,6 +12,7 @@ import pytest
 from kvcache_tools import find_tool
 
 from kvcache import abi
+from kvcache import errors as kvcache_errors
 
 PAGES, KV, LAYERS, PAGE, HEADS, DIM = 5, 2, 3, 4, 2, 8
 
@@ -432,3 +433,40 @@ def test_kinds_pack_the_same_without_the_extension():
     assert abi._has_extension()
     assert len(described["packed"]) == 34 + 29 + 1
     assert eval(run.stdout) == described["packed"]
+
+
+@pytest.mark.parametrize("extension", [True, False])
+def test_the_packer_checks_the_arrays_against_each_other(extension,
+                                                         monkeypatch):
+    """What the packer sees of the arrays' relations (docs/KernelABI.md):
+    max_cache_length (unsigned) within a sequence's capacity, blocks of a
+    cache element type, of 1-byte codes with scales, the metadata of i32;
+    with the compiler's description and without it."""
+    if not extension:
+        monkeypatch.setattr(abi, "_has_extension", lambda: False)
+    blocks, lengths, table = make_cache()
+    # 2 columns of pages of 4 tokens: 8 tokens a sequence.
+    abi.paged_cache_params(blocks, lengths, table, 1, 8)
+    for value, shown in [(9, 9), (-1, 2**32 - 1)]:
+        with pytest.raises(ValueError, match=rf"max_cache_length is {shown}, "
+                           r".*2 columns of pages of 4 tokens hold 8"):
+            abi.KernelArgs().cache(blocks, lengths, table, 1, value)
+    continuous, lengths2, table2 = make_continuous()
+    abi.continuous_collection_params(continuous, lengths2, table2, 1, TOKENS)
+    with pytest.raises(ValueError, match=rf"max_cache_length is {TOKENS + 1}, "
+                       rf".*a block \(blocks dim 3\) holds {TOKENS} tokens"):
+        abi.continuous_collection_params(continuous, lengths2, table2, 1,
+                                         TOKENS + 1)
+    with pytest.raises(kvcache_errors.ArgumentTypeError,
+                       match="elements of a cache .* got float64"):
+        abi.paged_collection_params(blocks.astype(np.float64), lengths, table,
+                                    1, 8)
+    scales = make_scales("token_head", blocks)
+    with pytest.raises(kvcache_errors.ArgumentTypeError,
+                       match="1-byte codes .* got float16"):
+        abi.cache_params(blocks, lengths, table, 1, 8, scales=scales)
+    abi.cache_params(blocks.astype(np.int8), lengths, table, 1, 8,
+                     scales=scales)
+    with pytest.raises(kvcache_errors.ArgumentTypeError,
+                       match="lookup_table of i32 elements .* got int64"):
+        abi.paged_cache_params(blocks, lengths, table.astype(np.int64), 1, 8)
