@@ -24,7 +24,9 @@ Writes bench/report.md and bench/plots/*.png. Sections:
   8. CPU attention against peers: ours, numpy, PyTorch (when installed) and
      a copy of the K+V bytes on the same data (bench/attention_peers.py);
   9. the GPU emulator's speed: thread switches and checked accesses per CPU
-     second on emulated kernel tests (bench/emulator_speed.py).
+     second on emulated kernel tests (bench/emulator_speed.py);
+ 10. the argument checks' cost: a CPU decode step of batch 64 with and
+     without the check routine run before each call (bench/check_cost.py).
 Every figure is the min and the median of several repetitions; on these
 shared CPUs only ratios measured side by side are meaningful.
 """
@@ -49,6 +51,7 @@ from quantized import quantized_section  # noqa: E402
 from window import window_section  # noqa: E402
 from attention_peers import attention_peers_section  # noqa: E402
 from emulator_speed import emulator_speed_section  # noqa: E402
+from check_cost import check_cost_section  # noqa: E402
 
 
 def timed(command, reps, stdin=None):
@@ -471,6 +474,7 @@ def main():
     window_section(build, args.quick, lines)
     attention_peers_section(build, args.quick, lines)
     emulator_speed_section(build, args.quick, lines)
+    check_cost_section(build, args.quick, lines)
     lines += ["## Plots", ""] + write_plots(plots, os.path.join(HERE, "plots")) + [""]
     lines.append(f"Total benchmark time: {time.time() - start:.0f} s.")
     with open(os.path.join(HERE, "report.md"), "w") as f:

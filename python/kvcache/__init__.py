@@ -50,7 +50,9 @@ Modules, each importable alone (none imports another that imports it):
     abi        the launch-argument packer of the kernels (KernelArgs;
                docs/KernelABI.md); re-exports arguments' names
     errors     CompileError: MLIR diagnostics with their locations;
-               EmulatorError: the GPU emulator's reports; ArgumentTypeError
+               CheckError: arguments that break the kernel ops' rules
+               (raised before anything is written); EmulatorError: the GPU
+               emulator's reports; ArgumentTypeError
 
 The compiler, CPU and emulator parts need the extension `_kvcache`, built into
 build/python/kvcache by the normal build (use PYTHONPATH=build/python); the
@@ -62,12 +64,12 @@ import importlib.util
 from . import (abi, attention_reference, builders, caches,  # noqa: F401
                dtypes, reference, testing)
 from .config import CacheConfig  # noqa: F401
-from .errors import (ArgumentTypeError, CompileError, Diagnostic,  # noqa: F401
-                     EmulatorError)
+from .errors import (ArgumentTypeError, CheckError,  # noqa: F401
+                     CompileError, Diagnostic, EmulatorError)
 
-__all__ = ["ArgumentTypeError", "CacheConfig", "CompileError", "Diagnostic",
-           "EmulatorError", "abi", "attention_reference", "builders", "caches",
-           "dtypes", "reference", "testing"]
+__all__ = ["ArgumentTypeError", "CacheConfig", "CheckError", "CompileError",
+           "Diagnostic", "EmulatorError", "abi", "attention_reference",
+           "builders", "caches", "dtypes", "reference", "testing"]
 _EXTENSION_NAMES = ("Module", "compile_ptx", "describe_type", "kernel_names",
                     "lower_to_cpu", "lower_to_emulated_gpu", "parse",
                     "run_pipeline", "verify", "CPUModule", "EmulatedGPUModule",

@@ -50,10 +50,20 @@ of a `!kvcache.<kind>_cache` or `_collection` ("paged" or "continuous"),
 e.g. `.cache(*cache.arguments(), kv=0, layer=3, kind=cache.kind)` with a
 kvcache.caches.ContinuousCache, and a quantized one's scales as `scales=`:
 `.collection(*cache.arguments()[:5], kind=cache.kind, scales=cache.scales)`.
-The type is built from the arrays' shapes and described by the compiler;
-without the extension (a source checkout on a GPU machine where nothing is
-built) the arrays are packed as given, unchecked but the scales' shape.
-`.argument(argument, value)` packs a value for any ArgumentABI.
+The type is built from the arrays' shapes and described by the compiler,
+and the arrays are checked against it and against each other, as far as
+their extents and dtypes tell (the contents of device arrays are not
+read): ranks, static sizes, strides and element types; a quantized cache's
+scales against its blocks (shape, f32) and its blocks of 1-byte codes; kv
+and layer of a layer cache against the blocks; max_cache_length (read
+unsigned: -1 is 2^32 - 1) at most a sequence's capacity, the lookup
+table's columns x page_size (block_tokens for a continuous cache). A
+failure is a ValueError (ArgumentTypeError, also a TypeError, for an
+element type) naming the value and both extents. Without the extension (a
+source checkout on a GPU machine where nothing is built) the arrays are
+packed as given, their relations and element types still checked.
+`.argument(argument, value)` packs a value for any ArgumentABI (its
+arrays checked against the description).
 """
 
 import ctypes
@@ -63,7 +73,10 @@ import numpy as np
 
 from .arguments import (LAYER_VIEWS, ArgumentABI, ArrayInfo,  # noqa: F401
                         ValueABI, array_info, describe_type, memref_params)
-from .config import KINDS, CacheConfig, scales_kind_of_shape
+from .config import (ELEMENT_TYPES, KINDS, STORAGE_TYPES, CacheConfig,
+                     scales_kind_of_shape)
+from .dtypes import ARRAY_DTYPES
+from .errors import ArgumentTypeError
 
 __all__ = ["ArgumentABI", "ArrayInfo", "KernelArgs", "ValueABI", "array_info",
            "cache_params", "collection_params", "continuous_cache_params",
@@ -118,12 +131,20 @@ def _kind_argument(kind, role, fields):
     return describe_type(f"!kvcache.{kind}_{role}<{config.type_parameters()}>")
 
 
+# The element types of the values the undescribed argument knows (section
+# 1 of docs/Contract.md; the blocks' are checked by _check_blocks_element).
+_UNDESCRIBED_ELEMENTS = {"cache_lengths": "i32", "lookup_table": "i32",
+                         "scales": "f32"}
+
+
 def _undescribed_argument(kind, role, fields, scales_kind):
     """Without the compiler extension (a source checkout, e.g. on a GPU
     machine where nothing is built): an ArgumentABI that takes the fields
-    as they are given, each array as a memref of any element type, shape
-    and strides (a layer's blocks and scales viewed as always), each int
-    as an i32. Only the scales' shape is checked against the blocks."""
+    as they are given, each array as a memref of any shape and strides (a
+    layer's blocks and scales viewed as always; the metadata of i32 and the
+    scales of f32 elements), each int as an i32. Of the relations, the
+    scales' shape, the blocks' elements and max_cache_length against a
+    sequence's capacity are checked (_kind_params)."""
     values = []
     for name, field in fields.items():
         if name in ("kv", "layer"):
@@ -136,9 +157,11 @@ def _undescribed_argument(kind, role, fields, scales_kind):
         rank = len(array_info(field).shape)
         if role == "cache" and name in LAYER_VIEWS:
             rank = 0 if name == "scales" and rank == 2 else rank - 2
+        element = _UNDESCRIBED_ELEMENTS.get(name)
         values.append({"name": name, "type": "memref", "kind": "memref",
-                       "element": None, "bits": None, "integer": False,
-                       "float": False, "rank": rank, "shape": [None] * rank,
+                       "element": element, "bits": element and 32,
+                       "integer": element == "i32", "float": element == "f32",
+                       "rank": rank, "shape": [None] * rank,
                        "strides": [None] * rank, "offset": None,
                        "identity": False, "layout": "strided",
                        "memory_space": None})
@@ -156,10 +179,61 @@ def _kind_params(role, fields, kind, scales):
     argument = _kind_argument(kind, role, fields)
     try:
         # The type's element type is made up from the blocks' width.
-        return argument.pack(fields, any_element=("blocks",))
+        params = argument.pack(fields, any_element=("blocks",))
     except ValueError as error:
         hint = _other_kind(kind, role, fields)
         raise type(error)(f"{error}{hint}") from None
+    _check_blocks_element(fields)
+    _check_capacity(fields, kind)
+    return params
+
+
+# The numpy dtypes of blocks: those of the cache's element types (bf16 as
+# 16-bit integers, fp8 as 8-bit ones), of the storage types only for a
+# quantized cache (its codes).
+_BLOCKS_DTYPES = frozenset(np.dtype(name) for element in ELEMENT_TYPES
+                           for name in ARRAY_DTYPES[element])
+_CODES_DTYPES = frozenset(np.dtype(name) for element in STORAGE_TYPES
+                          for name in ARRAY_DTYPES[element])
+
+
+def _check_blocks_element(fields):
+    """ArgumentTypeError unless the blocks hold the elements of a cache
+    (the type built for them takes any of their width): 1-byte codes for a
+    quantized one (with scales)."""
+    blocks = array_info(fields["blocks"])
+    quantized = "scales" in fields
+    dtypes = _CODES_DTYPES if quantized else _BLOCKS_DTYPES
+    if blocks.dtype in dtypes or (blocks.dtype is None and
+                                  blocks.itemsize in {d.itemsize for d in dtypes}):
+        return
+    what = ("the 1-byte codes (fp8 or i8) of a quantized cache" if quantized
+            else "the elements of a cache (f32, f16, bf16, fp8 or i8)")
+    got = blocks.dtype.name if blocks.dtype is not None else \
+        f"{blocks.itemsize}-byte elements"
+    raise ArgumentTypeError(f"blocks must hold {what}, got {got}")
+
+
+def _check_capacity(fields, kind):
+    """ValueError unless max_cache_length (an i32, read unsigned) is at most
+    what a sequence holds (docs/Contract.md 1): the lookup table's columns
+    x page_size (blocks dim 3) for a kind with pages, block_tokens (blocks
+    dim 3) for a continuous cache."""
+    tokens = array_info(fields["blocks"]).shape[3]
+    table = array_info(fields["lookup_table"]).shape
+    max_cache_length = int(fields["max_cache_length"]) & 0xFFFFFFFF
+    if CacheConfig(kind=kind).has_pages:
+        if len(table) != 2:
+            return  # not described: the kind's rank is not checked
+        capacity = table[1] * tokens
+        holds = (f"the lookup_table's {table[1]} columns of pages of "
+                 f"{tokens} tokens hold {capacity}")
+    else:
+        capacity = tokens
+        holds = f"a block (blocks dim 3) holds {capacity} tokens"
+    if max_cache_length > capacity:
+        raise ValueError(f"max_cache_length is {max_cache_length}, more tokens "
+                         f"than a sequence can have: {holds}")
 
 
 def _other_kind(kind, role, fields):

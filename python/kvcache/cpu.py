@@ -35,6 +35,14 @@ is passed the same way). By the function's MLIR signature:
                                 (docs/Contract.md 2.2)
     index, iN                   an int;  f32, f64: a float
 A function may return nothing or one index/integer/f32/f64 scalar.
+
+Arguments that break the kernel ops' rules (docs/Contract.md 5: offsets
+past the rows, a layer or page out of range, lengths past a sequence's
+capacity, ...) raise kvcache.CheckError before anything is written: every
+function with kernel ops has a check routine, `kvcache_check_<name>`, that
+the compiler adds and the module runs on the same values before each call
+(`module.checks` names those functions). Checks of what a function computes
+itself run inside it with checked=True, and raise the same way.
 """
 
 import functools
@@ -135,7 +143,8 @@ class CompiledModule:
     `name`; `module.lowered` is the LLVM-dialect module that was compiled;
     `module.signatures[name]` its argument and result types (text) and
     `module.abi[name]` its arguments as the compiler lowers them
-    (kvcache.abi.ArgumentABI).
+    (kvcache.abi.ArgumentABI); `module.checks` the functions checked before
+    each call (kvcache.CheckError when a check fails: nothing was written).
     """
 
     def __init__(self, source, lowered, opt_level, shared_libs,
@@ -155,9 +164,17 @@ class CompiledModule:
         libs = RUNNER_UTILS if shared_libs is None else list(shared_libs)
         self._engine = _kvcache.JitModule(lowered, opt_level, libs,
                                           emulator_library)
+        self.checks = frozenset(self._engine.checked_functions())
 
     def call(self, name, *args):
-        """Calls function `name`: one Python value per MLIR argument."""
+        """Calls function `name`: one Python value per MLIR argument. Its
+        check routine runs first, on the same values (kvcache.CheckError,
+        and nothing runs, when it fails)."""
+        return self._engine.invoke(name, self._values(name, args))
+
+    def _values(self, name, args):
+        """The LLVM-level values of a call of `name` with `args`, checked
+        against the arguments' descriptions (kvcache.arguments)."""
         if name not in self.signatures:
             raise KeyError(f"no func.func @{name} in the module (functions: "
                            f"{', '.join(sorted(self.signatures))})")
@@ -170,7 +187,7 @@ class CompiledModule:
         for position, (argument, value) in enumerate(zip(arguments, args)):
             flat += _flatten(argument, value,
                              f"argument {position} of @{name}: ")
-        return self._engine.invoke(name, flat)
+        return flat
 
     def __getattr__(self, name):
         signatures = self.__dict__.get("signatures", {})
@@ -186,8 +203,14 @@ class CPUModule(CompiledModule):
     """Functions of kvcache IR compiled for this CPU.
 
     ir:          MLIR text or a kvcache.Module (func.func functions)
-    checked:     run-time checks of every access (kvcache-to-cpu{checked});
-                 a failed check prints to stderr and aborts the process
+    checked:     run-time checks of every access (kvcache-to-cpu{checked}):
+                 the kernel ops' checks of what a function computes itself
+                 raise kvcache.CheckError (nothing written, the module
+                 usable); a failed check of an access op the IR holds
+                 (kvcache.load, kvcache.store, ...: assert_write_mode = 1
+                 included) still prints to stderr and aborts the process.
+                 The checks of the arguments run before every call either
+                 way
     opt_level:   LLVM optimization level of the JIT (0-3)
     shared_libs: libraries to load (default: MLIR's runner utils; the
                  OpenMP runtime is added when the code is parallel)

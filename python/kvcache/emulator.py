@@ -11,9 +11,13 @@ module is called exactly like a CPUModule (see kvcache.cpu):
     gpu = kvcache.EmulatedGPUModule(builders.store_ragged(config))
     gpu.store_ragged(*cache.arguments(), layer, new_rows, row_offsets)
 
-A failed check or a device assert (checked=True, assert_write_mode = 1)
-raises kvcache.EmulatorError with the emulator's reports; the interpreter
-goes on and the module can be called again. With KVCACHE_EMU_ON_ERROR=continue
+Arguments that break the kernel ops' rules raise kvcache.CheckError before
+any kernel runs, as on a CPUModule (each function's check routine runs
+first; with checked=True the checks of what a function computes itself
+too). A failed check of the emulator or a device assert (checked=True,
+assert_write_mode = 1: the kernels' own checks of each access) raises
+kvcache.EmulatorError with the emulator's reports; the interpreter goes on
+and the module can be called again. With KVCACHE_EMU_ON_ERROR=continue
 in the environment, failed checks are recorded, the kernels run on, and the
 error is raised when the call returns. KVCACHE_EMU_ORDER (forward, reverse,
 random:<seed>: the order threads and blocks run in) and KVCACHE_EMU_PROFILE
@@ -61,8 +65,10 @@ class EmulatedGPUModule(CompiledModule):
     ir:          MLIR text or a kvcache.Module (func.func functions; kernel
                  ops, gpu.launch or gpu.module kernels launched from them)
     chip:        the GPU the kernels are built for (sm_XX), as compile_ptx
-    checked:     run-time checks of every access; a failed check is a
-                 device assert, raised as EmulatorError
+    checked:     run-time checks: those of the kernel ops' operands that
+                 the function computes itself, before anything runs
+                 (kvcache.CheckError), and of every access in the
+                 kernels, device asserts (EmulatorError)
     opt_level:   LLVM optimization level (0-3) of the JIT that compiles
                  the host code and the emulated kernels
     shared_libs: libraries to load besides the emulator (default: MLIR's

@@ -10,6 +10,17 @@ or JIT compilation and raises one `CompileError` carrying all of them:
         print(error)                       # model.mlir:3:7: error: ...
         error.diagnostics[0].location      # "model.mlir:3:7"
 
+A call of a compiled function whose arguments break the kernel ops' rules
+(docs/Contract.md 5: offsets, row counts, layers, pages, lengths that do
+not fit each other) raises `CheckError`, a ValueError, before anything is
+written; the module stays usable:
+
+    try:
+        cpu.decode_step(*cache.arguments(), layer, q, k, v, offsets, out)
+    except kvcache.CheckError as error:
+        error.function                     # "decode_step"
+        print(error)                       # decode_step: kvcache.attention_ragged at ...: 'out' has 1 rows, ...
+
 A kernel run by the GPU emulator (kvcache.EmulatedGPUModule) that fails one
 of the emulator's checks or a device assert raises `EmulatorError` with the
 emulator's report lines; the arrays may be partly written.
@@ -21,7 +32,8 @@ it) and a ValueError (as kvcache.abi raised it).
 
 from collections import namedtuple
 
-__all__ = ["ArgumentTypeError", "CompileError", "Diagnostic", "EmulatorError"]
+__all__ = ["ArgumentTypeError", "CheckError", "CompileError", "Diagnostic",
+           "EmulatorError"]
 
 Diagnostic = namedtuple("Diagnostic", ["severity", "location", "message", "notes"])
 Diagnostic.__doc__ = """One MLIR diagnostic: severity ("error", "warning",
@@ -73,6 +85,25 @@ class EmulatorError(RuntimeError):
             else:
                 kinds.append("assert")
         return kinds
+
+
+class CheckError(ValueError):
+    """A run-time check of the compiler (docs/Contract.md 5) failed on the
+    arguments of a call of kvcache.CPUModule or kvcache.EmulatedGPUModule:
+    the function's check routine, run before it (always, checked or not),
+    or, in a module compiled with checked=True, a check inside it. Nothing
+    was written: the arrays are as they were before the call. `function`
+    is the function called, `message` (also `str(error)`) the compiler's
+    message: the function, the kernel op and its location, the argument
+    and the two values that do not fit."""
+
+    def __init__(self, function, message):
+        super().__init__(message)
+        self.function = function
+        self.message = message
+
+    def __reduce__(self):
+        return type(self), (self.function, self.message)
 
 
 class ArgumentTypeError(TypeError, ValueError):

@@ -7,7 +7,10 @@
 // with dlopen (RTLD_GLOBAL, so that the JIT resolves the emulated code's
 // calls to it), each emulated call runs in its capture mode, and the
 // failures it recorded are raised as kvcache.errors.EmulatorError once the
-// call has returned.
+// call has returned. The compiler's check routines run before the functions
+// they check, on the same packed values; their failures, and those that
+// code lowered with checked=true records in its capture mode, are raised as
+// kvcache.errors.CheckError.
 //
 //===----------------------------------------------------------------------===//
 
@@ -100,6 +103,17 @@ int callCapturing(const EmulatorRuntime &runtime, void (*entry)(void **),
   reports = runtime.reports();
   runtime.clearReports();
   return errors;
+}
+
+/// Raises kvcache.errors.CheckError: a check of `function` failed with
+/// `message`.
+[[noreturn]] void raiseCheckError(const std::string &function,
+                                  const std::string &message) {
+  py::object errorType =
+      py::module_::import("kvcache.errors").attr("CheckError");
+  py::object error = errorType(function, message);
+  PyErr_SetObject(errorType.ptr(), error.ptr());
+  throw py::error_already_set();
 }
 
 /// Raises kvcache.errors.EmulatorError holding the report lines.
@@ -216,6 +230,45 @@ py::object loadScalar(ScalarKind kind, const uint64_t *slot) {
   return py::none();
 }
 
+//===----------------------------------------------------------------------===//
+// The compiler's run-time checks
+//===----------------------------------------------------------------------===//
+
+/// The prefix of a check routine's name: `kvcache_check_<function>`.
+constexpr llvm::StringLiteral kCheckPrefix = "kvcache_check_";
+
+/// The size of the message buffer a check routine gets (the compiler's
+/// messages fit, truncated if need be).
+constexpr size_t kCheckMessageSize = 1024;
+
+/// The LLVM parameters a check routine takes after its function's: the
+/// expanded descriptor of its `memref<?xi8>` message buffer.
+constexpr ScalarKind kMessageParams[] = {ScalarKind::Pointer,
+                                         ScalarKind::Pointer, ScalarKind::I64,
+                                         ScalarKind::I64, ScalarKind::I64};
+
+/// Runs the check routine `check` on the packed arguments `arguments` of
+/// the function it checks (one pointer per parameter); returns the message
+/// of a failure, or "" when every check held.
+std::string runCheck(void (*check)(void **), ArrayRef<void *> arguments) {
+  alignas(16) char message[kCheckMessageSize] = {};
+  uint64_t descriptor[] = {reinterpret_cast<uintptr_t>(message),
+                           reinterpret_cast<uintptr_t>(message), 0,
+                           kCheckMessageSize, 1};
+  uint64_t result = 0;
+  SmallVector<void *> pointers(arguments.begin(), arguments.end());
+  for (uint64_t &field : descriptor)
+    pointers.push_back(&field);
+  pointers.push_back(&result);
+  check(pointers.data());
+  int32_t failed;
+  std::memcpy(&failed, &result, sizeof failed);
+  if (!failed)
+    return "";
+  message[kCheckMessageSize - 1] = 0;
+  return *message ? std::string(message) : "a run-time check failed";
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -268,10 +321,65 @@ JitModule::JitModule(const PyModule &module, unsigned optLevel,
                      llvm::toString(created.takeError()));
   engine = std::move(*created);
   engine->initialize();
+  findChecks();
+}
+
+void JitModule::findChecks() {
+  auto lookup = [&](StringRef name) -> PackedFunction {
+    auto function = engine->lookupPacked(name);
+    if (!function)
+      throw std::runtime_error("cannot find '" + name.str() + "': " +
+                               llvm::toString(function.takeError()));
+    return *function;
+  };
+  for (const auto &[name, signature] : signatures) {
+    auto checked = signatures.find((kCheckPrefix + name).str());
+    if (!signature.valid || checked == signatures.end())
+      continue;
+    // The routine takes the function's parameters and the message buffer,
+    // and returns an i32: anything else is not a check routine.
+    SmallVector<ScalarKind> expected(signature.params.begin(),
+                                     signature.params.end());
+    expected.append(std::begin(kMessageParams), std::end(kMessageParams));
+    if (checked->second.valid &&
+        ArrayRef<ScalarKind>(checked->second.params) ==
+            ArrayRef<ScalarKind>(expected) &&
+        checked->second.result == ScalarKind::I32)
+      checks[name] = lookup(checked->first);
+  }
+  auto capture = signatures.find((kCheckPrefix + "capture").str());
+  auto failure = signatures.find((kCheckPrefix + "failure").str());
+  if (capture == signatures.end() || failure == signatures.end())
+    return;
+  if (capture->second.params != std::vector<ScalarKind>{ScalarKind::I32} ||
+      failure->second.result != ScalarKind::Pointer)
+    throw std::runtime_error("kvcache_check_capture and kvcache_check_failure "
+                             "do not have the checked mode's signatures");
+  setCheckCapture = lookup(capture->first);
+  checkFailure = lookup(failure->first);
+  // Record failures instead of aborting the process (this clears the
+  // recorded message too).
+  uint64_t on = 1;
+  void *pointers[] = {&on};
+  setCheckCapture(pointers);
+}
+
+std::string JitModule::takeCheckFailure() {
+  uint64_t result = 0;
+  void *pointers[] = {&result};
+  checkFailure(pointers);
+  const char *message = reinterpret_cast<const char *>(result);
+  if (!message || !*message)
+    return "";
+  std::string text(message);
+  uint64_t on = 1;
+  void *capture[] = {&on};
+  setCheckCapture(capture); // clears the message
+  return text;
 }
 
 py::object JitModule::invoke(const std::string &name,
-                             const py::sequence &values) {
+                             const py::sequence &values, bool check) {
   auto found = signatures.find(name);
   if (found == signatures.end())
     throw py::key_error("no function '" + name +
@@ -304,12 +412,19 @@ py::object JitModule::invoke(const std::string &name,
   if (!function)
     throw std::runtime_error("cannot call '" + name + "': " +
                              llvm::toString(function.takeError()));
-  if (emulator) {
-    runEmulated(*function, pointers.data());
-  } else {
-    py::gil_scoped_release release;
-    (*function)(pointers.data());
+  auto routine = checks.find(name);
+  if (check && routine != checks.end()) {
+    std::string message = runCheck(
+        routine->second, ArrayRef<void *>(pointers).take_front(
+                             signature.params.size()));
+    if (!message.empty())
+      raiseCheckError(name, message);
   }
+  CallOutcome outcome = call(*function, pointers.data());
+  if (outcome.emulatorFailed)
+    raiseEmulatorError(outcome.reports);
+  if (!outcome.checkFailure.empty())
+    raiseCheckError(name, outcome.checkFailure);
   if (!signature.result)
     return py::none();
   return loadScalar(*signature.result, &slots.back());
@@ -322,17 +437,31 @@ std::vector<std::string> JitModule::functionNames() const {
   return names;
 }
 
-void JitModule::runEmulated(void (*entry)(void **), void **arguments) {
-  int errors;
-  std::string reports;
-  {
-    py::gil_scoped_release release;
+std::vector<std::string> JitModule::checkedFunctions() const {
+  std::vector<std::string> names;
+  for (const auto &entry : checks)
+    names.push_back(entry.first);
+  return names;
+}
+
+JitModule::CallOutcome JitModule::call(PackedFunction entry,
+                                       void **arguments) {
+  CallOutcome outcome;
+  py::gil_scoped_release release;
+  std::unique_lock<std::mutex> captured(captureMutex, std::defer_lock);
+  if (capturesChecks())
+    captured.lock();
+  if (!emulator) {
+    entry(arguments);
+  } else {
     std::lock_guard<std::mutex> lock(emulatorMutex());
-    errors = callCapturing(*emulator, entry, arguments, reports);
+    outcome.emulatorFailed =
+        callCapturing(*emulator, entry, arguments, outcome.reports) > 0;
     std::fflush(stdout); // device printf, before Python prints more
   }
-  if (errors > 0)
-    raiseEmulatorError(reports);
+  if (capturesChecks())
+    outcome.checkFailure = takeCheckFailure();
+  return outcome;
 }
 
 } // namespace mlir::kvcache::python

@@ -30,7 +30,9 @@
 //                      emulator runtime, whose capture mode records its
 //                      check failures and device asserts: the launch ends,
 //                      the call returns, then the extension raises
-//                      kvcache.errors.EmulatorError.
+//                      kvcache.errors.EmulatorError; the compiler's check
+//                      routines run before the functions they check, and
+//                      their failures raise kvcache.errors.CheckError.
 //
 // The Python side (kvcache/*.py) maps numpy arrays and caches to the flat
 // parameter lists by the argument descriptions.
@@ -99,8 +101,14 @@ PYBIND11_MODULE(_kvcache, m) {
                     const std::vector<std::string> &, const std::string &>(),
            py::arg("module"), py::arg("opt_level"), py::arg("shared_libs"),
            py::arg("emulator_library") = "")
-      .def("invoke", &JitModule::invoke, py::arg("name"), py::arg("values"))
-      .def("function_names", &JitModule::functionNames);
+      .def("invoke", &JitModule::invoke, py::arg("name"), py::arg("values"),
+           py::arg("check") = true,
+           "Calls function `name` with one value per LLVM parameter, after "
+           "its check routine (unless `check` is false).")
+      .def("function_names", &JitModule::functionNames)
+      .def("checked_functions", &JitModule::checkedFunctions,
+           "The functions that have a check routine (kvcache_check_<name>).")
+      .def_property_readonly("captures_checks", &JitModule::capturesChecks);
 
   // Where kvcache.emulator looks for libKVCacheGPUEmulator.so.
   m.attr("EMULATOR_LIBRARY_NAME") = KVCACHE_EMULATOR_LIBRARY_NAME;

@@ -12,6 +12,7 @@ import pytest
 from kvcache_tools import find_tool
 
 from kvcache import abi
+from kvcache import errors as kvcache_errors
 
 PAGES, KV, LAYERS, PAGE, HEADS, DIM = 5, 2, 3, 4, 2, 8
 
@@ -29,7 +30,7 @@ def as_ints(values):
 
 def test_paged_cache_params_layout():
     blocks, lengths, table = make_cache()
-    params = abi.paged_cache_params(blocks, lengths, table, 4, 9, kv=1, layer=2)
+    params = abi.paged_cache_params(blocks, lengths, table, 4, 8, kv=1, layer=2)
     assert len(params) == 25
     base = blocks.__array_interface__["data"][0]
     row = HEADS * DIM
@@ -44,7 +45,7 @@ def test_paged_cache_params_layout():
     table_ptr = table.__array_interface__["data"][0]
     assert as_ints(params[16:23]) == [table_ptr, table_ptr, 0, 2, 2, 2, 1]
     assert params[23].dtype == np.uint32 and int(params[23]) == 4
-    assert params[24].dtype == np.uint32 and int(params[24]) == 9
+    assert params[24].dtype == np.uint32 and int(params[24]) == 8
     assert all(p.dtype == np.uint64 for p in params[:23])
 
 
@@ -125,7 +126,7 @@ def make_continuous(dtype=np.float16):
 
 def test_continuous_cache_params_layout():
     blocks, lengths, table = make_continuous()
-    params = abi.continuous_cache_params(blocks, lengths, table, 4, 9, kv=1,
+    params = abi.continuous_cache_params(blocks, lengths, table, 4, 6, kv=1,
                                          layer=2)
     assert len(params) == 23
     base = blocks.__array_interface__["data"][0]
@@ -141,9 +142,9 @@ def test_continuous_cache_params_layout():
     table_ptr = table.__array_interface__["data"][0]
     assert as_ints(params[16:21]) == [table_ptr, table_ptr, 0, 2, 1]
     assert params[21].dtype == np.uint32 and int(params[21]) == 4
-    assert params[22].dtype == np.uint32 and int(params[22]) == 9
+    assert params[22].dtype == np.uint32 and int(params[22]) == 6
     assert all(p.dtype == np.uint64 for p in params[:21])
-    same = abi.cache_params(blocks, lengths, table, 4, 9, kv=1, layer=2,
+    same = abi.cache_params(blocks, lengths, table, 4, 6, kv=1, layer=2,
                             kind="continuous")
     assert as_ints(same) == as_ints(params)
 
@@ -164,7 +165,7 @@ def test_continuous_collection_params_of_strided_blocks():
     big = np.zeros((2 * BLOCKS, KV, LAYERS, TOKENS, HEADS, DIM), np.float16)
     blocks = big[::2]
     _, lengths, table = make_continuous()
-    params = abi.continuous_collection_params(blocks, lengths, table, 2, 7)
+    params = abi.continuous_collection_params(blocks, lengths, table, 2, 6)
     assert len(params) == 27
     assert as_ints(params[3:9]) == [BLOCKS, KV, LAYERS, TOKENS, HEADS, DIM]
     strides = as_ints(params[9:15])
@@ -172,7 +173,7 @@ def test_continuous_collection_params_of_strided_blocks():
     assert strides[3:] == [HEADS * DIM, DIM, 1]
     table_ptr = table.__array_interface__["data"][0]
     assert as_ints(params[20:25]) == [table_ptr, table_ptr, 0, 2, 1]
-    assert as_ints(params[25:]) == [2, 7]
+    assert as_ints(params[25:]) == [2, 6]
 
 
 def test_kind_mismatches_are_errors():
@@ -197,15 +198,15 @@ def test_kernel_args_of_continuous_caches():
     blocks, lengths, table = make_continuous()
     out = np.zeros((4, HEADS, DIM), np.float16)
     args = (abi.KernelArgs()
-            .cache(blocks, lengths, table, 2, 8, kv=1, layer=1, kind="continuous")
-            .collection(blocks, lengths, table, 2, 8, kind="continuous")
+            .cache(blocks, lengths, table, 2, 6, kv=1, layer=1, kind="continuous")
+            .collection(blocks, lengths, table, 2, 6, kind="continuous")
             .index(3).memref(out))
     assert len(args) == 23 + 27 + 1 + 9
     values = as_ints(args.values())
     assert values[:23] == as_ints(abi.continuous_cache_params(
-        blocks, lengths, table, 2, 8, kv=1, layer=1))
+        blocks, lengths, table, 2, 6, kv=1, layer=1))
     assert values[23:50] == as_ints(abi.continuous_collection_params(
-        blocks, lengths, table, 2, 8))
+        blocks, lengths, table, 2, 6))
     assert values[50] == 3
 
 
@@ -275,10 +276,10 @@ def scales_at(params, scales):
 @pytest.mark.parametrize("kind, count", [("tensor", 3), ("token_head", 9),
                                          ("block<4>", 11)])
 def test_cache_params_with_scales(kind, count):
-    blocks, lengths, table = make_cache()
+    blocks, lengths, table = make_cache(np.int8)
     scales = make_scales(kind, blocks)
-    plain = abi.paged_cache_params(blocks, lengths, table, 4, 9, kv=1, layer=2)
-    params = abi.cache_params(blocks, lengths, table, 4, 9, kv=1, layer=2,
+    plain = abi.paged_cache_params(blocks, lengths, table, 4, 8, kv=1, layer=2)
+    params = abi.cache_params(blocks, lengths, table, 4, 8, kv=1, layer=2,
                               scales=scales)
     assert len(params) == 25 + count
     assert as_ints(params[:25]) == as_ints(plain)
@@ -296,27 +297,27 @@ def test_cache_params_with_scales(kind, count):
 @pytest.mark.parametrize("kind, count", [("tensor", 7), ("token_head", 13),
                                          ("block<4>", 15)])
 def test_collection_params_with_scales(kind, count):
-    blocks, lengths, table = make_continuous()
+    blocks, lengths, table = make_continuous(np.uint8)
     scales = make_scales(kind, blocks)
-    params = abi.collection_params(blocks, lengths, table, 2, 7,
+    params = abi.collection_params(blocks, lengths, table, 2, 6,
                                    kind="continuous", scales=scales)
     assert len(params) == 27 + count
     assert as_ints(params[:27]) == as_ints(abi.continuous_collection_params(
-        blocks, lengths, table, 2, 7))
+        blocks, lengths, table, 2, 6))
     rank = scales.ndim
     assert as_ints(params[27:]) == [
         scales.ctypes.data, scales.ctypes.data, 0, *scales.shape,
         *[s // 4 for s in scales.strides]]
     assert rank == (count - 3) // 2
-    args = abi.KernelArgs().collection(blocks, lengths, table, 2, 7,
+    args = abi.KernelArgs().collection(blocks, lengths, table, 2, 6,
                                        kind="continuous", scales=scales) \
-        .cache(blocks, lengths, table, 2, 7, kv=0, layer=1, kind="continuous",
+        .cache(blocks, lengths, table, 2, 6, kv=0, layer=1, kind="continuous",
                scales=scales)
     assert len(args) == 27 + count + 23 + {7: 3, 13: 9, 15: 11}[count]
 
 
 def test_strided_scales():
-    blocks, lengths, table = make_cache()
+    blocks, lengths, table = make_cache(np.int8)
     big = np.zeros((2 * PAGES, KV, LAYERS, PAGE, HEADS, GROUPS), np.float32)
     scales = big[::2]                       # every other page
     scales[...] = make_scales("block<4>", blocks)
@@ -328,7 +329,7 @@ def test_strided_scales():
 
 
 def test_bad_scales():
-    blocks, lengths, table = make_cache()
+    blocks, lengths, table = make_cache(np.int8)
     scales = make_scales("token_head", blocks)
     with pytest.raises(ValueError, match="f32"):
         abi.cache_params(blocks, lengths, table, 1, 1, scales=scales.astype(np.int32))
@@ -379,7 +380,7 @@ def test_packer_matches_compiled_kernel_parameters_with_scales(
     widths = re.findall(r"\.param \.(u64|u32|b64|b32)", ptx)
     pointers = [i for i, line in enumerate(re.findall(r"\.param [^\n]*", ptx))
                 if ".ptr" in line]
-    blocks, lengths, table = (make_cache if kind == "paged" else make_continuous)()
+    blocks, lengths, table = (make_cache if kind == "paged" else make_continuous)(np.int8)
     out = np.zeros((4, HEADS, DIM), np.float16)
     scale_values = make_scales(scales, blocks)
     args = abi.KernelArgs()
@@ -403,12 +404,12 @@ def test_packer_matches_compiled_kernel_parameters_with_scales(
 
 SOURCE_PACKAGE = os.path.join(os.path.dirname(__file__), "..", "..", "python")
 PACKED = """\
-blocks = np.zeros((5, 2, 3, 4, 2, 8), np.float16)
+blocks = np.zeros((5, 2, 3, 4, 2, 8), np.int8)
 lengths, table = np.array([3, 7], np.int32), np.array([[0, 1], [2, 4]], np.int32)
 scales = np.zeros((5, 2, 3, 4, 2), np.float32)
 args = (abi.KernelArgs()
-        .cache(blocks, lengths, table, 4, 9, kv=1, layer=2, scales=scales)
-        .collection(blocks, lengths, table, 4, 9).index(3))
+        .cache(blocks, lengths, table, 4, 8, kv=1, layer=2, scales=scales)
+        .collection(blocks, lengths, table, 4, 8).index(3))
 pointers = {a.ctypes.data for a in (blocks, lengths, table, scales)}
 packed = [None if int(v) in pointers else int(v) for v in args.values()]
 """
@@ -432,3 +433,40 @@ def test_kinds_pack_the_same_without_the_extension():
     assert abi._has_extension()
     assert len(described["packed"]) == 34 + 29 + 1
     assert eval(run.stdout) == described["packed"]
+
+
+@pytest.mark.parametrize("extension", [True, False])
+def test_the_packer_checks_the_arrays_against_each_other(extension,
+                                                         monkeypatch):
+    """What the packer sees of the arrays' relations (docs/KernelABI.md):
+    max_cache_length (unsigned) within a sequence's capacity, blocks of a
+    cache element type, of 1-byte codes with scales, the metadata of i32;
+    with the compiler's description and without it."""
+    if not extension:
+        monkeypatch.setattr(abi, "_has_extension", lambda: False)
+    blocks, lengths, table = make_cache()
+    # 2 columns of pages of 4 tokens: 8 tokens a sequence.
+    abi.paged_cache_params(blocks, lengths, table, 1, 8)
+    for value, shown in [(9, 9), (-1, 2**32 - 1)]:
+        with pytest.raises(ValueError, match=rf"max_cache_length is {shown}, "
+                           r".*2 columns of pages of 4 tokens hold 8"):
+            abi.KernelArgs().cache(blocks, lengths, table, 1, value)
+    continuous, lengths2, table2 = make_continuous()
+    abi.continuous_collection_params(continuous, lengths2, table2, 1, TOKENS)
+    with pytest.raises(ValueError, match=rf"max_cache_length is {TOKENS + 1}, "
+                       rf".*a block \(blocks dim 3\) holds {TOKENS} tokens"):
+        abi.continuous_collection_params(continuous, lengths2, table2, 1,
+                                         TOKENS + 1)
+    with pytest.raises(kvcache_errors.ArgumentTypeError,
+                       match="elements of a cache .* got float64"):
+        abi.paged_collection_params(blocks.astype(np.float64), lengths, table,
+                                    1, 8)
+    scales = make_scales("token_head", blocks)
+    with pytest.raises(kvcache_errors.ArgumentTypeError,
+                       match="1-byte codes .* got float16"):
+        abi.cache_params(blocks, lengths, table, 1, 8, scales=scales)
+    abi.cache_params(blocks.astype(np.int8), lengths, table, 1, 8,
+                     scales=scales)
+    with pytest.raises(kvcache_errors.ArgumentTypeError,
+                       match="lookup_table of i32 elements .* got int64"):
+        abi.paged_cache_params(blocks, lengths, table.astype(np.int64), 1, 8)
