@@ -17,6 +17,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Interfaces/CastInterfaces.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::kvcache;
@@ -25,11 +27,31 @@ KVCheckReporter::~KVCheckReporter() = default;
 
 namespace {
 
-/// A value the checks read, with the name the messages give it.
+/// A value the checks read, with the name of the op's operand and how the
+/// messages quote it: `'values' (function argument 6)` when it is (a cast
+/// of) an argument of the function, so that a caller can tell which of its
+/// values is wrong.
 struct Named {
   std::string name;
   Value value;
+  std::string quoted;
 };
+
+/// The operand `name` holding `value`, quoted for a message.
+static std::string quoteOperand(StringRef name, Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (!isa<CastOpInterface>(def) || def->getNumOperands() != 1)
+      break;
+    value = def->getOperand(0);
+  }
+  std::string quoted = ("'" + name + "'").str();
+  auto argument = dyn_cast<BlockArgument>(value);
+  if (!argument || !argument.getOwner()->isEntryBlock() ||
+      !isa<FunctionOpInterface>(argument.getOwner()->getParentOp()))
+    return quoted;
+  return quoted + " (function argument " +
+         std::to_string(argument.getArgNumber()) + ")";
+}
 
 /// The vocabulary of the checks: unsigned index arithmetic on the values
 /// the mapping gives for the op's operands, loops, and the reporter's
@@ -42,7 +64,8 @@ public:
 
   /// The value the checks read for the op's operand `operand`.
   Named get(StringRef name, Value operand) const {
-    return {name.str(), operands.lookupOrDefault(operand)};
+    Value value = operands.lookupOrDefault(operand);
+    return {name.str(), value, quoteOperand(name, value)};
   }
   Value get(Value operand) const { return operands.lookupOrDefault(operand); }
 
@@ -128,7 +151,7 @@ static Value checkOffsets(Checker &c, const Named &offsets,
   Value zero = c.index(0), one = c.index(1);
   Value size = c.dim(offsets.value, 0);
   c.fail(c.cmp(arith::CmpIPredicate::eq, size, zero),
-         "'" + name + "' has %lld entries, but needs at least 1 (batch + 1)",
+         offsets.quoted + " has %lld entries, but needs at least 1 (batch + 1)",
          size);
   c.guard();
   Value batch = c.sub(size, one);
@@ -147,7 +170,7 @@ static Value checkOffsets(Checker &c, const Named &offsets,
   for (const Named &memref : rows) {
     Value count = c.dim(memref.value, 0);
     c.fail(c.ult(count, total),
-           "'" + memref.name + "' has %lld rows, but " + name +
+           memref.quoted + " has %lld rows, but " + name +
                "[%lld] (the end of the batch's rows) is %lld",
            {count, batch, total});
   }
@@ -177,6 +200,33 @@ using TokensFn =
 
 } // namespace
 
+/// Whether `type` is of the paged or continuous kind, whose metadata has
+/// MAX's names (the messages use them).
+static bool hasMAXMetadata(Type type) {
+  return isa<PagedCollectionType, PagedCacheType, ContinuousCollectionType,
+             ContinuousCacheType>(type);
+}
+
+/// What holds a sequence's pages, for a message.
+static std::string describeTable(Type type) {
+  return hasMAXMetadata(type) ? "lookup_table" : "the page table";
+}
+
+/// What says how many sequences there are, for a message.
+static std::string describeSequences(Type type) {
+  return hasMAXMetadata(type) ? "the rows of cache_lengths and lookup_table"
+                              : "the sequences of its metadata";
+}
+
+/// What gives a sequence's capacity, for a message.
+static std::string describeCapacity(Type type) {
+  if (isa<PagedCollectionType, PagedCacheType>(type))
+    return "lookup_table columns x page_size";
+  if (isa<ContinuousCollectionType, ContinuousCacheType>(type))
+    return "block_tokens";
+  return "its capacity";
+}
+
 /// Whether the kind of `type` (a collection or layer cache) implements the
 /// sequence hooks; its page size.
 static std::pair<bool, int64_t> getSequenceShape(Type type) {
@@ -203,8 +253,9 @@ static void checkPages(Checker &c, const Named &cache, Value batch,
     auto lookup = LookupOp::create(c.b, c.loc, cache.value, batch, token,
                                    /*read_only=*/true, /*unchecked=*/true);
     c.fail(c.cmp(arith::CmpIPredicate::uge, lookup.getPage(), numPages),
-           "token %lld of sequence %lld is on page %lld of '" + cache.name +
-               "' (its page table), but num_pages is %lld",
+           "token %lld of sequence %lld is on page %lld (" +
+               describeTable(cache.value.getType()) + " of " + cache.quoted +
+               "), but num_pages is %lld",
            {token, batch, lookup.getPage(), numPages});
     return SmallVector<Value>();
   });
@@ -223,8 +274,9 @@ static BatchMaxima checkSequences(Checker &c, const Named &cache,
   int64_t pageSize = shape.second;
   Value sequences = NumSequencesOp::create(c.b, c.loc, cache.value);
   c.fail(c.ult(sequences, batch),
-         "'" + offsets.name + "' describes %lld sequences, but '" +
-             cache.name + "' has %lld (kvcache.num_sequences)",
+         offsets.quoted + " describes %lld sequences, but " + cache.quoted +
+             " has %lld (" + describeSequences(cache.value.getType()) +
+             ": kvcache.num_sequences)",
          {batch, sequences});
   c.guard();
   Value numPages = NumPagesOp::create(c.b, c.loc, cache.value);
@@ -241,7 +293,9 @@ static BatchMaxima checkSequences(Checker &c, const Named &cache,
         values.push_back(capacity);
         c.fail(c.ult(capacity, t.needed),
                "sequence %lld needs %lld token positions (" + t.what +
-                   "), but '" + cache.name + "' holds %lld (kvcache.capacity)",
+                   "), but " + cache.quoted + " holds %lld (" +
+                   describeCapacity(cache.value.getType()) +
+                   ": kvcache.capacity)",
                values);
         SmallVector<Value> next = {c.maxu(carried[0], rows),
                                    c.maxu(carried[1], t.needed),
@@ -270,8 +324,8 @@ void StoreRaggedOp::emitArgumentChecks(OpBuilder &builder,
                    return SequenceTokens{end,
                                          length,
                                          end,
-                                         "cache_length %lld + %lld rows",
-                                         {length, rows}};
+                                         "cache_lengths[%lld] = %lld + %lld rows",
+                                         {b, length, rows}};
                  });
 }
 
@@ -284,7 +338,7 @@ void GatherRaggedOp::emitArgumentChecks(OpBuilder &builder,
   checkSequences(c, c.get("cache", getCache()), offsets, batch,
                  [](Checker &c, Value, Value, Value rows) {
                    return SequenceTokens{
-                       rows, c.index(0), rows, "its context rows", {}};
+                       rows, c.index(0), rows, "its rows in ctx_offsets", {}};
                  });
 }
 
@@ -298,7 +352,8 @@ static SequenceTokens getAttentionTokens(AttentionRaggedOp op, Checker &c,
   Value noRows = c.cmp(arith::CmpIPredicate::eq, rows, zero);
   if (op.getNoncausal())
     return SequenceTokens{length, zero, c.select(noRows, zero, length),
-                          "cache_length %lld, noncausal", {length}};
+                          "cache_lengths[%lld] = %lld, noncausal",
+                          {b, length}};
   Value end = c.add(length, rows);
   Value first = zero;
   if (std::optional<uint64_t> window = op.getWindow())
@@ -308,7 +363,8 @@ static SequenceTokens getAttentionTokens(AttentionRaggedOp op, Checker &c,
     first = c.mul(c.divu(length, size), size);
   }
   return SequenceTokens{end, first, c.select(noRows, first, end),
-                        "cache_length %lld + %lld rows", {length, rows}};
+                        "cache_lengths[%lld] = %lld + %lld rows",
+                        {b, length, rows}};
 }
 
 /// max_seq_length and max_cache_length of `cache` against the batch's
@@ -319,16 +375,16 @@ static void checkMaxLengths(Checker &c, const Named &cache, Value batch,
   Value maxSeq = MaxSeqLengthOp::create(c.b, c.loc, cache.value);
   Value maxCache = MaxCacheLengthOp::create(c.b, c.loc, cache.value);
   c.fail(c.ult(maxSeq, maxima.rows),
-         "max_seq_length of '" + cache.name +
-             "' is %lld, but a sequence has %lld rows",
+         "max_seq_length of " + cache.quoted +
+             " is %lld, but a sequence has %lld rows",
          {maxSeq, maxima.rows});
   c.fail(c.ult(maxCache, maxima.needed),
-         "max_cache_length of '" + cache.name +
-             "' is %lld, but a sequence needs %lld token positions",
+         "max_cache_length of " + cache.quoted +
+             " is %lld, but a sequence needs %lld token positions",
          {maxCache, maxima.needed});
   c.fail(c.andi(c.ult(c.index(0), batch), c.ult(maxima.capacity, maxCache)),
-         "max_cache_length of '" + cache.name +
-             "' is %lld, but it holds %lld token positions per sequence at "
+         "max_cache_length of " + cache.quoted +
+             " is %lld, but it holds %lld token positions per sequence at "
              "most (kvcache.capacity)",
          {maxCache, maxima.capacity});
 }
@@ -357,16 +413,18 @@ void CopyPagesOp::emitArgumentChecks(OpBuilder &builder,
                                      const IRMapping &operands,
                                      KVCheckReporter &reporter) {
   Checker c(builder, *this, operands, reporter);
-  Value pairs = c.get(getPairs());
+  Named named = c.get("pairs", getPairs());
+  Named collection = c.get("collection", getCollection());
+  Value pairs = named.value;
   Value count = c.dim(pairs, 0);
-  Value numPages = NumPagesOp::create(builder, c.loc, c.get(getCollection()));
+  Value numPages = NumPagesOp::create(builder, c.loc, collection.value);
   Value zero = c.index(0), one = c.index(1);
   c.loop(zero, count, one, {}, [&](Value i, ValueRange) {
     for (auto [column, direction] : {std::pair{0, "from"}, {1, "to"}}) {
       Value page = c.load(pairs, {i, c.index(column)});
       c.fail(c.cmp(arith::CmpIPredicate::uge, page, numPages),
-             Twine("pairs[%lld] copies ") + direction +
-                 " page %lld, but 'collection' has %lld pages (num_pages)",
+             named.quoted + ": pair %lld copies " + direction + " page %lld, but " +
+                 collection.quoted + " has %lld pages (num_pages)",
              {i, page, numPages});
     }
     return SmallVector<Value>();
@@ -392,7 +450,7 @@ void CopyPagesOp::emitArgumentChecks(OpBuilder &builder,
   c.loop(zero, count, one, {}, [&](Value i, ValueRange) {
     Value dst = c.load(pairs, {i, one});
     Value mark = c.load(marks, dst);
-    c.fail(c.ne(mark, zero), "pairs[%lld] and pairs[%lld] both copy to page %lld",
+    c.fail(c.ne(mark, zero), named.quoted + ": pairs %lld and %lld both copy to page %lld",
            {c.sub(mark, one), i, dst});
     Value next = arith::IndexCastOp::create(builder, c.loc, i32, c.add(i, one));
     memref::StoreOp::create(builder, c.loc, next, marks, dst);
@@ -402,8 +460,8 @@ void CopyPagesOp::emitArgumentChecks(OpBuilder &builder,
     Value src = c.load(pairs, {i, zero});
     Value mark = c.load(marks, src);
     c.fail(c.andi(c.ne(mark, zero), c.ne(mark, c.add(i, one))),
-           "page %lld is copied to by pairs[%lld] and from by pairs[%lld]: "
-           "pairs must not overlap",
+           named.quoted + ": page %lld is copied to by pair %lld and from by "
+                          "pair %lld: pairs must not overlap",
            {src, c.sub(mark, one), i});
     return SmallVector<Value>();
   });
@@ -425,7 +483,7 @@ void MergeStatesOp::emitArgumentChecks(OpBuilder &builder,
   for (const Named &other : others) {
     Value count = c.dim(other.value, 0);
     c.fail(c.ne(count, rows),
-           "'" + other.name + "' has %lld rows, but 'out' has %lld",
+           other.quoted + " has %lld rows, but " + out.quoted + " has %lld",
            {count, rows});
   }
   // The outs have one type; a dynamic head size must agree at run time.
@@ -435,7 +493,8 @@ void MergeStatesOp::emitArgumentChecks(OpBuilder &builder,
   for (const Named &other : {others[0], others[2]}) {
     Value size = c.dim(other.value, 2);
     c.fail(c.ne(size, headSize),
-           "'" + other.name + "' has head_size %lld (dim 2), but 'out' has %lld",
+           other.quoted + " has head_size %lld (dim 2), but " +
+               out.quoted + " has %lld",
            {size, headSize});
   }
 }
@@ -449,12 +508,13 @@ template <typename OpTy>
 static void checkLayer(OpTy op, OpBuilder &builder, const IRMapping &operands,
                        KVCheckReporter &reporter) {
   Checker c(builder, op, operands, reporter);
-  Value layer = c.get(op.getLayer());
-  Value layers = NumLayersOp::create(builder, c.loc, c.get(op.getCollection()));
-  c.fail(c.cmp(arith::CmpIPredicate::uge, layer, layers),
-         "layer %lld is out of range: 'collection' has %lld layers "
-         "(num_layers)",
-         {layer, layers});
+  Named layer = c.get("layer", op.getLayer());
+  Named collection = c.get("collection", op.getCollection());
+  Value layers = NumLayersOp::create(builder, c.loc, collection.value);
+  c.fail(c.cmp(arith::CmpIPredicate::uge, layer.value, layers),
+         layer.quoted + " is %lld, out of range: " + collection.quoted +
+             " has %lld layers (num_layers)",
+         {layer.value, layers});
 }
 
 void GetKeyCacheOp::emitArgumentChecks(OpBuilder &builder,
@@ -490,12 +550,15 @@ static void checkScales(Operation *op, Value blocks, Value scales,
     if (!paged)
       dims.push_back({3, 3, "block_tokens"});
   }
+  Named namedScales = c.get("scales", scales);
+  Named namedBlocks = c.get("blocks", blocks);
   for (auto [scalesDim, blocksDim, name] : dims) {
-    Value count = c.dim(c.get(scales), scalesDim);
-    Value expected = c.dim(c.get(blocks), blocksDim);
+    Value count = c.dim(namedScales.value, scalesDim);
+    Value expected = c.dim(namedBlocks.value, blocksDim);
     c.fail(c.ne(count, expected),
-           "'scales' has %lld " + name + " (dim " + Twine(scalesDim) +
-               "), but 'blocks' has %lld",
+           namedScales.quoted + " has %lld " + name + " (dim " +
+               Twine(scalesDim) + "), but " + namedBlocks.quoted +
+               " has %lld",
            {count, expected});
   }
 }

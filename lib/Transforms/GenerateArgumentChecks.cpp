@@ -202,8 +202,9 @@ private:
   /// At the builder's insertion point (after the buffer and the flag): the
   /// call of `routine`, then the exit when a failure is recorded.
   void emitEntry(func::FuncOp routine);
-  /// Checks `op` in place; false when it has no checks.
-  bool checkInPlace(Operation *op);
+  /// Checks `op` in place; returns the scf.if holding its checks (the call
+  /// leaves right after it when one failed), null when it has none.
+  Operation *checkInPlace(Operation *op);
   /// Splits `op`'s block before `op` (after it: `after`) and leaves the
   /// call there when a failure is recorded.
   void exitIfRecorded(Operation *op, bool after);
@@ -235,10 +236,10 @@ LogicalResult CheckedFunction::instrument(func::FuncOp routine,
       MemRefType::get({ShapedType::kDynamic}, builder.getI8Type()), buffer);
   flag = memref::AllocaOp::create(builder, loc,
                                   MemRefType::get({}, builder.getI1Type()));
-  SmallVector<Operation *> checked;
+  SmallVector<std::pair<Operation *, Operation *>> checked;
   for (Operation *op : ops)
-    if (checkInPlace(op))
-      checked.push_back(op);
+    if (Operation *checks = checkInPlace(op))
+      checked.push_back({op, checks});
   if (!routine && checked.empty()) {
     // Nothing to check after all (constructors without scales).
     flag.getDefiningOp()->erase();
@@ -258,9 +259,9 @@ LogicalResult CheckedFunction::instrument(func::FuncOp routine,
     entryPoint = message.getDefiningOp();
     flag.getDefiningOp()->erase();
   }
-  for (Operation *op : checked) {
+  for (auto [op, checks] : checked) {
     if (op->getParentRegion() == &body) {
-      exitIfRecorded(op, /*after=*/false);
+      exitIfRecorded(checks, /*after=*/true);
       continue;
     }
     // Inside a loop or conditional the call cannot leave at once: a kernel
@@ -300,9 +301,56 @@ void CheckedFunction::emitEntry(func::FuncOp routine) {
   exitIfRecorded(&*builder.getInsertionPoint(), /*after=*/false);
 }
 
-bool CheckedFunction::checkInPlace(Operation *op) {
+namespace {
+
+/// Where the in-place checks of an op go, and the side-effect-free ops
+/// between there and the op that its operands come from (cloned for the
+/// checks, in order).
+struct CheckPoint {
+  Operation *point;
+  SmallVector<Operation *> slice;
+};
+
+} // namespace
+
+/// The in-place checks of `op` go as early as its operands allow in its
+/// block of the function's body: above the kernel ops and side-effect-free
+/// ops before it (kernel ops write only cache pages and their outputs,
+/// never what the checks read; the side-effect-free ops its operands come
+/// from are cloned), so that a failing check stops the call before those
+/// write; never above `floor` (what the checks use: the message buffer and
+/// the flag). Inside a loop or a conditional, right before `op`.
+static CheckPoint getCheckPoint(Operation *op, Region &body,
+                                Operation *floor) {
+  CheckPoint found{op, {}};
+  if (op->getParentRegion() != &body)
+    return found;
+  llvm::SmallPtrSet<Value, 8> needed(op->operand_begin(), op->operand_end());
+  for (Operation *previous = op->getPrevNode(); previous;
+       previous = previous->getPrevNode()) {
+    if (previous == floor)
+      break;
+    if (llvm::any_of(previous->getResults(),
+                     [&](Value result) { return needed.contains(result); })) {
+      if (previous->getNumRegions() != 0 || !isMemoryEffectFree(previous))
+        break;
+      found.slice.push_back(previous);
+      needed.insert(previous->operand_begin(), previous->operand_end());
+    } else if (!isa<KernelOpInterface>(previous) &&
+               mayWriteMemory(previous)) {
+      break;
+    }
+    found.point = previous;
+  }
+  std::reverse(found.slice.begin(), found.slice.end());
+  return found;
+}
+
+Operation *CheckedFunction::checkInPlace(Operation *op) {
   Location loc = op->getLoc();
-  builder.setInsertionPoint(op);
+  CheckPoint where = getCheckPoint(op, function.getBody(), flag.getDefiningOp());
+  Operation *point = where.point;
+  builder.setInsertionPoint(point);
   Operation *first = arith::ConstantIntOp::create(builder, loc, 0, 1);
   memref::StoreOp::create(builder, loc, first->getResult(0), flag);
   Value recorded = emitFailureRecorded(builder, loc);
@@ -316,20 +364,23 @@ bool CheckedFunction::checkInPlace(Operation *op) {
     emitFailureCall(builder, loc, message);
   }
   builder.setInsertionPoint(failed.getDefiningOp());
+  IRMapping operands;
+  for (Operation *definition : where.slice)
+    builder.clone(*definition, operands);
   MessageReporter reporter(module, function.getName(), message, flag);
   reporter.setOp(op);
-  cast<ArgumentChecksOpInterface>(op).emitArgumentChecks(builder, IRMapping(),
+  cast<ArgumentChecksOpInterface>(op).emitArgumentChecks(builder, operands,
                                                          reporter);
   if (reporter.getNumChecks() != 0)
-    return true;
-  // Nothing to check: no trace of it (what was inserted before `op`, from
-  // `first` to the scf.if, erased users first).
+    return ifOp;
+  // Nothing to check: no trace of it (what was inserted before `point`,
+  // from `first` to the scf.if, erased users first).
   SmallVector<Operation *> inserted;
-  for (Operation *it = first; it != op; it = it->getNextNode())
+  for (Operation *it = first; it != point; it = it->getNextNode())
     inserted.push_back(it);
   for (Operation *it : llvm::reverse(inserted))
     it->erase();
-  return false;
+  return nullptr;
 }
 
 Block *CheckedFunction::getExitBlock() {

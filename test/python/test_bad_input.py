@@ -87,6 +87,8 @@ OPS = {"store_ragged": ("store_ragged",), "gather_ragged": ("gather_ragged",),
        "copy_pages": ("copy_pages",), "attention_ragged": ("attention_ragged",),
        "merge_states": ("merge_states",), "decode_step": DECODE_OPS,
        "decode_step_computed_out": DECODE_OPS}
+# The kernel op's operand a function argument is, where the names differ.
+OPERANDS = {"new": "values", "new_keys": "values", "new_values": "values"}
 # The ops a bad layer may be reported at.
 LAYER_OPS = ("get_key_cache", "get_value_cache")
 
@@ -221,6 +223,14 @@ def pairs(*rows):
     return mutate
 
 
+def a_context_past_the_capacity(call):
+    """Sequence 1's context one token past its capacity (`out` has the
+    rows the offsets say, so that only the capacity is wrong)."""
+    offsets = np.array([0, 3, 3 + CAPACITY + 1], np.int32)
+    call.values["ctx_offsets"] = offsets
+    call.values["out"] = np.zeros((offsets[-1], HEADS, DIM), np.float32)
+
+
 U32_MINUS_1 = 2**32 - 1
 NUM_PAGES = Call("copy_pages").num_pages
 ROWS = sum(NEW)
@@ -234,8 +244,9 @@ ROW_OPS = {"new_keys": ("store_ragged",), "new_values": ("store_ragged",),
 
 def row_mutations(function, row_arrays, offsets, rows):
     """Short arrays, offsets past the end, decreasing, of the wrong batch."""
+    row_ops = ROW_OPS if function == "decode_step" else {}
     found = [Mutation(f"short {name}", shorter(name), name, [rows - 1, rows],
-                      ROW_OPS.get(name, ()))
+                      row_ops.get(name, ()))
              for name in row_arrays]
     first = row_arrays[0]
     found += [
@@ -295,8 +306,7 @@ MUTATIONS = {
                                    CONTEXT_ROWS)
     + cache_mutations("gather_ragged", "ctx_offsets", 1, 1, False)
     + [Mutation("a context past the capacity",
-                set_value("ctx_offsets", np.array([0, 3, 3 + CAPACITY + 1],
-                                                  np.int32)),
+                a_context_past_the_capacity,
                 "ctx_offsets", [CAPACITY + 1, CAPACITY]),
        ],
     "copy_pages": [
@@ -348,6 +358,8 @@ def expect_check_error(module, call, mutation):
     assert any(f"kvcache.{op}" in message for op in ops), (ops, message)
     names = mutation.argument if isinstance(mutation.argument, tuple) \
         else (mutation.argument,)
+    # The kernel op's name of the operand (store_ragged's 'values').
+    names += tuple(OPERANDS[name] for name in names if name in OPERANDS)
     assert any(name in message for name in names), message
     for number in mutation.numbers:
         options = number if isinstance(number, tuple) else (number,)
