@@ -26,6 +26,7 @@ using namespace mlir::kvcache;
 static constexpr StringLiteral kCaptureGlobal = "__kvcache_check_capture_on";
 static constexpr StringLiteral kMessageGlobal = "__kvcache_check_message";
 static constexpr StringLiteral kHandler = "__kvcache_check_fail";
+static constexpr StringLiteral kAbortHandler = "__kvcache_check_abort";
 static constexpr StringLiteral kCaptureFunction = "kvcache_check_capture";
 static constexpr StringLiteral kFailureFunction = "kvcache_check_failure";
 
@@ -141,6 +142,11 @@ static Value getGlobalAddress(OpBuilder &builder, Location loc,
                                    name);
 }
 
+/// Prints "kvcache run-time check failed: <message>" to stderr, then
+/// aborts.
+static void emitPrintAndAbort(OpBuilder &builder, ModuleOp module,
+                              Value message);
+
 /// `__kvcache_check_fail(message)`: in capture mode, records `message`
 /// unless a message is recorded already (the first failure wins); else
 /// prints it to stderr and aborts.
@@ -178,6 +184,34 @@ static void defineHandler(OpBuilder &builder, ModuleOp module) {
                                           kMessageBytes),
                  getStringAddress(builder, loc, module, "%s"), message});
   builder.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+  emitPrintAndAbort(builder, module, message);
+  builder.setInsertionPointToEnd(body);
+  func::ReturnOp::create(builder, loc);
+}
+
+/// `__kvcache_check_abort(message)`: prints `message` to stderr and aborts,
+/// in capture mode too (the failures of a function that cannot return
+/// early: it returns a cache value).
+static void defineAbortHandler(OpBuilder &builder, ModuleOp module) {
+  Location loc = module.getLoc();
+  Type ptr = getPointerType(builder);
+  auto handler = func::FuncOp::create(
+      builder, loc, kAbortHandler,
+      FunctionType::get(builder.getContext(), {ptr}, {}));
+  handler.setPrivate();
+  OpBuilder::InsertionGuard guard(builder);
+  Block *body = handler.addEntryBlock();
+  builder.setInsertionPointToStart(body);
+  emitPrintAndAbort(builder, module, body->getArgument(0));
+  func::ReturnOp::create(builder, loc);
+}
+
+static void emitPrintAndAbort(OpBuilder &builder, ModuleOp module,
+                              Value message) {
+  Location loc = module.getLoc();
+  MLIRContext *ctx = builder.getContext();
+  Type i32 = builder.getI32Type();
+  Type ptr = getPointerType(builder);
   LLVM::LLVMFuncOp dprintf = getOrDeclareFunction(
       builder, module, "dprintf",
       LLVM::LLVMFunctionType::get(i32, {i32, ptr}, /*isVarArg=*/true));
@@ -188,11 +222,9 @@ static void defineHandler(OpBuilder &builder, ModuleOp module) {
       builder, loc, dprintf,
       ValueRange{LLVM::ConstantOp::create(builder, loc, i32, 2),
                  getStringAddress(builder, loc, module,
-                                  "kvcache argument check failed: %s\n"),
+                                  "kvcache run-time check failed: %s\n"),
                  message});
   LLVM::CallOp::create(builder, loc, abort, ValueRange{});
-  builder.setInsertionPointToEnd(body);
-  func::ReturnOp::create(builder, loc);
 }
 
 /// The public `kvcache_check_capture(%on: i32)` and
@@ -235,12 +267,15 @@ void mlir::kvcache::defineCheckedModeRuntime(OpBuilder &builder,
                    LLVM::LLVMArrayType::get(builder.getI8Type(), kMessageBytes));
   defineHandler(builder, module);
   builder.setInsertionPointToEnd(module.getBody());
+  defineAbortHandler(builder, module);
+  builder.setInsertionPointToEnd(module.getBody());
   defineCaptureFunctions(builder, module);
 }
 
 void mlir::kvcache::emitFailureCall(OpBuilder &builder, Location loc,
-                                    Value buffer) {
-  func::CallOp::create(builder, loc, kHandler, TypeRange{},
+                                    Value buffer, bool mayReturn) {
+  func::CallOp::create(builder, loc, mayReturn ? kHandler : kAbortHandler,
+                       TypeRange{},
                        getBufferPointer(builder, loc, buffer));
 }
 

@@ -57,13 +57,17 @@ Value getBufferPointer(OpBuilder &builder, Location loc, Value buffer);
 
 /// Defines (once) what checked mode calls: the public
 /// `kvcache_check_capture(i32)` and `kvcache_check_failure() -> !llvm.ptr`,
-/// the private handler `__kvcache_check_fail(!llvm.ptr)` and the globals
+/// the private handlers `__kvcache_check_fail(!llvm.ptr)` and
+/// `__kvcache_check_abort(!llvm.ptr)` and the globals
 /// they share.
 void defineCheckedModeRuntime(OpBuilder &builder, ModuleOp module);
 
 /// Calls the handler with the message in `buffer`: it records the message
 /// (capture mode) or prints it to stderr and aborts.
-void emitFailureCall(OpBuilder &builder, Location loc, Value buffer);
+/// Without `mayReturn` (a function that cannot return early) it prints and
+/// aborts in capture mode too.
+void emitFailureCall(OpBuilder &builder, Location loc, Value buffer,
+                     bool mayReturn = true);
 
 /// Whether a failure is recorded (capture mode), as an i1.
 Value emitFailureRecorded(OpBuilder &builder, Location loc);

@@ -192,7 +192,10 @@ class CheckedFunction {
 public:
   explicit CheckedFunction(func::FuncOp function)
       : function(function), builder(function),
-        module(function->getParentOfType<ModuleOp>()) {}
+        module(function->getParentOfType<ModuleOp>()),
+        mayReturn(llvm::none_of(function.getResultTypes(), [](Type type) {
+          return KVCacheParams::isCacheType(type);
+        })) {}
 
   /// Adds the entry call of `routine` (if any) and the checks of `ops`;
   /// nothing when neither checks anything.
@@ -215,6 +218,10 @@ private:
   ModuleOp module;
   Value message, flag;
   Block *exitBlock = nullptr;
+  /// Whether the function can leave early after a failure in capture mode:
+  /// one returning a cache value cannot (no value to return), its failures
+  /// print and abort in capture mode too.
+  bool mayReturn;
 };
 
 } // namespace
@@ -247,19 +254,17 @@ LogicalResult CheckedFunction::instrument(func::FuncOp routine,
     buffer.getDefiningOp()->erase();
     return success();
   }
-  for (Type type : function.getResultTypes())
-    if (KVCacheParams::isCacheType(type))
-      return function.emitError(
-                 "kvcache-generate-argument-checks: checked mode cannot "
-                 "return early from @")
-             << function.getName() << ", which returns a value of " << type;
   defineCheckedModeRuntime(builder, module);
   Operation *entryPoint = flag.getDefiningOp();
   if (checked.empty()) {
     entryPoint = message.getDefiningOp();
     flag.getDefiningOp()->erase();
   }
+  if (!mayReturn)
+    exits.clear();
   for (auto [op, checks] : checked) {
+    if (!mayReturn)
+      continue;
     if (op->getParentRegion() == &body) {
       exitIfRecorded(checks, /*after=*/true);
       continue;
@@ -295,10 +300,11 @@ void CheckedFunction::emitEntry(func::FuncOp routine) {
     auto ifOp = scf::IfOp::create(builder, loc, failed, /*withElse=*/false);
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-    emitFailureCall(builder, loc, message);
+    emitFailureCall(builder, loc, message, mayReturn);
   }
   // A call while a failure is recorded (capture mode) does nothing.
-  exitIfRecorded(&*builder.getInsertionPoint(), /*after=*/false);
+  if (mayReturn)
+    exitIfRecorded(&*builder.getInsertionPoint(), /*after=*/false);
 }
 
 namespace {
@@ -353,7 +359,9 @@ Operation *CheckedFunction::checkInPlace(Operation *op) {
   builder.setInsertionPoint(point);
   Operation *first = arith::ConstantIntOp::create(builder, loc, 0, 1);
   memref::StoreOp::create(builder, loc, first->getResult(0), flag);
-  Value recorded = emitFailureRecorded(builder, loc);
+  // A function that cannot leave early checks even after a failure.
+  Value recorded = mayReturn ? emitFailureRecorded(builder, loc)
+                             : first->getResult(0);
   auto ifOp = scf::IfOp::create(builder, loc, recorded, /*withElse=*/true);
   builder.setInsertionPoint(ifOp.elseBlock()->getTerminator());
   Value failed = memref::LoadOp::create(builder, loc, flag);
@@ -361,7 +369,7 @@ Operation *CheckedFunction::checkInPlace(Operation *op) {
   {
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPoint(report.thenBlock()->getTerminator());
-    emitFailureCall(builder, loc, message);
+    emitFailureCall(builder, loc, message, mayReturn);
   }
   builder.setInsertionPoint(failed.getDefiningOp());
   IRMapping operands;

@@ -84,7 +84,7 @@ func.func @bad_layer() {
   %two = memref.get_global @two : memref<index>
   %layer = call @runtime_index(%two) : (memref<index>) -> index
   %collection = call @make_collection() : () -> !collection
-  // LAYER: kvcache run-time check failed: kvcache.get_value_cache at {{.*}}checked-reads.mlir:[[@LINE+1]]:12: layer index 2 is out of range: num_layers is 2
+  // LAYER: kvcache run-time check failed: bad_layer: kvcache.get_value_cache at {{.*}}checked-reads.mlir:[[@LINE+1]]:12: 'layer' is 2, out of range: 'collection' has 2 layers (num_layers)
   %cache = kvcache.get_value_cache %collection[%layer] : !collection
   %x = kvcache.load %cache[%c0, %c0, %c0, %c0] : !cache -> f32
   vector.print %x : f32

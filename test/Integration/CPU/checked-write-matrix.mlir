@@ -318,6 +318,7 @@ func.func @store_ragged_bad_page() {
   %rows = call @rows(%c1) : (index) -> !rows
   %collection = call @make_collection() : () -> !collection
   %cache = kvcache.get_key_cache %collection[%c1] : !collection
+  // SR-PAGE-ARGS: kvcache run-time check failed: store_ragged_bad_page: kvcache.store_ragged at {{.*}}/checked-write-matrix.mlir:[[@LINE+2]]:3: token 1 of sequence 1 is on page 3 (lookup_table of 'cache'), but num_pages is 3{{$}}
   // SR-PAGE: kvcache run-time check failed: kvcache.store_ragged (kvcache.lookup) at {{.*}}/checked-write-matrix.mlir:[[@LINE+1]]:3: physical page (lookup_table entry) 3 is out of range: num_pages is 3{{$}}
   kvcache.store_ragged %cache, %rows, %offsets : !cache, !rows, memref<?xi32>
   vector.print str "store_ragged_bad_page completed\n"
@@ -334,6 +335,7 @@ func.func @store_ragged_past_columns() {
   %rows = call @rows(%c2) : (index) -> !rows
   %collection = call @make_collection() : () -> !collection
   %cache = kvcache.get_value_cache %collection[%c0] : !collection
+  // SR-COLUMNS-ARGS: kvcache run-time check failed: store_ragged_past_columns: kvcache.store_ragged at {{.*}}/checked-write-matrix.mlir:[[@LINE+2]]:3: sequence 0 needs 5 token positions (cache_lengths[0] = 3 + 2 rows), but 'cache' holds 4 (lookup_table columns x page_size: kvcache.capacity){{$}}
   // SR-COLUMNS: kvcache run-time check failed: kvcache.store_ragged (kvcache.lookup) at {{.*}}/checked-write-matrix.mlir:[[@LINE+1]]:3: logical page (token / page_size) 2 is out of range: the number of lookup_table columns is 2{{$}}
   kvcache.store_ragged %cache, %rows, %offsets : !cache, !rows, memref<?xi32>
   vector.print str "store_ragged_past_columns completed\n"
@@ -349,6 +351,7 @@ func.func @store_ragged_bad_batch() {
   %rows = call @rows(%c1) : (index) -> !rows
   %collection = call @make_collection() : () -> !collection
   %cache = kvcache.get_key_cache %collection[%c1] : !collection
+  // SR-BATCH-ARGS: kvcache run-time check failed: store_ragged_bad_batch: kvcache.store_ragged at {{.*}}/checked-write-matrix.mlir:[[@LINE+2]]:3: 'row_offsets' describes 3 sequences, but 'cache' has 2 (the rows of cache_lengths and lookup_table: kvcache.num_sequences){{$}}
   // SR-BATCH: kvcache run-time check failed: kvcache.store_ragged (kvcache.cache_length) at {{.*}}/checked-write-matrix.mlir:[[@LINE+1]]:3: batch index 2 is out of range: the size of cache_lengths is 2{{$}}
   kvcache.store_ragged %cache, %rows, %offsets : !cache, !rows, memref<?xi32>
   vector.print str "store_ragged_bad_batch completed\n"
@@ -360,6 +363,7 @@ func.func @copy_pages_bad_dst() {
   %global = memref.get_global @bad_dst : memref<2x2xi32>
   %pairs = memref.cast %global : memref<2x2xi32> to memref<?x2xi32>
   %collection = call @make_collection() : () -> !collection
+  // CP-DST-ARGS: kvcache run-time check failed: copy_pages_bad_dst: kvcache.copy_pages at {{.*}}/checked-write-matrix.mlir:[[@LINE+2]]:3: 'pairs': pair 1 copies to page 3, but 'collection' has 3 pages (num_pages){{$}}
   // CP-DST: kvcache run-time check failed: kvcache.copy_pages (kvcache.page_store) at {{.*}}/checked-write-matrix.mlir:[[@LINE+1]]:3: physical page 3 is out of range: num_pages is 3{{$}}
   kvcache.copy_pages %collection, %pairs : !collection, memref<?x2xi32>
   vector.print str "copy_pages_bad_dst completed\n"
@@ -371,6 +375,7 @@ func.func @copy_pages_bad_src() {
   %global = memref.get_global @bad_src : memref<2x2xi32>
   %pairs = memref.cast %global : memref<2x2xi32> to memref<?x2xi32>
   %collection = call @make_collection() : () -> !collection
+  // CP-SRC-ARGS: kvcache run-time check failed: copy_pages_bad_src: kvcache.copy_pages at {{.*}}/checked-write-matrix.mlir:[[@LINE+2]]:3: 'pairs': pair 1 copies from page 3, but 'collection' has 3 pages (num_pages){{$}}
   // CP-SRC: kvcache run-time check failed: kvcache.copy_pages (kvcache.page_load) at {{.*}}/checked-write-matrix.mlir:[[@LINE+1]]:3: physical page 3 is out of range: num_pages is 3{{$}}
   kvcache.copy_pages %collection, %pairs : !collection, memref<?x2xi32>
   vector.print str "copy_pages_bad_src completed\n"

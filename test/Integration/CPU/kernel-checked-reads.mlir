@@ -9,7 +9,7 @@
 // RUN: | %python %S/kernel_reference.py %s | FileCheck %s
 // RUN: not --crash mlir-runner %t.mlir -e bad_copy_source -entry-point-result=void \
 // RUN:     -shared-libs=%mlir_c_runner_utils,%mlir_runner_utils 2>&1 \
-// RUN: | FileCheck %s --check-prefix=COPY-SRC
+// RUN: | FileCheck %s --check-prefix=COPY-SRC-ARGS
 // RUN: not --crash mlir-runner %t.mlir -e bad_gather -entry-point-result=void \
 // RUN:     -shared-libs=%mlir_c_runner_utils,%mlir_runner_utils 2>&1 \
 // RUN: | FileCheck %s --check-prefix=GATHER
@@ -154,6 +154,7 @@ func.func @bad_copy_source() {
   %collection = func.call @bad_collection(%pages, %table) : (!storage, memref<3x?xi32>) -> !collection
   %pairs_global = memref.get_global @bad_source : memref<2x2xi32>
   %pairs = memref.cast %pairs_global : memref<2x2xi32> to memref<?x2xi32>
+  // COPY-SRC-ARGS: kvcache run-time check failed: bad_copy_source: kvcache.copy_pages at {{.*}}kernel-checked-reads.mlir:[[@LINE+2]]:3: 'pairs': pair 1 copies from page 7, but 'collection' has 7 pages (num_pages)
   // COPY-SRC: kvcache run-time check failed: {{.*}} at {{.*}}kernel-checked-reads.mlir:[[@LINE+1]]:3: physical page 7 is out of range: num_pages is 7
   kvcache.copy_pages %collection, %pairs : !collection, memref<?x2xi32>
   vector.print str "bad_copy_source completed\n"
@@ -161,6 +162,7 @@ func.func @bad_copy_source() {
   return
 }
 // COPY-SRC-NOT: completed
+// COPY-SRC-ARGS-NOT: completed
 
 func.func @bad_gather() {
   %storage = memref.alloc() {alignment = 64 : i64} : !storage
@@ -168,15 +170,15 @@ func.func @bad_gather() {
   %table = memref.cast %table_global : memref<3x2xi32> to memref<3x?xi32>
   %collection = func.call @bad_collection(%storage, %table) : (!storage, memref<3x?xi32>) -> !collection
   %c0 = arith.constant 0 : index
-  %out = memref.alloc() {alignment = 64 : i64} : memref<4x2x8xf16>
-  %rows = memref.cast %out : memref<4x2x8xf16> to !rows
+  %out = memref.alloc() {alignment = 64 : i64} : memref<5x2x8xf16>
+  %rows = memref.cast %out : memref<5x2x8xf16> to !rows
   %offsets_global = memref.get_global @gather_offsets : memref<4xi32>
   %offsets = memref.cast %offsets_global : memref<4xi32> to memref<?xi32>
   %cache = kvcache.get_key_cache %collection[%c0] : !collection
-  // GATHER: kvcache run-time check failed: {{.*}} at {{.*}}kernel-checked-reads.mlir:[[@LINE+1]]:3: physical page (lookup_table entry) 12 is out of range: num_pages is 7
+  // GATHER: kvcache run-time check failed: bad_gather: kvcache.gather_ragged at {{.*}}kernel-checked-reads.mlir:[[@LINE+1]]:3: token 4 of sequence 2 is on page 12 (lookup_table of 'cache'), but num_pages is 7
   kvcache.gather_ragged %cache, %rows, %offsets : !cache, !rows, memref<?xi32>
   vector.print str "bad_gather completed\n"
-  memref.dealloc %out : memref<4x2x8xf16>
+  memref.dealloc %out : memref<5x2x8xf16>
   return
 }
 // GATHER-NOT: completed
