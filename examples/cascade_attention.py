@@ -174,6 +174,9 @@ def main():
     # 3. One cascade step: every row in the prefix's sequence 0, noncausal;
     #    each row in its own sequence, causal; merged in place.
     prefix_offsets = np.array([0, rows], np.int32)
+    # Every row reads the prefix's one sequence: its max_seq_length (the
+    # most rows of a sequence in a call) is the batch's rows.
+    prefix_cache.max_seq_length = rows
     out, lse = np.zeros_like(q), np.zeros((rows, Hq), np.float32)
     own_out, own_lse = np.zeros_like(q), np.zeros((rows, Hq), np.float32)
     plain_out, plain_lse = np.zeros_like(q), np.zeros((rows, Hq), np.float32)

@@ -145,8 +145,10 @@ def test_cascade_merge_equals_attention_over_prefix_and_suffix(dtype, backend):
     prefix_config, prefix, _, _ = make_case(rng, dtype, 16, q_heads, [40], [0])
     config, suffix, q, offsets = make_case(rng, dtype, 16, q_heads, own, new)
     rows = q.shape[0]
-    # All rows in the prefix's one sequence.
+    # All rows in the prefix's one sequence (its max_seq_length says so:
+    # the argument checks hold a call to it).
     prefix_offsets = np.array([0, rows], np.int32)
+    prefix.max_seq_length = rows
     prefix_out, prefix_lse = np.zeros_like(q), np.zeros((rows, q_heads), np.float32)
     Module(builders.attention_ragged(
         prefix_config, "attention", scale=0.5, noncausal=True, lse=True)).attention(

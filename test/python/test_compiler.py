@@ -1,8 +1,5 @@
 """Parse, verify, print, pass pipelines and diagnostics through the extension."""
 
-import os
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
@@ -11,7 +8,7 @@ import pytest
 pytest.importorskip("kvcache._kvcache")
 
 import kvcache  # noqa: E402
-from kvcache import builders  # noqa: E402
+from kvcache import builders, testing  # noqa: E402
 
 CACHE = "!kvcache.paged_cache<f16, num_heads = 2, head_size = 8, page_size = 4>"
 CONTINUOUS_CACHE = "!kvcache.continuous_cache<f16, num_heads = 2, head_size = 8>"
@@ -252,52 +249,39 @@ def test_copy_pages_of_a_continuous_collection_is_rejected():
     assert info.value.locations[0].startswith("copy.mlir:3:")
 
 
-CHECKED_STORE = textwrap.dedent("""\
-    import numpy as np, kvcache
-    from kvcache import builders, testing
-    config = kvcache.CacheConfig("f32", 1, 4, 2, assert_write_mode=1)
-    cache = testing.random_cache(config, [3], [0], rng=0)  # 2 pages of 2
+def store_past_the_capacity(config, lengths, new):
+    """A cache of `config` (assert_write_mode = 1), its store_ragged module
+    and a call that stores tokens 3 and 4 of sequence 0, one past what it
+    holds: the check routine raises CheckError before anything is written,
+    the process goes on and the same module stores valid rows."""
+    cache = testing.random_cache(config, lengths, new, rng=0)
     cpu = kvcache.CPUModule(builders.store_ragged(config), filename="store.mlir")
-    new = np.ones((2, 1, 4), np.float32)
-    # tokens 3 and 4: token 4 needs a third lookup-table column
-    cpu.store_ragged(*cache.arguments(), 0, new, np.array([0, 2], np.int32))
-    """)
+    new_rows = np.ones((2, 1, 4), np.float32)
+    before = cache.blocks.copy()
+    with pytest.raises(kvcache.CheckError) as info:
+        cpu.store_ragged(*cache.arguments(), 0, new_rows,
+                         np.array([0, 2], np.int32))
+    np.testing.assert_array_equal(cache.blocks, before)
+    cpu.store_ragged(*cache.arguments(), 0, new_rows[:1],
+                     np.array([0, 1], np.int32))
+    assert not np.array_equal(cache.blocks, before)
+    error = info.value
+    assert isinstance(error, ValueError) and error.function == "store_ragged"
+    # the store_ragged op of the function (line 4), the values that disagree
+    assert "kvcache.store_ragged at store.mlir:4:" in str(error)
+    return str(error)
 
 
-CHECKED_CONTINUOUS_STORE = textwrap.dedent("""\
-    import numpy as np, kvcache
-    from kvcache import builders, testing
+def test_failed_argument_check_raises_before_the_write():
+    config = kvcache.CacheConfig("f32", 1, 4, 2, assert_write_mode=1)
+    message = store_past_the_capacity(config, [3], [0])  # 2 pages of 2
+    assert ("sequence 0 needs 5 token positions (cache_lengths[0] = 3 + 2 "
+            "rows), but 'cache' holds 4 (lookup_table columns x page_size"
+            in message)
+
+
+def test_failed_argument_check_of_a_continuous_cache():
     config = kvcache.CacheConfig("f32", 1, 4, kind="continuous",
                                  assert_write_mode=1)
-    cache = testing.random_cache(config, [3], [1], rng=0)  # blocks of 4 slots
-    cpu = kvcache.CPUModule(builders.store_ragged(config), filename="store.mlir")
-    new = np.ones((2, 1, 4), np.float32)
-    cpu.store_ragged(*cache.arguments(), 0, new, np.array([0, 1], np.int32))
-    print("stored within the block", flush=True)
-    # tokens 3 and 4: token 4 is past the block's 4 slots
-    cpu.store_ragged(*cache.arguments(), 0, new, np.array([0, 2], np.int32))
-    """)
-
-
-def run_python(source):
-    return subprocess.run([sys.executable, "-c", source],
-                          capture_output=True, text=True,
-                          env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
-
-
-def test_failed_run_time_check_aborts_with_a_message():
-    run = run_python(CHECKED_STORE)
-    assert run.returncode != 0
-    # the store_ragged op of the function (line 4) failed its lookup check
-    assert "kvcache run-time check failed" in run.stderr
-    assert "store.mlir:4:" in run.stderr
-    assert "the number of lookup_table columns is 2" in run.stderr
-
-
-def test_failed_run_time_check_of_a_continuous_cache():
-    run = run_python(CHECKED_CONTINUOUS_STORE)
-    assert run.returncode != 0
-    assert "stored within the block" in run.stdout
-    assert "kvcache run-time check failed" in run.stderr
-    assert "store.mlir:4:" in run.stderr
-    assert "token position 4 is out of range: block_tokens is 4" in run.stderr
+    message = store_past_the_capacity(config, [3], [1])  # blocks of 4 slots
+    assert "but 'cache' holds 4 (block_tokens" in message

@@ -100,14 +100,22 @@ def store_step():
 
 def test_device_assert_raises_then_a_correct_call_runs():
     config, cache, new, offsets = store_step()
-    module = kvcache.EmulatedGPUModule(builders.store_ragged(config),
-                                       checked=True)
+    config = config.__class__(**{**config.__dict__, "assert_write_mode": 1})
+    module = kvcache.EmulatedGPUModule(builders.store_ragged(config))
     # Sequence 1 (6 cached tokens) writes token 6: logical page 1, whose
     # lookup-table entry is now past the last page.
     bad = cache.copy()
     bad.lookup_table[1, 1] = cache.num_pages + 5
-    with pytest.raises(kvcache.EmulatorError) as raised:
+    # The check routine stops the call on the host, before any launch.
+    before = bad.blocks.copy()
+    with pytest.raises(kvcache.CheckError, match=r"token 6 of sequence 1 is on page 11 .*num_pages is 6"):
         module.store_ragged(*bad.arguments(), 1, new, offsets)
+    np.testing.assert_array_equal(bad.blocks, before)
+    # Skipped, the kernel's own check of the write (assert_write_mode = 1)
+    # stops at the device assert.
+    values = module._values("store_ragged", [*bad.arguments(), 1, new, offsets])
+    with pytest.raises(kvcache.EmulatorError) as raised:
+        module._engine.invoke("store_ragged", values, check=False)
     assert raised.value.kinds == ["assert"]
     report = raised.value.reports[0]
     assert "kvcache run-time check failed: kvcache.store_ragged (kvcache.lookup)" \
