@@ -150,7 +150,6 @@ std::string mlir::kvcache::getPTXFeaturesForChip(StringRef chip) {
 
 void mlir::kvcache::buildKVCacheToNVVMPipeline(
     OpPassManager &pm, const KVCacheToPTXOptions &options) {
-  addArgumentChecks(pm, options.checked);
   ConvertKVCacheToGPUOptions kernels;
   kernels.chip = options.chip;
   kernels.checked = options.checked;
@@ -185,6 +184,10 @@ void mlir::kvcache::buildKVCacheToNVVMPipeline(
 
 void mlir::kvcache::buildKVCacheToPTXPipeline(
     OpPassManager &pm, const KVCacheToPTXOptions &options) {
+  // The check routines only: checked mode's entry call would read the
+  // offsets and the metadata on the host, which are device memory on a GPU
+  // (a host calls the routine on its host copies; docs/KernelABI.md).
+  addArgumentChecks(pm, /*checked=*/false);
   buildKVCacheToNVVMPipeline(pm, options);
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = "isa";
@@ -194,6 +197,9 @@ void mlir::kvcache::buildKVCacheToPTXPipeline(
 
 void mlir::kvcache::buildKVCacheToEmulatedGPUPipeline(
     OpPassManager &pm, const KVCacheToPTXOptions &options) {
+  // Device memory is host memory on the emulator: checked mode's host
+  // checks run before the first launch.
+  addArgumentChecks(pm, options.checked);
   buildKVCacheToNVVMPipeline(pm, options);
   pm.addPass(createKVCacheGPUMemoryToHost());
   addHostToLLVMPasses(pm, /*withGPU=*/true);

@@ -256,6 +256,13 @@ static void defineCaptureFunctions(OpBuilder &builder, ModuleOp module) {
                          getGlobalAddress(builder, loc, kMessageGlobal));
 }
 
+ArrayRef<StringRef> mlir::kvcache::getCheckedModeSymbols() {
+  static const StringRef symbols[] = {kCaptureFunction, kFailureFunction,
+                                      kHandler,         kAbortHandler,
+                                      kCaptureGlobal,   kMessageGlobal};
+  return symbols;
+}
+
 void mlir::kvcache::defineCheckedModeRuntime(OpBuilder &builder,
                                              ModuleOp module) {
   if (module.lookupSymbol(kHandler))

@@ -55,6 +55,11 @@ private:
 /// memref<Nxi8> `buffer`.
 Value getBufferPointer(OpBuilder &builder, Location loc, Value buffer);
 
+/// The symbols checked mode defines (its functions, handlers and globals):
+/// a module that has one of them cannot be checked, and no function's check
+/// routine may take one of their names.
+ArrayRef<StringRef> getCheckedModeSymbols();
+
 /// Defines (once) what checked mode calls: the public
 /// `kvcache_check_capture(i32)` and `kvcache_check_failure() -> !llvm.ptr`,
 /// the private handlers `__kvcache_check_fail(!llvm.ptr)` and

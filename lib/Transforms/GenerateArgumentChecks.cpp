@@ -134,6 +134,11 @@ static FailureOr<func::FuncOp> buildCheckRoutine(func::FuncOp function,
                                                  const Coverage &coverage) {
   auto module = function->getParentOfType<ModuleOp>();
   std::string name = ("kvcache_check_" + function.getName()).str();
+  if (llvm::is_contained(getCheckedModeSymbols(), name))
+    return function.emitError("kvcache-generate-argument-checks: the check "
+                              "routine of @")
+           << function.getName() << " would be @" << name
+           << ", a name checked mode reserves: rename the function";
   if (module.lookupSymbol(name))
     return function.emitError("kvcache-generate-argument-checks: cannot add "
                               "the check routine @")
@@ -430,6 +435,14 @@ struct GenerateArgumentChecksPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (checked)
+      for (StringRef name : getCheckedModeSymbols())
+        if (Operation *symbol = module.lookupSymbol(name)) {
+          symbol->emitError("kvcache-generate-argument-checks: checked mode "
+                            "defines @")
+              << name << ", which the module has already: rename it";
+          return signalPassFailure();
+        }
     SmallVector<func::FuncOp> functions(module.getOps<func::FuncOp>());
     for (func::FuncOp function : functions)
       if (!function.isExternal() && failed(processFunction(function)))

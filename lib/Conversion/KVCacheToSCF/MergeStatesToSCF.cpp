@@ -37,6 +37,10 @@ struct MergeStatesToSCF : OpRewritePattern<MergeStatesOp> {
       return op.emitOpError("cannot be lowered: the outs need a unit "
                             "innermost stride (copy them into contiguous "
                             "buffers)");
+    if (outType.isDynamicDim(2))
+      return op.emitOpError("cannot be lowered for the CPU: the head size "
+                            "(dim 2 of the outs) must be static (cast the "
+                            "outs to a static head size)");
     KernelBuilder k{rewriter, getKernelLoc(op)};
     auto rowType = VectorType::get({outType.getDimSize(2)},
                                    outType.getElementType());

@@ -21,3 +21,13 @@ func.func @many_scale_groups(%q: memref<?x8x1024xf16>, %k: !q, %v: !q, %offsets:
       : memref<?x8x1024xf16>, !q, !q, memref<?xi32>, memref<?x8x1024xf16>
   return
 }
+
+// -----
+
+// The CPU merge works on vectors of a head: its size must be static (it
+// crashed the lowering before).
+func.func @merge_dynamic_head_size(%a: memref<?x1x?xf32>, %la: memref<?x1xf32>, %b: memref<?x1x?xf32>, %lb: memref<?x1xf32>, %out: memref<?x1x?xf32>) {
+  // expected-error @below {{cannot be lowered for the CPU: the head size (dim 2 of the outs) must be static (cast the outs to a static head size)}}
+  kvcache.merge_states %a, %la, %b, %lb, %out : memref<?x1x?xf32>, memref<?x1xf32>, memref<?x1x?xf32>, memref<?x1xf32>, memref<?x1x?xf32>
+  return
+}
