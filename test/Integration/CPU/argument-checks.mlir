@@ -80,6 +80,59 @@ func.func @attention(%q: !rows, %blocks: !blocks, %lengths: !i32s, %table: !tabl
   return
 }
 
+// The keys a row sees decide the pages: from the window's or the chunk's
+// start, or [0, cache_length) without the step's rows (noncausal). K and V
+// through tables of their own (@attention_kv).
+func.func @attention_window(%q: !rows, %blocks: !blocks, %lengths: !i32s, %table: !table, %offsets: !i32s, %out: !rows) {
+  %i4 = arith.constant 4 : i32
+  %i8 = arith.constant 8 : i32
+  %c = kvcache.paged_collection %blocks, %lengths, %table, %i4, %i8 : !blocks, !i32s, !table -> !coll
+  %layer = arith.constant 0 : index
+  %k = kvcache.get_key_cache %c[%layer] : !coll
+  %v = kvcache.get_value_cache %c[%layer] : !coll
+  kvcache.attention_ragged %q, %k, %v, %offsets, %out {scale = 0.5 : f32, window = 2 : i64}
+      : !rows, !cache, !cache, !i32s, !rows
+  return
+}
+
+func.func @attention_chunk(%q: !rows, %blocks: !blocks, %lengths: !i32s, %table: !table, %offsets: !i32s, %out: !rows) {
+  %i4 = arith.constant 4 : i32
+  %i8 = arith.constant 8 : i32
+  %c = kvcache.paged_collection %blocks, %lengths, %table, %i4, %i8 : !blocks, !i32s, !table -> !coll
+  %layer = arith.constant 0 : index
+  %k = kvcache.get_key_cache %c[%layer] : !coll
+  %v = kvcache.get_value_cache %c[%layer] : !coll
+  kvcache.attention_ragged %q, %k, %v, %offsets, %out {chunk = 4 : i64, scale = 0.5 : f32}
+      : !rows, !cache, !cache, !i32s, !rows
+  return
+}
+
+func.func @attention_noncausal(%q: !rows, %blocks: !blocks, %lengths: !i32s, %table: !table, %offsets: !i32s, %out: !rows) {
+  %i4 = arith.constant 4 : i32
+  %i8 = arith.constant 8 : i32
+  %c = kvcache.paged_collection %blocks, %lengths, %table, %i4, %i8 : !blocks, !i32s, !table -> !coll
+  %layer = arith.constant 0 : index
+  %k = kvcache.get_key_cache %c[%layer] : !coll
+  %v = kvcache.get_value_cache %c[%layer] : !coll
+  kvcache.attention_ragged %q, %k, %v, %offsets, %out {noncausal, scale = 0.5 : f32}
+      : !rows, !cache, !cache, !i32s, !rows
+  return
+}
+
+func.func @attention_kv(%q: !rows, %blocks: !blocks, %lengths: !i32s, %k_table: !table, %v_table: !table,
+                        %offsets: !i32s, %out: !rows) {
+  %i4 = arith.constant 4 : i32
+  %i8 = arith.constant 8 : i32
+  %kc = kvcache.paged_collection %blocks, %lengths, %k_table, %i4, %i8 : !blocks, !i32s, !table -> !coll
+  %vc = kvcache.paged_collection %blocks, %lengths, %v_table, %i4, %i8 : !blocks, !i32s, !table -> !coll
+  %layer = arith.constant 0 : index
+  %k = kvcache.get_key_cache %kc[%layer] : !coll
+  %v = kvcache.get_value_cache %vc[%layer] : !coll
+  kvcache.attention_ragged %q, %k, %v, %offsets, %out {scale = 0.5 : f32}
+      : !rows, !cache, !cache, !i32s, !rows
+  return
+}
+
 func.func @merge(%out_a: !rows, %lse_a: !lse, %out_b: !rows, %lse_b: !lse,
                  %out: !rows, %lse: !lse) {
   kvcache.merge_states %out_a, %lse_a, %out_b, %lse_b, %out, %lse
@@ -112,6 +165,10 @@ func.func private @check_store(!blocks, !i32s, !table, i32, i32, index, !rows, !
 func.func private @check_gather(!blocks, !i32s, !table, i32, i32, index, !rows, !i32s, !message) -> i32
 func.func private @check_copy(!blocks, !i32s, !table, i32, i32, !pairs, !message) -> i32
 func.func private @check_attention(!rows, !blocks, !i32s, !table, i32, i32, !i32s, !rows, !lse, !message) -> i32
+func.func private @check_attention_window(!rows, !blocks, !i32s, !table, !i32s, !rows, !message) -> i32
+func.func private @check_attention_chunk(!rows, !blocks, !i32s, !table, !i32s, !rows, !message) -> i32
+func.func private @check_attention_noncausal(!rows, !blocks, !i32s, !table, !i32s, !rows, !message) -> i32
+func.func private @check_attention_kv(!rows, !blocks, !i32s, !table, !table, !i32s, !rows, !message) -> i32
 func.func private @check_merge(!rows, !lse, !rows, !lse, !rows, !lse, !message) -> i32
 func.func private @check_quantized(!qblocks, !i32s, !table, i32, i32, !qscales, !rows, !i32s, !message) -> i32
 func.func private @check_continuous(!cblocks, !i32s, !i32s, i32, i32, !rows, !i32s, !message) -> i32
@@ -129,9 +186,12 @@ memref.global "private" constant @offsets_0910 : memref<3xi32> = dense<[0, 9, 10
 memref.global "private" constant @lengths_31 : memref<2xi32> = dense<[3, 1]>
 memref.global "private" constant @lengths_3 : memref<1xi32> = dense<[3]>
 memref.global "private" constant @lengths_71 : memref<2xi32> = dense<[7, 1]>
+memref.global "private" constant @lengths_51 : memref<2xi32> = dense<[5, 1]>
+memref.global "private" constant @offsets_012 : memref<3xi32> = dense<[0, 1, 2]>
 memref.global "private" constant @table_good : memref<2x2xi32> = dense<[[0, 1], [2, 3]]>
 memref.global "private" constant @table_one_row : memref<1x2xi32> = dense<[[0, 1]]>
 memref.global "private" constant @table_bad_0 : memref<2x2xi32> = dense<[[0, 4], [2, 3]]>
+memref.global "private" constant @table_bad_first : memref<2x2xi32> = dense<[[4, 1], [2, 3]]>
 memref.global "private" constant @table_bad_1 : memref<2x2xi32> = dense<[[0, 1], [2, 4]]>
 memref.global "private" constant @pairs_good : memref<2x2xi32> = dense<[[0, 2], [1, 3]]>
 memref.global "private" constant @pairs_bad_src : memref<2x2xi32> = dense<[[0, 2], [4, 3]]>
@@ -295,6 +355,42 @@ func.func @attention_cases() {
   return
 }
 
+// Sequence 0 has cache_length 5 and one row, at position 5; page 0 of its
+// table is bad. Causal attention reads it (keys from 0); with window = 2 or
+// chunk = 4 (keys 4 and 5) only page 1 is read. Noncausal attention reads
+// [0, cache_length): with cache_lengths [3, 1] page 1 of sequence 0 may be
+// bad. K and V are checked through their own tables.
+// CHECK-LABEL: attention_ragged variants
+// CHECK-NEXT: status 1: attention_kv: kvcache.attention_ragged at {{.*}}: token 0 of sequence 0 is on page 4 {{.*}}'key_cache'{{.*}}, but num_pages is 4{{$}}
+// CHECK-NEXT: status 0: {{$}}
+// CHECK-NEXT: status 0: {{$}}
+// CHECK-NEXT: status 0: {{$}}
+// CHECK-NEXT: status 1: attention_kv: kvcache.attention_ragged at {{.*}}: token 4 of sequence 0 is on page 4 {{.*}}'value_cache'{{.*}}, but num_pages is 4{{$}}
+// CHECK-NEXT: status 1: attention_kv: kvcache.attention_ragged at {{.*}}: 'row_offsets'{{.*}} describes 2 sequences, but 'value_cache'{{.*}} has 1 ({{.*}}kvcache.num_sequences){{$}}
+func.func @attention_variant_cases() {
+  %window = arith.constant 0 : index
+  %chunk = arith.constant 1 : index
+  %noncausal = arith.constant 2 : index
+  %kv = arith.constant 3 : index
+  %c7 = arith.constant 7 : index
+  %l51 = call @i32s_lengths_51() : () -> !i32s
+  %l31 = call @i32s_lengths_31() : () -> !i32s
+  %tg = call @get_table_good() : () -> !table
+  %t1 = call @get_table_one_row() : () -> !table
+  %tb0 = call @get_table_bad_0() : () -> !table
+  %tbf = call @get_table_bad_first() : () -> !table
+  %o012 = call @i32s_offsets_012() : () -> !i32s
+  %o023 = call @i32s_offsets_023() : () -> !i32s
+  call @title(%c7) : (index) -> ()
+  call @run_variant(%kv, %l51, %tbf, %tbf, %o012) : (index, !i32s, !table, !table, !i32s) -> ()
+  call @run_variant(%window, %l51, %tbf, %tbf, %o012) : (index, !i32s, !table, !table, !i32s) -> ()
+  call @run_variant(%chunk, %l51, %tbf, %tbf, %o012) : (index, !i32s, !table, !table, !i32s) -> ()
+  call @run_variant(%noncausal, %l31, %tb0, %tb0, %o023) : (index, !i32s, !table, !table, !i32s) -> ()
+  call @run_variant(%kv, %l31, %tg, %tb0, %o023) : (index, !i32s, !table, !table, !i32s) -> ()
+  call @run_variant(%kv, %l31, %tg, %t1, %o023) : (index, !i32s, !table, !table, !i32s) -> ()
+  return
+}
+
 // CHECK-LABEL: merge_states
 // CHECK-NEXT: status 0: {{$}}
 // CHECK-NEXT: status 1: merge: kvcache.merge_states at {{.*}}argument-checks.mlir:{{[0-9]+}}:{{[0-9]+}}: 'out_a'{{.*}} has 2 rows, but 'out'{{.*}} has 3{{$}}
@@ -353,6 +449,7 @@ func.func @main() {
   call @gather_cases() : () -> ()
   call @copy_cases() : () -> ()
   call @attention_cases() : () -> ()
+  call @attention_variant_cases() : () -> ()
   call @merge_cases() : () -> ()
   call @quantized_cases() : () -> ()
   call @continuous_cases() : () -> ()
@@ -364,8 +461,8 @@ func.func @main() {
 //===----------------------------------------------------------------------===//
 
 llvm.mlir.global internal constant @status_format("status %d: %s\0A\00") {addr_space = 0 : i32}
-llvm.mlir.global internal constant @titles("store_ragged\00gather_ragged\00copy_pages\00attention_ragged\00merge_states\00quantized\00continuous\00") {addr_space = 0 : i32}
-llvm.mlir.global internal constant @title_offsets(dense<[0, 13, 27, 38, 55, 68, 78]> : tensor<7xi32>) {addr_space = 0 : i32} : !llvm.array<7 x i32>
+llvm.mlir.global internal constant @titles("store_ragged\00gather_ragged\00copy_pages\00attention_ragged\00merge_states\00quantized\00continuous\00attention_ragged variants\00") {addr_space = 0 : i32}
+llvm.mlir.global internal constant @title_offsets(dense<[0, 13, 27, 38, 55, 68, 78, 89]> : tensor<8xi32>) {addr_space = 0 : i32} : !llvm.array<8 x i32>
 llvm.func @printf(!llvm.ptr, ...) -> i32
 llvm.func @puts(!llvm.ptr) -> i32
 
@@ -374,7 +471,7 @@ func.func private @title(%i: index) {
   %titles = llvm.mlir.addressof @titles : !llvm.ptr
   %offsets = llvm.mlir.addressof @title_offsets : !llvm.ptr
   %i64 = arith.index_cast %i : index to i64
-  %slot = llvm.getelementptr %offsets[0, %i64] : (!llvm.ptr, i64) -> !llvm.ptr, !llvm.array<7 x i32>
+  %slot = llvm.getelementptr %offsets[0, %i64] : (!llvm.ptr, i64) -> !llvm.ptr, !llvm.array<8 x i32>
   %offset = llvm.load %slot : !llvm.ptr -> i32
   %name = llvm.getelementptr %titles[%offset] : (!llvm.ptr, i32) -> !llvm.ptr, i8
   %r = llvm.call @puts(%name) : (!llvm.ptr) -> i32
@@ -491,6 +588,41 @@ func.func private @run_merge(%a_rows: index, %b_rows: index) {
   return
 }
 
+// @attention_window, _chunk, _noncausal (`which` 0 to 2) or @attention_kv
+// (3) on 3 rows of q at `offsets`.
+func.func private @run_variant(%which: index, %lengths: !i32s, %table: !table, %v_table: !table, %offsets: !i32s) {
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c1024 = arith.constant 1024 : index
+  %blocks = call @blocks(%c4) : (index) -> !blocks
+  %q = call @rows(%c3) : (index) -> !rows
+  %out = call @rows(%c3) : (index) -> !rows
+  %message = call @message(%c1024) : (index) -> !message
+  %status = scf.index_switch %which -> i32
+  case 0 {
+    %r = func.call @check_attention_window(%q, %blocks, %lengths, %table, %offsets, %out, %message)
+        : (!rows, !blocks, !i32s, !table, !i32s, !rows, !message) -> i32
+    scf.yield %r : i32
+  }
+  case 1 {
+    %r = func.call @check_attention_chunk(%q, %blocks, %lengths, %table, %offsets, %out, %message)
+        : (!rows, !blocks, !i32s, !table, !i32s, !rows, !message) -> i32
+    scf.yield %r : i32
+  }
+  case 2 {
+    %r = func.call @check_attention_noncausal(%q, %blocks, %lengths, %table, %offsets, %out, %message)
+        : (!rows, !blocks, !i32s, !table, !i32s, !rows, !message) -> i32
+    scf.yield %r : i32
+  }
+  default {
+    %r = func.call @check_attention_kv(%q, %blocks, %lengths, %table, %v_table, %offsets, %out, %message)
+        : (!rows, !blocks, !i32s, !table, !table, !i32s, !rows, !message) -> i32
+    scf.yield %r : i32
+  }
+  call @report(%status, %message) : (i32, !message) -> ()
+  return
+}
+
 // Scales of `pages` pages and `layers` layers for 4 pages of 2 layers.
 func.func private @run_quantized(%pages: index, %layers: index) {
   %c2 = arith.constant 2 : index
@@ -551,6 +683,16 @@ func.func private @i32s_offsets_023() -> !i32s {
   %r = memref.cast %g : memref<3xi32> to !i32s
   return %r : !i32s
 }
+func.func private @i32s_lengths_51() -> !i32s {
+  %g = memref.get_global @lengths_51 : memref<2xi32>
+  %r = memref.cast %g : memref<2xi32> to !i32s
+  return %r : !i32s
+}
+func.func private @i32s_offsets_012() -> !i32s {
+  %g = memref.get_global @offsets_012 : memref<3xi32>
+  %r = memref.cast %g : memref<3xi32> to !i32s
+  return %r : !i32s
+}
 func.func private @i32s_offsets_134() -> !i32s {
   %g = memref.get_global @offsets_134 : memref<3xi32>
   %r = memref.cast %g : memref<3xi32> to !i32s
@@ -588,6 +730,11 @@ func.func private @get_table_one_row() -> !table {
 }
 func.func private @get_table_bad_0() -> !table {
   %g = memref.get_global @table_bad_0 : memref<2x2xi32>
+  %r = memref.cast %g : memref<2x2xi32> to !table
+  return %r : !table
+}
+func.func private @get_table_bad_first() -> !table {
+  %g = memref.get_global @table_bad_first : memref<2x2xi32>
   %r = memref.cast %g : memref<2x2xi32> to !table
   return %r : !table
 }
