@@ -112,6 +112,17 @@ func.func @store(%blocks: memref<?x2x?x4x1x4xf32>, %lengths: memref<?xi32>, %tab
 // Every public function gets its own routine, checking each of its ops.
 // CHECK-LABEL: func.func @kvcache_check_two(
 // CHECK-COUNT-2: kvcache.lookup
+// With checked=true both call their routines, and the module defines the
+// runtime of checked mode once.
+// CHECKED-LABEL: func.func @gather(
+// CHECKED: call @kvcache_check_gather(
+// CHECKED-LABEL: func.func @two(
+// CHECKED: call @kvcache_check_two(
+// CHECKED-COUNT-1: func.func private @__kvcache_check_fail(
+// CHECKED-COUNT-1: func.func @kvcache_check_capture(
+// CHECKED-COUNT-1: func.func @kvcache_check_failure(
+// CHECKED-NOT: func.func
+// CHECKED: {{^//[ ]-----$}}
 func.func @gather(%k: !cache, %out: memref<?x1x4xf32>, %offsets: memref<?xi32>) {
   kvcache.gather_ragged %k, %out, %offsets : !cache, memref<?x1x4xf32>, memref<?xi32>
   return
