@@ -10,12 +10,14 @@
 // which the RUN lines link to the functions the pass defines.
 
 // RUN: kvcache-opt %s -kvcache-to-emulated-gpu | FileCheck %s --check-prefix=ROUTINES
+// RUN: kvcache-opt %s -kvcache-to-ptx | FileCheck %s --check-prefix=ROUTINES
 // RUN: kvcache-opt %s -kvcache-to-emulated-gpu=checked=true \
 // RUN: | sed -e '/llvm.func @check_/d' -e 's/@check_/@kvcache_check_/g' > %t.mlir
 // RUN: %emu_run %t.mlir -e main | FileCheck %s
 // RUN: not --crash %emu_run %t.mlir -e bad_store 2>&1 | FileCheck %s --check-prefix=ABORT
 
-// Without checked=true the routines are there, host functions.
+// Without checked=true the routines are there, host functions, in both GPU
+// pipelines.
 // ROUTINES-DAG: llvm.func @kvcache_check_store(
 // ROUTINES-DAG: llvm.func @kvcache_check_attention(
 // ROUTINES-NOT: @kvcache_check_capture
