@@ -94,3 +94,42 @@ func.func @negative_cache_argument(%cache: !cache, %batch: index, %token: index)
   %page2, %slot2 = kvcache.lookup %cache[%batch, %token] : !cache
   return %length, %max_seq, %page, %slot, %page2, %slot2 : index, index, index, index, index, index
 }
+
+// -----
+
+!collection = !kvcache.continuous_collection<f16, num_heads = 8, head_size = 128>
+!cache = !kvcache.continuous_cache<f16, num_heads = 8, head_size = 128>
+
+// num_sequences and capacity of a layer cache fold to the collection's, as
+// the other metadata queries do (every layer shares the metadata).
+
+// CHECK-LABEL: func.func @sequence_queries_through_layer_cache
+// CHECK-SAME: (%[[COLLECTION:.*]]: !kvcache.continuous_collection<{{.*}}>, %[[LAYER:.*]]: index, %[[BATCH:.*]]: index)
+// CHECK-NOT: kvcache.get_key_cache
+// CHECK-NOT: kvcache.get_value_cache
+// CHECK-DAG: %[[N:.*]] = kvcache.num_sequences %[[COLLECTION]] : !kvcache.continuous_collection
+// CHECK-DAG: %[[T:.*]] = kvcache.capacity %[[COLLECTION]][%[[BATCH]]] : !kvcache.continuous_collection
+// CHECK: return %[[N]], %[[T]]
+func.func @sequence_queries_through_layer_cache(%collection: !collection, %layer: index, %batch: index) -> (index, index) {
+  %key = kvcache.get_key_cache %collection[%layer] : !collection
+  %value = kvcache.get_value_cache %collection[%layer] : !collection
+  %n = kvcache.num_sequences %key : !cache
+  %t = kvcache.capacity %value[%batch] : !cache
+  return %n, %t : index, index
+}
+
+// -----
+
+!cache = !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>
+
+// negative_: on a cache that does not come from get_*_cache they stay.
+
+// CHECK-LABEL: func.func @negative_sequence_queries_of_argument
+// CHECK-SAME: (%[[CACHE:.*]]: !kvcache.paged_cache<{{.*}}>, %[[BATCH:.*]]: index)
+// CHECK-DAG: kvcache.num_sequences %[[CACHE]] : !kvcache.paged_cache
+// CHECK-DAG: kvcache.capacity %[[CACHE]][%[[BATCH]]] : !kvcache.paged_cache
+func.func @negative_sequence_queries_of_argument(%cache: !cache, %batch: index) -> (index, index) {
+  %n = kvcache.num_sequences %cache : !cache
+  %t = kvcache.capacity %cache[%batch] : !cache
+  return %n, %t : index, index
+}

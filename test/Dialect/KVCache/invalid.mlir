@@ -1393,3 +1393,55 @@ func.func @load_discardable_serves_write(%cache: !write_checked, %b: index, %h: 
   %x = kvcache.load %cache[%b, %h, %t, %d] {kvcache.serves_write} : !write_checked -> vector<8xf16>
   return %x : vector<8xf16>
 }
+
+//===----------------------------------------------------------------------===//
+// num_sequences, capacity, lookup {unchecked}
+//===----------------------------------------------------------------------===//
+
+// Every kind of this repository implements the sequence hooks, so the
+// verifier's "needs a kind that describes its sequences" cannot be reached
+// here; the operand constraints can.
+
+func.func @num_sequences_of_memref(%table: memref<?x?xi32>) -> index {
+  // expected-error @below {{'kvcache.num_sequences' op operand #0 must be}}
+  %n = "kvcache.num_sequences"(%table) : (memref<?x?xi32>) -> index
+  return %n : index
+}
+
+// -----
+
+func.func @capacity_of_memref(%table: memref<?x?xi32>, %b: index) -> index {
+  // expected-error @below {{'kvcache.capacity' op operand #0 must be}}
+  %t = "kvcache.capacity"(%table, %b) : (memref<?x?xi32>, index) -> index
+  return %t : index
+}
+
+// -----
+
+!cache = !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>
+
+func.func @capacity_of_i32_batch(%cache: !cache, %b: i32) -> index {
+  // expected-error @below {{'kvcache.capacity' op operand #1 must be index}}
+  %t = "kvcache.capacity"(%cache, %b) : (!cache, i32) -> index
+  return %t : index
+}
+
+// -----
+
+!cache = !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>
+
+func.func @num_sequences_i32_result(%cache: !cache) -> i32 {
+  // expected-error @below {{'kvcache.num_sequences' op result #0 must be index}}
+  %n = "kvcache.num_sequences"(%cache) : (!cache) -> i32
+  return %n : i32
+}
+
+// -----
+
+!cache = !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>
+
+func.func @lookup_unchecked_not_unit(%cache: !cache, %b: index, %t: index) -> (index, index) {
+  // expected-error @below {{invalid properties {unchecked = 1 : i32} for op kvcache.lookup}}
+  %page, %slot = "kvcache.lookup"(%cache, %b, %t) <{unchecked = 1 : i32}> : (!cache, index, index) -> (index, index)
+  return %page, %slot : index, index
+}

@@ -369,3 +369,48 @@ func.func @layer_loop(%collection: !kvcache.paged_collection<f16, num_heads = 8,
 // CHECK-LABEL: func.func private @cache_length_of
 // CHECK-SAME: (!kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, index) -> index
 func.func private @cache_length_of(!kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, index) -> index
+
+//===----------------------------------------------------------------------===//
+// The queries of the argument checks
+//===----------------------------------------------------------------------===//
+
+// num_sequences and capacity take a collection or a layer cache of either
+// kind; `unchecked` is a unit attribute of lookup (inherent: a property in
+// the generic form), next to `read_only`.
+
+// CHECK-LABEL: func.func @argument_check_queries
+// CHECK-SAME: (%[[PC:[^:]*]]: !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>, %[[PK:[^:]*]]: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %[[CC:[^:]*]]: !kvcache.continuous_collection<f16, num_heads = 8, head_size = 128>, %[[CK:[^:]*]]: !kvcache.continuous_cache<f16, num_heads = 8, head_size = 128>, %[[B:[^:]*]]: index, %[[T:[^:]*]]: index)
+// CHECK: %{{.*}} = kvcache.num_sequences %[[PC]] : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
+// CHECK: %{{.*}} = kvcache.num_sequences %[[PK]] : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>
+// CHECK: %{{.*}} = kvcache.num_sequences %[[CC]] : !kvcache.continuous_collection<f16, num_heads = 8, head_size = 128>
+// CHECK: %{{.*}} = kvcache.num_sequences %[[CK]] : !kvcache.continuous_cache<f16, num_heads = 8, head_size = 128>
+// CHECK: %{{.*}} = kvcache.capacity %[[PC]][%[[B]]] : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
+// CHECK: %{{.*}} = kvcache.capacity %[[PK]][%[[B]]] : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>
+// CHECK: %{{.*}} = kvcache.capacity %[[CC]][%[[B]]] : !kvcache.continuous_collection<f16, num_heads = 8, head_size = 128>
+// CHECK: %{{.*}} = kvcache.capacity %[[CK]][%[[B]]] : !kvcache.continuous_cache<f16, num_heads = 8, head_size = 128>
+// CHECK: %{{.*}}, %{{.*}} = kvcache.lookup %[[PK]][%[[B]], %[[T]]] {unchecked} : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>
+// CHECK: %{{.*}}, %{{.*}} = kvcache.lookup %[[CK]][%[[B]], %[[T]]] {read_only, unchecked} : !kvcache.continuous_cache<f16, num_heads = 8, head_size = 128>
+// GENERIC-LABEL: sym_name = "argument_check_queries"
+// GENERIC: "kvcache.num_sequences"(%{{.*}}) : (!kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>) -> index
+// GENERIC: "kvcache.capacity"(%{{.*}}, %{{.*}}) : (!kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>, index) -> index
+// GENERIC: "kvcache.lookup"(%{{.*}}, %{{.*}}, %{{.*}}) <{unchecked}>
+// GENERIC: "kvcache.lookup"(%{{.*}}, %{{.*}}, %{{.*}}) <{read_only, unchecked}>
+func.func @argument_check_queries(%pc: !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>,
+                                  %pk: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>,
+                                  %cc: !kvcache.continuous_collection<f16, num_heads = 8, head_size = 128>,
+                                  %ck: !kvcache.continuous_cache<f16, num_heads = 8, head_size = 128>,
+                                  %b: index, %t: index)
+    -> (index, index, index, index, index, index, index, index, index, index) {
+  %n0 = kvcache.num_sequences %pc : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
+  %n1 = kvcache.num_sequences %pk : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>
+  %n2 = kvcache.num_sequences %cc : !kvcache.continuous_collection<f16, num_heads = 8, head_size = 128>
+  %n3 = kvcache.num_sequences %ck : !kvcache.continuous_cache<f16, num_heads = 8, head_size = 128>
+  %t0 = kvcache.capacity %pc[%b] : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
+  %t1 = kvcache.capacity %pk[%b] : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>
+  %t2 = kvcache.capacity %cc[%b] : !kvcache.continuous_collection<f16, num_heads = 8, head_size = 128>
+  %t3 = kvcache.capacity %ck[%b] : !kvcache.continuous_cache<f16, num_heads = 8, head_size = 128>
+  %page, %slot = kvcache.lookup %pk[%b, %t] {unchecked} : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>
+  %block, %token = kvcache.lookup %ck[%b, %t] {unchecked, read_only} : !kvcache.continuous_cache<f16, num_heads = 8, head_size = 128>
+  return %n0, %n1, %n2, %n3, %t0, %t1, %t2, %t3, %page, %block
+      : index, index, index, index, index, index, index, index, index, index
+}
