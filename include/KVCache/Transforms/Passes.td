@@ -58,14 +58,18 @@ def KVCacheGenerateArgumentChecks
     else.
 
     With `checked=true`, F also calls its routine at entry, and every other
-    op with `ArgumentChecksOpInterface` is checked just before it, so that a
-    failing call writes nothing. A failure prints the message to stderr and
-    aborts, or, in capture mode, records it and returns from F (with poison
-    results). The module gets the public functions
-    `kvcache_check_capture(i32)` (1: capture mode on, 0: off; both clear the
-    recorded message) and `kvcache_check_failure() -> !llvm.ptr` (the
-    recorded message, "" when none). The pipelines run this pass first, with
-    their `checked`.
+    op with `ArgumentChecksOpInterface` is checked in place (as early as its
+    operands allow, above kernel ops that precede it), so that a failing
+    call writes nothing. A failure prints the message to stderr and aborts,
+    or, in capture mode, records it and returns from F (with poison results;
+    a function returning a cache value prints and aborts in capture mode
+    too). The module gets the public functions `kvcache_check_capture(i32)`
+    (1: capture mode on, 0: off; both clear the recorded message) and
+    `kvcache_check_failure() -> !llvm.ptr` (the recorded message, "" when
+    none); their names and those of the private helpers are reserved. The
+    pipelines run this pass first: kvcache-to-cpu and
+    kvcache-to-emulated-gpu with their `checked`, kvcache-to-ptx without
+    (the host cannot read device memory).
 
     Before:
     ```mlir

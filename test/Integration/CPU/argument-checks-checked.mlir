@@ -22,10 +22,10 @@
 // RUN: | FileCheck %s --check-prefix=COMPUTED
 
 // The entry call's routine fails before @store writes.
-// STORE: kvcache argument check failed: store: kvcache.store_ragged at {{.*}}argument-checks-checked.mlir:{{[0-9]+}}:{{[0-9]+}}: 'values'{{.*}} has 2 rows, but row_offsets[2] (the end of the batch's rows) is 3{{$}}
+// STORE: kvcache run-time check failed: store: kvcache.store_ragged at {{.*}}argument-checks-checked.mlir:{{[0-9]+}}:{{[0-9]+}}: 'values'{{.*}} has 2 rows, but row_offsets[2] (the end of the batch's rows) is 3{{$}}
 // STORE-NOT: completed
 // The in-place check of an op whose offsets @computed computes.
-// COMPUTED: kvcache argument check failed: computed: kvcache.store_ragged at {{.*}}argument-checks-checked.mlir:{{[0-9]+}}:{{[0-9]+}}: row_offsets[2] is 2, below row_offsets[1] = 3: offsets never decrease{{$}}
+// COMPUTED: kvcache run-time check failed: computed: kvcache.store_ragged at {{.*}}argument-checks-checked.mlir:{{[0-9]+}}:{{[0-9]+}}: row_offsets[2] is 2, below row_offsets[1] = 3: offsets never decrease{{$}}
 // COMPUTED-NOT: completed
 
 // The cache of argument-checks.mlir: 4 pages of 4 tokens, 2 layers, one

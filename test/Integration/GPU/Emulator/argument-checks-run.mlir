@@ -22,7 +22,7 @@
 // ROUTINES-DAG: llvm.func @kvcache_check_attention(
 // ROUTINES-NOT: @kvcache_check_capture
 
-// ABORT: kvcache argument check failed: store: kvcache.store_ragged at {{.*}}argument-checks-run.mlir:{{[0-9]+}}:{{[0-9]+}}: 'values'{{.*}} has 2 rows, but row_offsets[2] (the end of the batch's rows) is 3{{$}}
+// ABORT: kvcache run-time check failed: store: kvcache.store_ragged at {{.*}}argument-checks-run.mlir:{{[0-9]+}}:{{[0-9]+}}: 'values'{{.*}} has 2 rows, but row_offsets[2] (the end of the batch's rows) is 3{{$}}
 // ABORT-NOT: completed
 
 // A paged f32 cache of 4 pages of 4 tokens, 2 layers, one head of 4 (256
