@@ -295,6 +295,8 @@ def cache_mutations(function, offsets, page_b, page_column,
                      [1, longest]),
             Mutation("max_cache_length -1", set_value("max_cache_length", -1),
                      "max_cache_length", [U32_MINUS_1, CAPACITY]),
+            Mutation("max_seq_length too small", set_value("max_seq_length", 1),
+                     "max_seq_length", [1, max(NEW)]),
         ]
     return found
 
