@@ -139,22 +139,31 @@ static FailureOr<func::FuncOp> buildCheckRoutine(func::FuncOp function,
                               "routine of @")
            << function.getName() << " would be @" << name
            << ", a name checked mode reserves: rename the function";
-  if (module.lookupSymbol(name))
-    return function.emitError("kvcache-generate-argument-checks: cannot add "
-                              "the check routine @")
-           << name << " of @" << function.getName()
-           << ": the module has a symbol of that name";
-  OpBuilder builder(function);
-  builder.setInsertionPointAfter(function);
-  MLIRContext *ctx = builder.getContext();
-  Location loc = function.getLoc();
   Type messageType = MemRefType::get({ShapedType::kDynamic},
-                                     builder.getI8Type());
+                                     OpBuilder(function).getI8Type());
   SmallVector<Type> inputs(function.getArgumentTypes());
   inputs.push_back(messageType);
-  auto routine = func::FuncOp::create(
-      builder, loc, name,
-      FunctionType::get(ctx, inputs, {builder.getI32Type()}));
+  auto type = FunctionType::get(function.getContext(), inputs,
+                                {OpBuilder(function).getI32Type()});
+  func::FuncOp routine;
+  if (Operation *existing = module.lookupSymbol(name)) {
+    // A declaration of the routine (code of the module that calls it)
+    // becomes the definition; anything else is a clash.
+    routine = dyn_cast<func::FuncOp>(existing);
+    if (!routine || !routine.isExternal() || routine.getFunctionType() != type)
+      return function.emitError("kvcache-generate-argument-checks: cannot "
+                                "add the check routine @")
+             << name << " of @" << function.getName()
+             << ": the module has a symbol of that name (only a declaration "
+                "of type "
+             << type << " may precede it)";
+    routine.setPublic();
+  }
+  OpBuilder builder(function);
+  builder.setInsertionPointAfter(function);
+  Location loc = function.getLoc();
+  if (!routine)
+    routine = func::FuncOp::create(builder, loc, name, type);
   if (Attribute cInterface = function->getAttr("llvm.emit_c_interface"))
     routine->setAttr("llvm.emit_c_interface", cInterface);
   Block *body = routine.addEntryBlock();
@@ -264,6 +273,11 @@ LogicalResult CheckedFunction::instrument(func::FuncOp routine,
   if (checked.empty()) {
     entryPoint = message.getDefiningOp();
     flag.getDefiningOp()->erase();
+  } else {
+    builder.setInsertionPointAfter(entryPoint);
+    memref::StoreOp::create(builder, loc,
+                            arith::ConstantIntOp::create(builder, loc, 0, 1),
+                            flag);
   }
   if (!mayReturn)
     exits.clear();
@@ -362,8 +376,10 @@ Operation *CheckedFunction::checkInPlace(Operation *op) {
   CheckPoint where = getCheckPoint(op, function.getBody(), flag.getDefiningOp());
   Operation *point = where.point;
   builder.setInsertionPoint(point);
+  // The flag is cleared once, at entry, never here: another thread may
+  // have set it (a check inside a parallel loop), and a set flag only makes
+  // this op report that failure too.
   Operation *first = arith::ConstantIntOp::create(builder, loc, 0, 1);
-  memref::StoreOp::create(builder, loc, first->getResult(0), flag);
   // A function that cannot leave early checks even after a failure.
   Value recorded = mayReturn ? emitFailureRecorded(builder, loc)
                              : first->getResult(0);
@@ -443,9 +459,14 @@ struct GenerateArgumentChecksPass
               << name << ", which the module has already: rename it";
           return signalPassFailure();
         }
-    SmallVector<func::FuncOp> functions(module.getOps<func::FuncOp>());
+    // The input's functions with a body: a routine the pass builds (also
+    // into a declaration of the input) is not one of them.
+    SmallVector<func::FuncOp> functions;
+    for (func::FuncOp function : module.getOps<func::FuncOp>())
+      if (!function.isExternal())
+        functions.push_back(function);
     for (func::FuncOp function : functions)
-      if (!function.isExternal() && failed(processFunction(function)))
+      if (failed(processFunction(function)))
         return signalPassFailure();
   }
 
