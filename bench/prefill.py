@@ -38,7 +38,7 @@ Emulated GPU (`kvcache.EmulatedGPUModule`, sm_90 plan, the profile of
 KVCACHE_EMU_PROFILE: docs/Contract.md 8.4), bf16, no workspace (one launch
 each): (a) 2 sequences of 256 and 192 new tokens, nothing cached; (b) 1
 sequence of 128 new over 512 cached; (c) 4 sequences of 300 new over 1000
-cached (about 5 minutes of emulation: not with --quick). Reported: the
+cached (18 minutes of emulation on 2 cores: not with --quick). Reported: the
 global bytes the launches load (the threads' requests, `global_load_bytes`,
 and 32 x the sectors they touch) against the packed-tile reference,
 computed here: a tile packs 128 (token, query head) rows of one sequence
