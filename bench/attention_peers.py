@@ -17,8 +17,8 @@ f32 and bf16. For each case, min and median of several calls:
   timing), in f32 (numpy has no bf16: the bf16 cases' values
   widened);
 - PyTorch (Debian's python3-torch), the same three steps on the same
-  gathered K/V, in the case's type, when it is installed (the benchmark
-  installs nothing and says when it is absent);
+  gathered K/V, in the case's type, when it is installed (`bash
+  bench/run.sh` installs it; this script says when it is absent);
 - copy: one `numpy.copyto` of as many bytes as the case's K and V (the
   memory-bound limit of a kernel that reads the cache once; numpy copies
   on one thread).
@@ -215,8 +215,8 @@ def attention_peers_section(build, quick, lines):
             print(lines[-1], flush=True)
     lines.append("")
     if torch is None:
-        lines += ["PyTorch: not installed (Debian's `python3-torch`; this benchmark installs "
-                  "nothing), so not measured in this run.", ""]
+        lines += ["PyTorch: not installed (Debian's `python3-torch`; `bash bench/run.sh` "
+                  "installs it), so not measured in this run.", ""]
     lines += ["numpy computes in f32 for the bf16 cases too (numpy has no bf16), on the "
               "same values; its K+V bytes are then twice ours.", ""]
     print("\n".join(lines[first:]), flush=True)

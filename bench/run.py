@@ -26,7 +26,12 @@ Writes bench/report.md and bench/plots/*.png. Sections:
   9. the GPU emulator's speed: thread switches and checked accesses per CPU
      second on emulated kernel tests (bench/emulator_speed.py);
  10. the argument checks' cost: a CPU decode step of batch 64 with and
-     without the check routine run before each call (bench/check_cost.py).
+     without the check routine run before each call (bench/check_cost.py);
+ 11. prefill: CPU prefill GFLOP/s (causal FLOPs) against the f32 GEMM rate
+     measured in the same run and against PyTorch, CPU decode against a
+     copy of its K/V on every core, the emulated GPU's loaded bytes against
+     a kernel of packed 128-row query tiles, and the static model of the
+     attention key loop per mma.sync (bench/prefill.py).
 Every figure is the min and the median of several repetitions; on these
 shared CPUs only ratios measured side by side are meaningful.
 """
@@ -52,6 +57,7 @@ from window import window_section  # noqa: E402
 from attention_peers import attention_peers_section  # noqa: E402
 from emulator_speed import emulator_speed_section  # noqa: E402
 from check_cost import check_cost_section  # noqa: E402
+from prefill import prefill_section  # noqa: E402
 
 
 def timed(command, reps, stdin=None):
@@ -475,6 +481,7 @@ def main():
     attention_peers_section(build, args.quick, lines)
     emulator_speed_section(build, args.quick, lines)
     check_cost_section(build, args.quick, lines)
+    prefill_section(build, args.quick, lines)
     lines += ["## Plots", ""] + write_plots(plots, os.path.join(HERE, "plots")) + [""]
     lines.append(f"Total benchmark time: {time.time() - start:.0f} s.")
     with open(os.path.join(HERE, "report.md"), "w") as f:

@@ -23,6 +23,8 @@ the ptxas report
   counting every pass a large query group makes over K/V on CUDA cores (8
   query heads per pass; the tensor-core kernel, recognised by its mma.sync,
   makes one pass);
+- the mma.sync of the main loop (`mma_per_iteration` in --json; the
+  tensor-core kernels), for instructions per mma.sync (bench/prefill.py);
 - registers, spills, static shared memory, threads per block, and from them
   blocks per SM (sm_90: 64 K registers allocated per warp in units of 256,
   64 warps, 32 blocks, 228 KB shared memory with 1 KB reserved per block);
@@ -178,7 +180,8 @@ def store_bytes(text):
 
 def main_loop(body, kind, search_steps):
     """(instructions per iteration, bytes moved per iteration, stages in
-    flight) of the kernel's main loop; None when it has none."""
+    flight, mma.sync per iteration) of the kernel's main loop; None when it
+    has none."""
     lines = body.splitlines()
     spans = loops(lines)
     key = "cp.async.c" if kind == "attention" else "st.global"
@@ -205,7 +208,7 @@ def main_loop(body, kind, search_steps):
     else:
         moved = store_bytes(text)          # per thread
         stages = 1
-    return instructions, moved, stages
+    return instructions, moved, stages, len(re.findall(r"\bmma\.sync\.", text))
 
 
 def ptxas_report(ptxas, ptx_file):
@@ -254,8 +257,10 @@ def model(build, ptxas, text, passes, search_steps):
         row["blocks_per_sm"] = blocks_per_sm(row.get("registers", 0), threads,
                                              row.get("shared_bytes", 0))
         if loop:
-            instructions, moved, stages = loop
+            instructions, moved, stages, mma = loop
             row["loop_instructions"] = instructions
+            if mma:
+                row["mma_per_iteration"] = mma
             if kind == "attention" and moved:
                 row["passes"] = 1 if "mma.sync" in body else passes.get(name, 1)
                 per_kb = instructions * 1024 / moved * row["passes"]
