@@ -16,6 +16,8 @@
 #include "KVCache/Conversion/KVCacheToGPU/KVCacheToGPU.h"
 #include "KVCache/IR/KVCacheOps.h"
 
+#include <optional>
+
 namespace mlir::kvcache::attention {
 
 /// Static shape of the attention kernel.
@@ -85,6 +87,11 @@ struct AttentionPlan {
   /// Shared-memory stages of K and of V (a power of two >= 2): while step s
   /// is computed, steps s + 1 .. s + stages - 1 are in flight.
   int64_t stages = 2;
+  /// Query rows of one sequence a block attends together (the query-tile
+  /// kernel, docs/Design.md): the M rows of the mma tiles are the (row,
+  /// query head) pairs of the tile, row-major. 1: the decode kernel, a
+  /// block per row.
+  int64_t tileRows = 1;
 
   /// Static shared memory of the kernel (bytes).
   int64_t sharedBytes;
@@ -107,10 +114,25 @@ struct KeyRange {
   Value row, batch, begin, end, numSteps, position;
 };
 
-/// The key range of query `row` for `split` of `numSplits` (each split
-/// takes ceil(keys / numSplits) of the row's keys: [0, p], from the start of
-/// `op`'s window or chunk, or the cached tokens [0, cache_length) when
-/// noncausal).
+/// The keys a row at `position` sees: [first, end) = [0, p + 1), or the
+/// cached tokens [0, cache_length) when noncausal, from the start of `op`'s
+/// window or chunk. `first` is null when it is always 0 (no window, no
+/// chunk).
+struct KeyBounds {
+  Value first, end;
+};
+KeyBounds getRowKeyBounds(KernelBuilder &k, AttentionRaggedOp op,
+                          Value cached, Value position);
+
+/// The part of `bounds` that `split` of `numSplits` covers: each split
+/// takes ceil(keys / numSplits) of the keys. Returns [begin, end) and the
+/// number of steps of `keysPerStep` keys.
+std::tuple<Value, Value, Value> splitKeys(KernelBuilder &k,
+                                          const KeyBounds &bounds,
+                                          Value split, Value numSplits,
+                                          int64_t keysPerStep);
+
+/// The key range of query `row` for `split` of `numSplits`.
 KeyRange planKeyRange(KernelBuilder &k, AttentionRaggedOp op, Value offsets,
                       Value keyCache, Value row, Value numSequences,
                       Value split, Value numSplits, int64_t keysPerStep);
@@ -134,12 +156,22 @@ void writeResultOrPartial(KernelBuilder &k, Value workspace, Value numSplits,
 void emitTensorCoreAttention(GPUKernel &kernel, AttentionRaggedOp op,
                              const AttentionPlan &plan);
 
-/// The plan of `op` for `target`, or failure (with an error on `op`).
-FailureOr<AttentionPlan> makeAttentionPlan(AttentionRaggedOp op,
-                                           const GPUKernelTarget &target);
+/// The plans of `op` for `target`: the decode kernel's (a block per row),
+/// and the query-tile kernel's when the attention has one (tensor cores, a
+/// GQA group smaller than a tile: docs/Design.md).
+struct AttentionPlans {
+  AttentionPlan decode;
+  std::optional<AttentionPlan> queryTiles;
+};
 
-/// The attention kernel, block (row, kv head, split), launched with `grid`
-/// row blocks and `splits` splits. Fails when the kernel cannot be created.
+/// The plans of `op` for `target`, or failure (with an error on `op`).
+FailureOr<AttentionPlans> makeAttentionPlans(AttentionRaggedOp op,
+                                             const GPUKernelTarget &target);
+
+/// The attention kernel, block (row, kv head, split) or, with
+/// plan.tileRows > 1, (query tile slot, kv head, split), launched with
+/// `grid` x blocks and `splits` splits. Fails when the kernel cannot be
+/// created.
 LogicalResult emitAttentionKernel(OpBuilder &host, AttentionRaggedOp op,
                                   const AttentionPlan &plan, Value grid,
                                   Value splits);

@@ -117,73 +117,208 @@ void TensorCoreAttention::emit() {
   copyKey = k.divu(thread, k.index(threadsPerKey));
   copyChunk = k.remu(thread, k.index(threadsPerKey));
   for (int r = 0; r < 2; ++r) {
-    // Rows past the group (padding of the last tile) take its last head.
-    Value local = k.minu(k.add(k.add(k.mul(mTile, k.index(16)), groupId),
-                               k.index(8 * r)),
-                         k.index(plan.group - 1));
-    slopes[r] = clauses.loadSlope(
-        k.add(k.mul(kvHead, k.index(plan.group)), local));
+    mRow[r] = k.add(k.add(k.mul(mTile, k.index(16)), groupId),
+                    k.index(8 * r));
+    slopes[r] = clauses.loadSlope(std::get<1>(
+        describeMRow(k.index(0), k.index(1), mRow[r])));
   }
+  if (plan.tileRows > 1)
+    return forEachQueryTile([&](Value batch, Value first, Value count) {
+      emitTile(batch, first, count);
+    });
   kernel.forEachBatchRow(q, offsets, [&](Value row, Value numSequences) {
-    emitRow(planKeyRange(k, op, offsets, keys, row, numSequences, split,
-                         numSplits, plan.keysPerStep));
+    emitTile(k.sequenceOf(offsets, numSequences, row), row, k.index(1));
   });
 }
 
-void TensorCoreAttention::emitRow(const KeyRange &range) {
-  SmallVector<SmallVector<Value>> queries = loadQueries(range.row);
+void TensorCoreAttention::forEachQueryTile(
+    function_ref<void(Value batch, Value first, Value count)> body) {
+  // Slot s of the grid's x blocks is tile t - 1 - s % t of sequence s / t,
+  // where t = ceil(max_seq_length / tileRows) (the host launches that many
+  // slots per sequence), bounded so that the slots fit in i32 (the
+  // divisions are div.u32). Each slot also takes the tiles t, 2 t, ...
+  // after its own, so every row is attended whatever max_seq_length says.
+  constexpr int64_t kMaxSlots = std::numeric_limits<int32_t>::max();
+  Value tileRows = k.index(plan.tileRows);
+  Value numSequences = k.numSequences(offsets);
+  Value maxSlots = k.index(kMaxSlots);
+  Value slotsPerSequence = k.toIndex(k.divu(
+      k.toI32(maxSlots), k.toI32(k.minu(numSequences, maxSlots))));
+  Value wanted = k.ceilDiv(MaxSeqLengthOp::create(k.b, k.loc, keys), tileRows);
+  Value tilesPerSequence =
+      k.maxu(k.minu(wanted, slotsPerSequence), k.index(1));
+  Value slots = k.mul(numSequences, tilesPerSequence);
+  k.forLoop(
+      kernel.blockId(gpu::Dimension::x), slots,
+      kernel.gridDim(gpu::Dimension::x), [&](Value slot) {
+        Value batch =
+            k.toIndex(k.divu(k.toI32(slot), k.toI32(tilesPerSequence)));
+        Value tile =
+            k.sub(k.sub(tilesPerSequence, k.index(1)),
+                  k.sub(slot, k.mul(batch, tilesPerSequence)));
+        Value start = k.loadOffset(offsets, batch);
+        Value end = k.loadOffset(offsets, k.add(batch, k.index(1)));
+        Value numRows = k.sub(k.maxu(end, start), start);
+        k.forLoop(k.mul(tile, tileRows), numRows,
+                  k.mul(tilesPerSequence, tileRows), [&](Value offset) {
+                    body(batch, k.add(start, offset),
+                         k.minu(k.sub(numRows, offset), tileRows));
+                  });
+      });
+}
+
+std::tuple<Value, Value, Value>
+TensorCoreAttention::describeMRow(Value first, Value count, Value m) {
+  Value group = k.index(plan.group);
+  if (plan.tileRows == 1) {
+    // One row: the M rows are the group's heads, padded to whole tiles with
+    // copies of its last head.
+    Value local = m;
+    Value valid = k.b.createOrFold<arith::ConstantIntOp>(k.loc, 1, 1);
+    if (plan.mTiles * 16 > plan.group) {
+      valid = k.ult(m, group);
+      local = k.minu(m, k.index(plan.group - 1));
+    }
+    return {first, k.add(k.mul(kvHead, group), local), valid};
+  }
+  Value token = k.divu(m, group);
+  Value head = k.add(k.mul(kvHead, group), k.remu(m, group));
+  // Rows past the tile read the tile's last row (a valid address).
+  Value row = k.add(first, k.minu(token, k.sub(count, k.index(1))));
+  return {row, head, k.ult(token, count)};
+}
+
+std::pair<TileRows, TileKeys>
+TensorCoreAttention::planTile(Value batch, Value first, Value count) {
+  TileRows rows{batch, first, count, {}, {}, {}, {}, {}, {}};
+  Value start = k.loadOffset(offsets, batch);
+  Value cached = CacheLengthOp::create(k.b, k.loc, keys, batch);
+  for (int r = 0; r < 2; ++r) {
+    std::tie(rows.row[r], rows.head[r], rows.valid[r]) =
+        describeMRow(first, count, mRow[r]);
+    rows.position[r] = k.rowPosition(cached, rows.row[r], start);
+  }
+  // One row and no padding: the second M row's head is 8 after the first,
+  // so its stores take the same address plus an offset (16 fewer
+  // registers at group 64).
+  if (plan.tileRows == 1 && plan.mTiles * 16 == plan.group)
+    rows.head[1] = k.add(rows.head[0], k.index(8));
+  // The tile's keys: from its first row's first key to its last row's
+  // last (both bounds grow with the position).
+  KeyBounds firstRow = getRowKeyBounds(
+      k, op, cached, k.rowPosition(cached, first, start));
+  KeyBounds lastRow = getRowKeyBounds(
+      k, op, cached,
+      k.rowPosition(cached, k.add(first, k.sub(count, k.index(1))), start));
+  auto [begin, end, numSteps] =
+      splitKeys(k, {firstRow.first, lastRow.end}, split, numSplits,
+                plan.keysPerStep);
+  TileKeys tileKeys{begin, end, numSteps, k.index(0), Value()};
+  // Steps with only keys every row sees: from the last row's first key to
+  // the first row's last (within the split).
+  Value keysPerStep = k.index(plan.keysPerStep);
+  auto stepsTo = [&](Value key) {
+    return k.divu(k.sub(k.maxu(key, begin), begin), keysPerStep);
+  };
+  if (lastRow.first)
+    tileKeys.firstFull = k.minu(
+        k.ceilDiv(k.sub(k.maxu(lastRow.first, begin), begin), keysPerStep),
+        numSteps);
+  // One row: its keys end at the split's end.
+  tileKeys.endFull =
+      plan.tileRows == 1
+          ? k.divu(k.sub(end, begin), keysPerStep)
+          : k.maxu(tileKeys.firstFull, stepsTo(k.minu(firstRow.end, end)));
+  for (int r = 0; r < 2; ++r) {
+    // One row: the block's keys are the row's.
+    if (plan.tileRows == 1) {
+      rows.keyFirst[r] = begin;
+      rows.keyEnd[r] = end;
+      continue;
+    }
+    KeyBounds own = getRowKeyBounds(k, op, cached, rows.position[r]);
+    rows.keyFirst[r] = own.first ? k.maxu(own.first, begin) : begin;
+    rows.keyEnd[r] = k.minu(own.end, end);
+  }
+  return {rows, tileKeys};
+}
+
+void TensorCoreAttention::emitTile(Value batch, Value first, Value count) {
+  auto [rows, tileKeys] = planTile(batch, first, count);
+  SmallVector<SmallVector<Value>> queries = loadQueries(rows);
   // Groups in flight at the top of step s: K(s), V(s), ...,
   // K(s + stages - 2), V(s + stages - 2).
-  k.ifThen(k.ult(k.index(0), range.numSteps), [&] {
+  k.ifThen(k.ult(k.index(0), tileKeys.numSteps), [&] {
     for (int64_t s = 0; s + 1 < plan.stages; ++s) {
       Value step = k.index(s);
       for (auto [cache, codes, slots, shared] :
            {std::tuple{keys, codesK, slotsK, sharedK},
             std::tuple{values, codesV, slotsV, sharedV}}) {
-        CopySource source = copySource(range, step, cache);
+        CopySource source = copySource(batch, tileKeys, step, cache);
         if (plan.dequantize)
-          storeChunkScales(loadChunkScales(range, step, cache), step, slots);
+          storeChunkScales(loadChunkScales(batch, tileKeys, step, cache),
+                           step, slots);
         issueCopies(source, step, plan.dequantize ? codes : shared);
       }
     }
   });
-  TileState init;
+  TileState state;
   // A finite initial max: exp2(max - newMax) is 0 for the first keys, and a
   // step of masked keys (-inf scores) leaves the state as it was.
   for (int r = 0; r < 2; ++r) {
-    init.max[r] = k.f32(-std::numeric_limits<float>::max());
-    init.sum[r] = k.f32(0);
+    state.max[r] = k.f32(-std::numeric_limits<float>::max());
+    state.sum[r] = k.f32(0);
   }
   for (int64_t n = 0; n < columnsPerWarp / 8; ++n)
-    init.out.push_back({k.f32(0), k.f32(0), k.f32(0), k.f32(0)});
-  Value fullSteps =
-      k.divu(k.sub(range.end, range.begin), k.index(plan.keysPerStep));
-  SmallVector<Value> loop = k.forLoop(
-      k.index(0), fullSteps, k.index(1), init.flatten(),
-      [&](Value step, ValueRange carried) {
-        return emitStep(range, step, queries, TileState::unflatten(carried),
-                        /*masked=*/false)
-            .flatten();
-      });
-  SmallVector<Type> types;
-  for (Value v : loop)
-    types.push_back(v.getType());
-  TileState state = TileState::unflatten(k.ifThenElse(
-      k.ult(fullSteps, range.numSteps), types,
-      [&] {
-        return emitStep(range, fullSteps, queries,
-                        TileState::unflatten(loop), /*masked=*/true)
-            .flatten();
-      },
-      [&] { return loop; }));
+    state.out.push_back({k.f32(0), k.f32(0), k.f32(0), k.f32(0)});
+  // Masked steps only where a row's window or chunk starts, and from where
+  // the first row's causal limit (or the split's end) falls.
+  if (op.getWindow() || op.getChunk())
+    state = emitSteps(tileKeys, rows, k.index(0), tileKeys.firstFull,
+                      queries, state, /*masked=*/true);
+  state = emitSteps(tileKeys, rows, tileKeys.firstFull, tileKeys.endFull,
+                    queries, state, /*masked=*/false);
+  state = emitSteps(tileKeys, rows, tileKeys.endFull, tileKeys.numSteps,
+                    queries, state, /*masked=*/true);
   // The copies of the step past the last (zero-fill) land before the
   // buffers are reused, and every warp is done reading them.
   waitGroups(0);
   gpu::BarrierOp::create(k.b, k.loc);
-  writeResult(range, state);
+  writeResult(rows, state);
 }
 
-TileState TensorCoreAttention::emitStep(const KeyRange &range, Value step,
+TileState TensorCoreAttention::emitSteps(const TileKeys &tileKeys,
+                                         const TileRows &rows, Value from,
+                                         Value to,
+                                         ArrayRef<SmallVector<Value>> queries,
+                                         const TileState &state,
+                                         bool masked) {
+  // One row's masked steps are at most its last: a branch, not a loop
+  // (ptxas then allocates the decode kernel's registers as before).
+  if (masked && plan.tileRows == 1) {
+    SmallVector<Value> carried = state.flatten();
+    SmallVector<Type> types;
+    for (Value v : carried)
+      types.push_back(v.getType());
+    return TileState::unflatten(k.ifThenElse(
+        k.ult(from, to), types,
+        [&] {
+          return emitStep(tileKeys, rows, from, queries, state, masked)
+              .flatten();
+        },
+        [&] { return carried; }));
+  }
+  return TileState::unflatten(k.forLoop(
+      from, to, k.index(1), state.flatten(),
+      [&](Value step, ValueRange carried) {
+        return emitStep(tileKeys, rows, step, queries,
+                        TileState::unflatten(carried), masked)
+            .flatten();
+      }));
+}
+
+TileState TensorCoreAttention::emitStep(const TileKeys &tileKeys,
+                                        const TileRows &rows, Value step,
                                         ArrayRef<SmallVector<Value>> queries,
                                         const TileState &state, bool masked) {
   Value buffer = k.remu(step, k.index(plan.stages));
@@ -197,13 +332,13 @@ TileState TensorCoreAttention::emitStep(const KeyRange &range, Value step,
   // Both lookups of step `next` at once: V's row address is ready (and,
   // when K and V share a lookup table, its line is in L1) long before V's
   // copies are issued, after the scores.
-  CopySource nextK = copySource(range, next, keys);
-  CopySource nextV = copySource(range, next, values);
+  CopySource nextK = copySource(rows.batch, tileKeys, next, keys);
+  CopySource nextV = copySource(rows.batch, tileKeys, next, values);
   // The scales' lookups next to the tiles' (one load of each table entry).
   SmallVector<Value> scalesK, scalesV;
   if (plan.dequantize) {
-    scalesK = loadChunkScales(range, next, keys);
-    scalesV = loadChunkScales(range, next, values);
+    scalesK = loadChunkScales(rows.batch, tileKeys, next, keys);
+    scalesV = loadChunkScales(rows.batch, tileKeys, next, values);
   }
   issueCopies(nextK, next, plan.dequantize ? codesK : sharedK);
   if (plan.dequantize)
@@ -225,9 +360,9 @@ TileState TensorCoreAttention::emitStep(const KeyRange &range, Value step,
   bool transforms = clauses.transformsScores();
   Value log2Scale = k.f32(scale > 0 && !transforms ? scale : 1.0f);
   Value stepBegin =
-      k.add(range.begin, k.mul(step, k.index(plan.keysPerStep)));
+      k.add(tileKeys.begin, k.mul(step, k.index(plan.keysPerStep)));
   if (transforms)
-    transformScores(scores, range, stepBegin);
+    transformScores(scores, rows, stepBegin);
   else if (!(scale > 0))
     for (Accumulator &tile : scores)
       for (Value &s : tile)
@@ -235,11 +370,19 @@ TileState TensorCoreAttention::emitStep(const KeyRange &range, Value step,
   Value minusInf = k.f32(-std::numeric_limits<float>::infinity());
   TileState updated;
   Value rescale[2];
+  // A masked step keeps the keys each row sees: its own [keyFirst,
+  // keyEnd) (the split's keys cut to its window or chunk and causal limit).
+  // Rows start apart only in a tile with a window or chunk.
+  bool startsApart = plan.tileRows > 1 && (op.getWindow() || op.getChunk());
   if (masked)
     for (size_t n = 0; n < scores.size(); ++n)
-      for (int64_t i = 0; i < 4; ++i)
-        scores[n][i] = k.select(k.ult(scoreKey(stepBegin, n, i), range.end),
-                                scores[n][i], minusInf);
+      for (int64_t i = 0; i < 4; ++i) {
+        Value key = scoreKey(stepBegin, n, i);
+        Value seen = k.ult(key, rows.keyEnd[i / 2]);
+        if (startsApart)
+          seen = k.andi(k.uge(key, rows.keyFirst[i / 2]), seen);
+        scores[n][i] = k.select(seen, scores[n][i], minusInf);
+      }
   for (int r = 0; r < 2; ++r) {
     Value max = state.max[r];
     Value local = scores[0][2 * r];
@@ -294,25 +437,23 @@ Value TensorCoreAttention::scoreKey(Value stepBegin, size_t n, int64_t i) {
 }
 
 void TensorCoreAttention::transformScores(SmallVector<Accumulator> &scores,
-                                          const KeyRange &range,
+                                          const TileRows &rows,
                                           Value stepBegin) {
   Value scale = k.f32(op.getScale().convertToFloat());
   for (size_t n = 0; n < scores.size(); ++n)
     for (int64_t i = 0; i < 4; ++i)
       scores[n][i] = clauses.transformScore(
           k.fmul(scores[n][i], scale), slopes[i / 2],
-          scoreKey(stepBegin, n, i), range.position);
+          scoreKey(stepBegin, n, i), rows.position[i / 2]);
 }
 
-void TensorCoreAttention::writeResult(const KeyRange &range,
+void TensorCoreAttention::writeResult(const TileRows &rows,
                                       const TileState &state) {
   Value sums[2] = {k.laneSum(state.sum[0], 4), k.laneSum(state.sum[1], 4)};
   Value isFirstColumnWarp = k.eq(firstColumn, k.index(0));
   for (int r = 0; r < 2; ++r) {
-    Value local = k.add(k.add(k.mul(mTile, k.index(16)), groupId),
-                        k.index(8 * r));
+    Value row = rows.row[r], head = rows.head[r];
     auto body = [&] {
-      Value head = k.add(k.mul(kvHead, k.index(plan.group)), local);
       // The lane's two columns of row r of each output tile.
       auto forEachPair = [&](function_ref<void(Value, Value)> body) {
         for (size_t n = 0; n < state.out.size(); ++n) {
@@ -336,27 +477,28 @@ void TensorCoreAttention::writeResult(const KeyRange &range,
               clauses.normalize(softmax, {terms.max, terms.sum, pair});
           vector::StoreOp::create(
               k.b, k.loc, k.narrow(normalized, pairType), out,
-              ValueRange{range.row, head, column}, /*nontemporal=*/false,
+              ValueRange{row, head, column}, /*nontemporal=*/false,
               llvm::Align(std::min<int64_t>(4, plan.rowAlignment)));
         });
         if (Value lse = getOptionalParam(kernel, op.getLse()))
           k.ifThen(k.andi(isFirstColumnWarp, k.eq(tig, k.index(0))), [&] {
             memref::StoreOp::create(k.b, k.loc,
                                     clauses.logSumExp(terms.max, terms.sum),
-                                    lse, ValueRange{range.row, head});
+                                    lse, ValueRange{row, head});
           });
       };
       auto writePartial = [&] {
-        // This split's partial state, unnormalised (docs/KernelABI.md); an
-        // empty split's max is -inf, as the merge kernel expects.
+        // This split's partial state, unnormalised (docs/KernelABI.md); the
+        // max of a split without keys of this row is -inf, as the merge
+        // kernel expects.
         Value record = layout.recordOffset(
-            k, layout.rowHeadOffset(k, range.row, head, numSplits), split);
+            k, layout.rowHeadOffset(k, row, head, numSplits), split);
         forEachPair([&](Value column, Value pair) {
           vector::StoreOp::create(k.b, k.loc, pair, workspace,
                                   ValueRange{layout.accOffset(k, record, column)});
         });
         k.ifThen(k.andi(isFirstColumnWarp, k.eq(tig, k.index(0))), [&] {
-          Value max = k.select(k.eq(range.numSteps, k.index(0)),
+          Value max = k.select(k.uge(rows.keyFirst[r], rows.keyEnd[r]),
                                k.f32(-std::numeric_limits<float>::infinity()),
                                state.max[r]);
           memref::StoreOp::create(k.b, k.loc, max, workspace,
@@ -367,10 +509,7 @@ void TensorCoreAttention::writeResult(const KeyRange &range,
       };
       writeResultOrPartial(k, workspace, numSplits, writeOut, writePartial);
     };
-    if (plan.mTiles * 16 > plan.group)
-      k.ifThen(k.ult(local, k.index(plan.group)), body);
-    else
-      body();
+    k.ifThen(rows.valid[r], body);
   }
 }
 

@@ -47,6 +47,24 @@ struct TileState {
   }
 };
 
+/// The query rows of one block: `count` rows (1 to plan.tileRows) of
+/// sequence `batch` from ragged row `first`; and the lane's two M rows
+/// (r = 0: groupID, r = 1: groupID + 8 of its warp's 16-row tile): the
+/// ragged row (clamped into the tile), the query head, whether the M row
+/// holds a (row, head) pair of the tile, the row's position and the keys
+/// it sees in the block's split, [keyFirst, keyEnd).
+struct TileRows {
+  Value batch, first, count;
+  Value row[2], head[2], valid[2], position[2], keyFirst[2], keyEnd[2];
+};
+
+/// The keys a block's split covers for its tile: [begin, end), in
+/// `numSteps` steps; the steps [firstFull, endFull) hold only keys that
+/// every row of the tile sees (no masking).
+struct TileKeys {
+  Value begin, end, numSteps, firstFull, endFull;
+};
+
 class TensorCoreAttention {
 public:
   TensorCoreAttention(GPUKernel &kernel, AttentionRaggedOp op,
@@ -54,11 +72,27 @@ public:
   void emit();
 
 private:
-  void emitRow(const KeyRange &range);
+  /// Calls `body` for each query tile of the block (grid x): tiles of
+  /// plan.tileRows rows of one sequence, sequence-major, the last tiles of
+  /// a sequence (the most keys under a causal mask) first.
+  void forEachQueryTile(function_ref<void(Value batch, Value first,
+                                          Value count)> body);
+  void emitTile(Value batch, Value first, Value count);
+  /// The tile's rows and the keys of this block's split.
+  std::pair<TileRows, TileKeys> planTile(Value batch, Value first,
+                                         Value count);
+  /// Runs steps [from, to) of the key loop from `state`.
+  TileState emitSteps(const TileKeys &keys, const TileRows &rows, Value from,
+                      Value to, ArrayRef<SmallVector<Value>> queries,
+                      const TileState &state, bool masked);
   /// The lane's A fragments of q, one per 16 columns of the head.
-  SmallVector<SmallVector<Value>> loadQueries(Value row);
-  /// Copies q into shared memory (sharedQ), zero rows past the group.
-  void stageQueries(Value row);
+  SmallVector<SmallVector<Value>> loadQueries(const TileRows &rows);
+  /// Copies q into shared memory (sharedQ), zero rows past the tile.
+  void stageQueries(const TileRows &rows);
+  /// The ragged row and query head of M row `m` (an index) of the tile at
+  /// `first` with `count` rows, and whether it holds one.
+  std::tuple<Value, Value, Value> describeMRow(Value first, Value count,
+                                               Value m);
   /// The A fragment of q's columns [16 kk, 16 kk + 16).
   SmallVector<Value> queryFragment(ArrayRef<SmallVector<Value>> queries,
                                    int64_t kk);
@@ -67,18 +101,19 @@ private:
   struct CopySource {
     Value tile, count;
   };
-  CopySource copySource(const KeyRange &range, Value step, Value cache);
+  CopySource copySource(Value batch, const TileKeys &keys, Value step,
+                        Value cache);
   /// Copies `source`, the keys of `step`, into buffer `step % stages` of
   /// `shared` and commits them as one group.
   void issueCopies(const CopySource &source, Value step, Value shared);
-  TileState emitStep(const KeyRange &range, Value step,
+  TileState emitStep(const TileKeys &keys, const TileRows &rows, Value step,
                      ArrayRef<SmallVector<Value>> queries,
                      const TileState &state, bool masked);
   SmallVector<Accumulator> computeScores(Value buffer,
                                          ArrayRef<SmallVector<Value>> queries);
   void accumulateValues(Value buffer, ArrayRef<SmallVector<Value>> probs,
                         SmallVector<Accumulator> &out);
-  void writeResult(const KeyRange &range, const TileState &state);
+  void writeResult(const TileRows &rows, const TileState &state);
 
   /// D += A B on tensor cores (m16n8k16, f32 accumulation).
   Accumulator mma(ArrayRef<Value> a, ArrayRef<Value> b, const Accumulator &c);
@@ -89,8 +124,8 @@ private:
 
   /// Quantized caches: the scale of each chunk this thread copies for
   /// `step` of `cache` (0 past the end), loaded when the copy is issued.
-  SmallVector<Value> loadChunkScales(const KeyRange &range, Value step,
-                                     Value cache);
+  SmallVector<Value> loadChunkScales(Value batch, const TileKeys &keys,
+                                     Value step, Value cache);
   /// Parks `scales` in this thread's slots of buffer `step % stages` (K's
   /// folded scales: the first in its key row's slot, by the thread that
   /// copies chunk 0).
@@ -116,8 +151,8 @@ private:
   }
 
   /// Soft cap and ALiBi on the step's scores (log2 domain after it).
-  void transformScores(SmallVector<Accumulator> &scores, const KeyRange &range,
-                       Value stepBegin);
+  void transformScores(SmallVector<Accumulator> &scores,
+                       const TileRows &rows, Value stepBegin);
   /// The key of score element `i` of key tile `n` of a step.
   Value scoreKey(Value stepBegin, size_t n, int64_t i);
 
@@ -127,8 +162,10 @@ private:
   const AttentionPlan &plan;
   OnlineSoftmax softmax;
   AttentionClauses clauses;
-  /// ALiBi slopes of the thread's two rows (groupID, groupID + 8).
+  /// ALiBi slopes of the thread's two M rows (groupID, groupID + 8).
   Value slopes[2];
+  /// The thread's two M rows (groupID and groupID + 8 of its warp's tile).
+  Value mRow[2];
   SplitWorkspace layout;
   Value q, keys, values, offsets, out, workspace;
   Value sharedK, sharedV, sharedQ;

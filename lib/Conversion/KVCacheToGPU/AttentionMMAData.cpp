@@ -22,12 +22,12 @@ using namespace mlir::kvcache;
 using namespace mlir::kvcache::attention;
 
 SmallVector<SmallVector<Value>>
-TensorCoreAttention::loadQueries(Value row) {
+TensorCoreAttention::loadQueries(const TileRows &rows) {
   // A fragment of columns [16 kk, 16 kk + 16): a0a1 (row g, columns 2 tig),
   // a2a3 (row g + 8), a4a5 (row g, columns 2 tig + 8), a6a7 (row g + 8).
-  // Rows past the group are zeros.
+  // M rows past the tile are zeros.
   if (sharedQ) {
-    stageQueries(row);
+    stageQueries(rows);
     return {};
   }
   SmallVector<SmallVector<Value>> fragments;
@@ -35,28 +35,20 @@ TensorCoreAttention::loadQueries(Value row) {
   int64_t alignment = std::min<int64_t>(4, plan.rowAlignment);
   for (int64_t kk = 0; kk < plan.headSize / 16; ++kk) {
     SmallVector<Value> fragment;
-    for (auto [rowOffset, columnOffset] :
-         {std::pair<int64_t, int64_t>{0, 0}, {8, 0}, {0, 8}, {8, 8}}) {
-      Value local = k.add(k.add(k.mul(mTile, k.index(16)), groupId),
-                          k.index(rowOffset));
-      bool padded = plan.mTiles * 16 > plan.group;
-      Value valid = padded ? k.ult(local, k.index(plan.group)) : Value();
-      if (padded)
-        local = k.minu(local, k.index(plan.group - 1));
-      Value head = k.add(k.mul(kvHead, k.index(plan.group)), local);
+    for (auto [r, columnOffset] :
+         {std::pair<int, int64_t>{0, 0}, {1, 0}, {0, 8}, {1, 8}}) {
       Value column = k.add(k.mul(tig, k.index(2)), k.index(16 * kk + columnOffset));
-      Value pair = vector::LoadOp::create(k.b, k.loc, pairType, q,
-                                          ValueRange{row, head, column},
-                                          /*nontemporal=*/false,
-                                          llvm::Align(alignment));
-      fragment.push_back(padded ? k.select(valid, pair, zero) : pair);
+      Value pair = vector::LoadOp::create(
+          k.b, k.loc, pairType, q, ValueRange{rows.row[r], rows.head[r], column},
+          /*nontemporal=*/false, llvm::Align(alignment));
+      fragment.push_back(k.select(rows.valid[r], pair, zero));
     }
     fragments.push_back(fragment);
   }
   return fragments;
 }
 
-void TensorCoreAttention::stageQueries(Value row) {
+void TensorCoreAttention::stageQueries(const TileRows &rows) {
   // The warps sharing a tile need all of its q: the block copies q once
   // into shared memory (zero rows past the group), then each warp reads its
   // A fragments with ldmatrix.x4 (matrices: rows 0-7 and 8-15 of columns
@@ -74,9 +66,7 @@ void TensorCoreAttention::stageQueries(Value row) {
       Value local = k.divu(index, k.index(chunksPerQRow));
       Value column = k.mul(k.remu(index, k.index(chunksPerQRow)),
                            k.index(chunkElements));
-      Value valid = k.ult(local, k.index(plan.group));
-      Value head = k.add(k.mul(kvHead, k.index(plan.group)),
-                         k.minu(local, k.index(plan.group - 1)));
+      auto [row, head, valid] = describeMRow(rows.first, rows.count, local);
       Value chunk = vector::LoadOp::create(k.b, k.loc, chunkType, q,
                                            ValueRange{row, head, column},
                                            /*nontemporal=*/false,
@@ -109,21 +99,21 @@ TensorCoreAttention::queryFragment(ArrayRef<SmallVector<Value>> queries,
 }
 
 TensorCoreAttention::CopySource
-TensorCoreAttention::copySource(const KeyRange &range, Value step,
-                                Value cache) {
+TensorCoreAttention::copySource(Value batch, const TileKeys &tileKeys,
+                                Value step, Value cache) {
   // Key row `copyKey` of the step; past the end, the zero-fill form from a
-  // valid row (range.begin).
+  // valid row (tileKeys.begin).
   MLIRContext *ctx = k.b.getContext();
-  Value key = k.add(range.begin,
+  Value key = k.add(tileKeys.begin,
                     k.add(k.mul(step, k.index(plan.keysPerStep)), copyKey));
-  Value valid = k.ult(key, range.end);
-  key = k.select(valid, key, range.begin);
+  Value valid = k.ult(key, tileKeys.end);
+  key = k.select(valid, key, tileKeys.begin);
   Value count = k.select(valid, k.index(16 / plan.elementBytes), k.index(0));
   auto tileType = MemRefType::get(
       {1, plan.headSize}, plan.elementType,
       StridedLayoutAttr::get(ctx, ShapedType::kDynamic,
                              {plan.kvHeads * plan.headSize, 1}));
-  return {TileOp::create(k.b, k.loc, tileType, cache, range.batch, key, kvHead),
+  return {TileOp::create(k.b, k.loc, tileType, cache, batch, key, kvHead),
           count};
 }
 
@@ -216,14 +206,14 @@ void TensorCoreAttention::accumulateValues(Value buffer,
 }
 
 SmallVector<Value>
-TensorCoreAttention::loadChunkScales(const KeyRange &range, Value step,
-                                     Value cache) {
+TensorCoreAttention::loadChunkScales(Value batch, const TileKeys &tileKeys,
+                                     Value step, Value cache) {
   // The key row of copySource, through the cache's own lookup.
-  Value key = k.add(range.begin,
+  Value key = k.add(tileKeys.begin,
                     k.add(k.mul(step, k.index(plan.keysPerStep)), copyKey));
-  Value valid = k.ult(key, range.end);
-  auto [page, slot] = k.lookup(cache, range.batch,
-                               k.select(valid, key, range.begin),
+  Value valid = k.ult(key, tileKeys.end);
+  auto [page, slot] = k.lookup(cache, batch,
+                               k.select(valid, key, tileKeys.begin),
                                /*servesWrite=*/false);
   // One load per scale group: a token_head or tensor scale serves all of
   // the thread's chunks of the row.

@@ -53,62 +53,92 @@ Type getMmaType(const AttentionPlan &plan, int64_t scaleGroup) {
   return type;
 }
 
-/// Turns `plan` into the tensor-core plan when the attention qualifies: f16
-/// or bf16 mma operands (getMmaType), sm_80 or newer, head_size 64, 128 or
-/// 256, a group of at most 256 heads, the registers within
-/// kMaxTensorCoreRegisters; over a quantized cache, every thread copies
-/// codes each step.
-void planTensorCores(AttentionPlan &plan, const GPUKernelTarget &target,
-                     int64_t scaleGroup) {
-  Type mmaType = getMmaType(plan, scaleGroup);
-  if (!target.tensorCores || !mmaType || getChipVersion(target.chip) < 80 ||
-      !(plan.headSize == 64 || plan.headSize == 128 || plan.headSize == 256) ||
-      plan.group < kMinTensorCoreGroup)
-    return;
+/// Shared memory of the tensor-core plan's K and V buffers (and, over a
+/// quantized cache, its code buffers and chunk scales) with `keysPerStep`
+/// keys a step: 0 when a quantized cache leaves some thread without a chunk
+/// to copy. Sets plan.chunksPerThread.
+int64_t planKeyValueBuffers(AttentionPlan &plan, int64_t warps,
+                            int64_t keysPerStep, int64_t stages) {
   constexpr int64_t kMmaBytes = 2;
-  int64_t mTiles = llvm::PowerOf2Ceil(llvm::divideCeil(plan.group, 16));
-  // Four warps per block when the group is small: they share the tile's
-  // output columns.
-  int64_t dSplit = std::max<int64_t>(1, 4 / mTiles);
-  int64_t warps = mTiles * dSplit;
-  // 8 KiB of K (and of V) per step, at most 32 keys (64 keys of a head of
-  // 64 spilled).
-  int64_t keysPerStep =
-      std::clamp<int64_t>(8192 / (plan.headSize * kMmaBytes), 16, 32);
-  // One warp per tile (groups of 64 and more) holds q's A fragments and
-  // all headSize output columns in registers: 170-250 of them, 2-3 blocks
-  // per SM. Those take 16 keys per step in 4 stages (the same shared
-  // memory), so 3 steps (24 KiB at head 128) per block are in flight and 2
-  // blocks already keep 48 KiB in flight per SM.
-  int64_t stages = 2;
-  if (dSplit == 1) {
-    stages = 2 * keysPerStep / 16;
-    keysPerStep = 16;
-  }
   int64_t sharedRow = plan.headSize + 16 / kMmaBytes;
   int64_t kvBytes = 2 * stages * keysPerStep * sharedRow * kMmaBytes;
   // A quantized cache: codes of `stages` steps, one dequantized tile, and
   // each thread's chunk scales of `stages` steps, for K and for V.
   int64_t chunks = keysPerStep * plan.headSize * plan.elementBytes / 16;
-  int64_t chunksPerThread = chunks / (warps * 32);
-  if (plan.dequantize) {
-    if (chunksPerThread < 1)
-      return;
-    kvBytes = 2 * (stages * keysPerStep * plan.headSize * plan.elementBytes +
-                   keysPerStep * sharedRow * kMmaBytes +
-                   stages * chunks * 4);
+  plan.chunksPerThread = 0;
+  if (!plan.dequantize)
+    return kvBytes;
+  plan.chunksPerThread = chunks / (warps * 32);
+  if (plan.chunksPerThread < 1)
+    return 0;
+  return 2 * (stages * keysPerStep * plan.headSize * plan.elementBytes +
+              keysPerStep * sharedRow * kMmaBytes + stages * chunks * 4);
+}
+
+/// Turns `plan` into the tensor-core plan when the attention qualifies: f16
+/// or bf16 mma operands (getMmaType), sm_80 or newer, head_size 64, 128 or
+/// 256, a group of at most 256 heads, the registers within
+/// kMaxTensorCoreRegisters; over a quantized cache, every thread copies
+/// codes each step. With `tileRows` > 1, the query-tile plan: the M rows
+/// are (row, head) pairs of `tileRows` rows of one sequence.
+bool planTensorCores(AttentionPlan &plan, const GPUKernelTarget &target,
+                     int64_t scaleGroup, int64_t tileRows) {
+  Type mmaType = getMmaType(plan, scaleGroup);
+  if (!target.tensorCores || !mmaType || getChipVersion(target.chip) < 80 ||
+      !(plan.headSize == 64 || plan.headSize == 128 || plan.headSize == 256) ||
+      plan.group < kMinTensorCoreGroup)
+    return false;
+  constexpr int64_t kMmaBytes = 2;
+  int64_t sharedRow = plan.headSize + 16 / kMmaBytes;
+  int64_t mTiles, dSplit, keysPerStep, stages = 2;
+  if (tileRows == 1) {
+    mTiles = llvm::PowerOf2Ceil(llvm::divideCeil(plan.group, 16));
+    // Four warps per block when the group is small: they share the tile's
+    // output columns.
+    dSplit = std::max<int64_t>(1, 4 / mTiles);
+    // 8 KiB of K (and of V) per step, at most 32 keys (64 keys of a head
+    // of 64 spilled).
+    keysPerStep =
+        std::clamp<int64_t>(8192 / (plan.headSize * kMmaBytes), 16, 32);
+    // One warp per tile (groups of 64 and more) holds q's A fragments and
+    // all headSize output columns in registers: 170-250 of them, 2-3 blocks
+    // per SM. Those take 16 keys per step in 4 stages (the same shared
+    // memory), so 3 steps (24 KiB at head 128) per block are in flight and
+    // 2 blocks already keep 48 KiB in flight per SM.
+    if (dSplit == 1) {
+      stages = 2 * keysPerStep / 16;
+      keysPerStep = 16;
+    }
+  } else {
+    // Query tiles: 8 warps, one 16-row tile each (two per tile, each with
+    // half of the output columns, at head 256, so that q's fragments and
+    // the output fit in registers), and as many keys per step (at most 64)
+    // as two stages of K and V allow in 48 KiB.
+    mTiles = llvm::divideCeil(tileRows * plan.group, 16);
+    dSplit = std::max<int64_t>(1, 8 / mTiles);
+    keysPerStep = 64;
+    while (keysPerStep > 16 &&
+           (planKeyValueBuffers(plan, mTiles * dSplit, keysPerStep, stages) ==
+                0 ||
+            planKeyValueBuffers(plan, mTiles * dSplit, keysPerStep, stages) >
+                kSharedBytes))
+      keysPerStep /= 2;
   }
+  int64_t warps = mTiles * dSplit;
+  int64_t kvBytes = planKeyValueBuffers(plan, warps, keysPerStep, stages);
+  if (kvBytes == 0)
+    return false;
   // q goes through shared memory when the warps of a tile share it and it
   // fits.
   int64_t queryBytes = mTiles * 16 * sharedRow * kMmaBytes;
   bool stageQueries = dSplit > 1 && kvBytes + queryBytes <= kSharedBytes;
-  if (warps > 16 ||
+  if (warps > 16 || kvBytes > kSharedBytes ||
       estimateTensorCoreRegisters(plan.headSize, dSplit, keysPerStep,
                                   stageQueries) > kMaxTensorCoreRegisters)
-    return;
+    return false;
   plan.tensorCores = true;
   plan.mmaType = mmaType;
-  plan.chunksPerThread = plan.dequantize ? chunksPerThread : 0;
+  plan.tileRows = tileRows;
   plan.mTiles = mTiles;
   plan.dSplit = dSplit;
   plan.keysPerStep = keysPerStep;
@@ -119,12 +149,13 @@ void planTensorCores(AttentionPlan &plan, const GPUKernelTarget &target,
   plan.asyncCopy = true;
   plan.stageQueries = stageQueries;
   plan.sharedBytes = kvBytes + (stageQueries ? queryBytes : 0);
+  return true;
 }
 } // namespace
 
-FailureOr<AttentionPlan>
-attention::makeAttentionPlan(AttentionRaggedOp op,
-                             const GPUKernelTarget &target) {
+FailureOr<AttentionPlans>
+attention::makeAttentionPlans(AttentionRaggedOp op,
+                              const GPUKernelTarget &target) {
   auto params = KVCacheParams::get(op.getKeyCache().getType());
   if (!hasUnitInnerStride({op.getQ(), op.getOut()}))
     return op.emitOpError("cannot be lowered: q and out need a unit "
@@ -213,8 +244,16 @@ attention::makeAttentionPlan(AttentionRaggedOp op,
               "smaller head size";
   plan.threads = plan.keysPerStep * plan.lanes;
   plan.sharedBytes = sharedBytes(plan.keysPerStep, plan.headsPerPass);
-  planTensorCores(plan, target, scaleGroup);
-  return plan;
+  AttentionPlans plans{plan, std::nullopt};
+  planTensorCores(plans.decode, target, scaleGroup, /*tileRows=*/1);
+  // The query-tile kernel, when a tile holds more than one row: M rows of
+  // 128 (64 at head 256, whose output columns take twice the registers).
+  int64_t tileHeight = plan.headSize > 128 ? 64 : 128;
+  int64_t tileRows = tileHeight / plan.group;
+  if (plans.decode.tensorCores && tileRows > 1 &&
+      planTensorCores(plan, target, scaleGroup, tileRows))
+    plans.queryTiles = plan;
+  return plans;
 }
 
 int64_t AttentionPlan::estimatedBlocksPerSM() const {

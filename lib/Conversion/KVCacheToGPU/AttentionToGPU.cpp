@@ -20,8 +20,12 @@
 //   and a context long enough, splits write partial states that a second
 //   kernel merges (AttentionMerge.cpp).
 //
-// Rows with several query tokens (prefill) use the same kernel: each row's
-// causal limit bounds its key loop.
+// Rows with several query tokens (prefill, chunked prefill): with tensor
+// cores, when a sequence's rows times the GQA group fill an mma tile, the
+// host launches the query-tile kernel instead (AttentionMMA.cpp): a block
+// per (tile of rows of one sequence, KV head, split), streaming the tile's
+// keys once for all its rows. Otherwise each row's causal limit bounds its
+// own key loop.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,6 +41,42 @@ using namespace mlir;
 using namespace mlir::kvcache;
 using namespace mlir::kvcache::attention;
 
+KeyBounds attention::getRowKeyBounds(KernelBuilder &k, AttentionRaggedOp op,
+                                     Value cached, Value position) {
+  Value end = op.getNoncausal() ? cached : k.add(position, k.index(1));
+  // A window or chunk: the keys from its start (never empty: p is in it).
+  Value first;
+  if (std::optional<uint64_t> window = op.getWindow()) {
+    Value w = k.index(int64_t(*window));
+    first = k.sub(k.maxu(end, w), w);
+  } else if (std::optional<uint64_t> size = op.getChunk()) {
+    Value c = k.index(int64_t(*size));
+    first = k.mul(k.divu(position, c), c);
+  }
+  return {first, end};
+}
+
+std::tuple<Value, Value, Value>
+attention::splitKeys(KernelBuilder &k, const KeyBounds &bounds, Value split,
+                     Value numSplits, int64_t keysPerStep) {
+  // Each split takes ceil(numKeys / numSplits) keys. The division is one of
+  // unsigned i32 (a div.u32 in PTX, where one of index is a div.u64 behind a
+  // 32-bit bypass): the key count is at most max_cache_length, an i32, the
+  // split count at most 65535 (grid z). The bounds stay in index: with them
+  // in i32 too, ptxas used more registers in some kernels. Divisions by the
+  // constant keysPerStep need no div instruction.
+  Value numKeys = bounds.first ? k.sub(bounds.end, bounds.first) : bounds.end;
+  Value chunk = k.toIndex(k.ceilDiv(k.toI32(numKeys), k.toI32(numSplits)));
+  Value begin = k.minu(k.mul(split, chunk), numKeys);
+  Value end = k.minu(k.add(begin, chunk), numKeys);
+  if (bounds.first) {
+    begin = k.add(bounds.first, begin);
+    end = k.add(bounds.first, end);
+  }
+  Value numSteps = k.ceilDiv(k.sub(end, begin), k.index(keysPerStep));
+  return {begin, end, numSteps};
+}
+
 KeyRange attention::planKeyRange(KernelBuilder &k, AttentionRaggedOp op,
                                  Value offsets, Value keyCache, Value row,
                                  Value numSequences, Value split,
@@ -45,32 +85,9 @@ KeyRange attention::planKeyRange(KernelBuilder &k, AttentionRaggedOp op,
   Value start = k.loadOffset(offsets, batch);
   Value cached = CacheLengthOp::create(k.b, k.loc, keyCache, batch);
   Value position = k.rowPosition(cached, row, start);
-  // Each split takes ceil(numKeys / numSplits) keys. The division is one of
-  // unsigned i32 (a div.u32 in PTX, where one of index is a div.u64 behind a
-  // 32-bit bypass): the key count is at most max_cache_length, an i32, the
-  // split count at most 65535 (grid z). The bounds stay in index: with them
-  // in i32 too, ptxas used more registers in some kernels. Divisions by the
-  // constant keysPerStep need no div instruction.
-  Value numKeys = op.getNoncausal() ? cached : k.add(position, k.index(1));
-  // A window or chunk: the keys from its start (never empty: p is in it).
-  Value first;
-  if (std::optional<uint64_t> window = op.getWindow()) {
-    Value w = k.index(int64_t(*window));
-    first = k.sub(k.maxu(numKeys, w), w);
-  } else if (std::optional<uint64_t> size = op.getChunk()) {
-    Value c = k.index(int64_t(*size));
-    first = k.mul(k.divu(position, c), c);
-  }
-  if (first)
-    numKeys = k.sub(numKeys, first);
-  Value chunk = k.toIndex(k.ceilDiv(k.toI32(numKeys), k.toI32(numSplits)));
-  Value begin = k.minu(k.mul(split, chunk), numKeys);
-  Value end = k.minu(k.add(begin, chunk), numKeys);
-  if (first) {
-    begin = k.add(first, begin);
-    end = k.add(first, end);
-  }
-  Value numSteps = k.ceilDiv(k.sub(end, begin), k.index(keysPerStep));
+  auto [begin, end, numSteps] =
+      splitKeys(k, getRowKeyBounds(k, op, cached, position), split, numSplits,
+                keysPerStep);
   return {row, batch, begin, end, numSteps, position};
 }
 
@@ -109,6 +126,9 @@ namespace {
 /// Key groups whose partial states the block merges in unrolled code; more
 /// (heads of a few elements, many keys per step) merge in a loop.
 constexpr int64_t kMaxUnrolledStates = 8;
+/// (row, query head) pairs of a sequence from which the host launches the
+/// query-tile kernel: one mma tile's 16 rows (docs/Design.md).
+constexpr int64_t kMinQueryTileHeight = 16;
 
 /// Builds the body of the attention kernel in named steps: per row, `plan`
 /// the keys of this block's split; per pass over the keys, `load queries`,
@@ -480,30 +500,67 @@ void AttentionKernel::writeResult(Value row, Value head,
   writeResultOrPartial(k, workspace, numSplits, writeOut, writePartial);
 }
 
-/// attention_ragged: on the host, the split count and the grid; the
-/// attention kernel, then the merge kernel when the context was split.
+/// attention_ragged: on the host, the kernel (query tiles or a block per
+/// row), its split count and grid; the attention kernel, then the merge
+/// kernel when the context was split.
 struct AttentionToGPU : OpRewritePattern<AttentionRaggedOp> {
   AttentionToGPU(MLIRContext *ctx, const GPUKernelTarget &target)
       : OpRewritePattern(ctx), target(target) {}
 
   LogicalResult matchAndRewrite(AttentionRaggedOp op,
                                 PatternRewriter &rewriter) const override {
-    FailureOr<AttentionPlan> plan = makeAttentionPlan(op, target);
-    if (failed(plan))
+    FailureOr<AttentionPlans> plans = makeAttentionPlans(op, target);
+    if (failed(plans))
       return failure();
     KernelBuilder host{rewriter, getKernelLoc(op)};
     Value numRows = memref::DimOp::create(rewriter, host.loc, op.getQ(), 0);
-    Value grid = host.minu(numRows, host.index(target.maxBlocks));
-    Value splits = getSplitCount(host, op, *plan, numRows, grid);
-    Value run = host.andi(
-        host.ult(host.index(0), numRows),
-        host.ult(host.index(0), host.numSequences(op.getRowOffsets())));
+    Value numSequences = host.numSequences(op.getRowOffsets());
+    Value run = host.andi(host.ult(host.index(0), numRows),
+                          host.ult(host.index(0), numSequences));
     LogicalResult result = success();
+    // The decode kernel: a block per row; its grid is also the merge
+    // kernel's.
+    Value rowGrid = host.minu(numRows, host.index(target.maxBlocks));
+    auto emitRows = [&] {
+      Value splits = getSplitCount(host, op, plans->decode, numRows, rowGrid);
+      result = emitAttentionKernel(rewriter, op, plans->decode, rowGrid,
+                                   splits);
+      return SmallVector<Value>{splits};
+    };
     host.ifThen(run, [&] {
-      result = emitAttentionKernel(rewriter, op, *plan, grid, splits);
+      Value splits;
+      if (!plans->queryTiles) {
+        splits = emitRows()[0];
+      } else {
+        const AttentionPlan &tiles = *plans->queryTiles;
+        // Query tiles when a sequence's rows times the group fill an mma
+        // tile (docs/Design.md); slots of ceil(max_seq_length / tileRows)
+        // tiles per sequence.
+        Value maxRows = MaxSeqLengthOp::create(host.b, host.loc,
+                                               op.getKeyCache());
+        Value useTiles = host.andi(
+            host.uge(maxRows, host.index(2)),
+            host.uge(host.mul(maxRows, host.index(tiles.group)),
+                     host.index(kMinQueryTileHeight)));
+        splits = host.ifThenElse(
+            useTiles, host.b.getIndexType(),
+            [&] {
+              Value slots = host.mul(
+                  numSequences,
+                  host.ceilDiv(maxRows, host.index(tiles.tileRows)));
+              Value grid = host.minu(slots, host.index(target.maxBlocks));
+              Value tileSplits =
+                  getSplitCount(host, op, tiles, numRows, grid);
+              result = emitAttentionKernel(rewriter, op, tiles, grid,
+                                           tileSplits);
+              return SmallVector<Value>{tileSplits};
+            },
+            emitRows)[0];
+      }
       if (succeeded(result) && op.getWorkspace())
         host.ifThen(host.ult(host.index(1), splits), [&] {
-          result = emitAttentionMergeKernel(rewriter, op, *plan, grid, splits);
+          result = emitAttentionMergeKernel(rewriter, op, plans->decode,
+                                            rowGrid, splits);
         });
     });
     if (failed(result))
@@ -554,7 +611,8 @@ LogicalResult attention::emitAttentionKernel(OpBuilder &host,
                                              Value grid, Value splits) {
   KernelBuilder k{host, getKernelLoc(op)};
   std::unique_ptr<GPUKernel> kernel = GPUKernel::create(
-      host, op, "attention_ragged", op.getKernelOperands(),
+      host, op, plan.tileRows > 1 ? "attention_tiles" : "attention_ragged",
+      op.getKernelOperands(),
       LaunchShape{grid, k.index(plan.kvHeads), splits, plan.threads});
   if (!kernel)
     return failure();

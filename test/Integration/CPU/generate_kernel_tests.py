@@ -1095,11 +1095,11 @@ FLAGSHIP_SMS = {"sm_75": 40, "sm_80": 108, "sm_90": 132}
 MAX_BLOCKS_PER_SM = 16
 
 
-def attention_splits(cfg, step, gpu, chip):
+def attention_splits(cfg, step, gpu, chip, grid_x):
     """The host's split count (docs/KernelABI.md): min(wanted, workspace
     capacity, fill, max-splits), fill being the blocks the GPU holds (sm-count
     x the kernel's estimated blocks per SM) over the blocks of one split
-    (rows x kv heads). The estimate is the compiler's; here it is bounded:
+    (grid_x x kv heads). The estimate is the compiler's; here it is bounded:
     between 1 and 16 blocks per SM, so the configurations below keep the fill
     from binding (one block per SM already fills none of them) or, with a
     small sm-count, make it bind to one split."""
@@ -1109,7 +1109,7 @@ def attention_splits(cfg, step, gpu, chip):
     per_split = step["rows"] * step["q_heads"] * (cfg["head_size"] + 2)
     wanted = ceil_div(cfg["max_cache_length"], gpu["keys-per-split"])
     splits = max(1, min(wanted, ws // max(per_split, 1), gpu["max-splits"]))
-    blocks = min(step["rows"], gpu["max-blocks"]) * cfg["num_heads"]
+    blocks = grid_x * cfg["num_heads"]
     sms = gpu.get("sm-count") or FLAGSHIP_SMS[chip]
     if sms * MAX_BLOCKS_PER_SM // blocks == 0:
         return 1  # the batch fills the GPU: no split
@@ -1128,6 +1128,30 @@ def attention_tensor_cores(cfg, chip, group):
     limit = 32 if D == 256 else 256
     return (int(chip[3:]) >= 80 and cfg["dtype"] in ("f16", "bf16")
             and D in (64, 128, 256) and group <= limit)
+
+
+def attention_tile_rows(cfg, chip, group):
+    """The rows of a query tile when the host launches the query-tile kernel
+    (docs/KernelABI.md, "Which attention kernel"), else 0: tensor cores, a
+    tile of (128, or 64 at head_size 256) // group rows holding more than
+    one row, and max_seq_length >= 2 with max_seq_length * group >= 16."""
+    tile_rows = (64 if cfg["head_size"] > 128 else 128) // group
+    seq = cfg["max_seq_length"]
+    if (attention_tensor_cores(cfg, chip, group) and tile_rows > 1
+            and seq >= 2 and seq * group >= 16):
+        return tile_rows
+    return 0
+
+
+def attention_kernel(cfg, step, gpu, chip):
+    """The attention kernel the host launches for `step` and its grid's x:
+    the query-tile kernel over ceil(max_seq_length / tile rows) slots per
+    sequence, or the decode kernel over the rows."""
+    tile_rows = attention_tile_rows(cfg, chip, step["q_heads"] // cfg["num_heads"])
+    if tile_rows:
+        slots = len(cfg["cache_lengths"]) * ceil_div(cfg["max_seq_length"], tile_rows)
+        return "attention_tiles", min(slots, gpu["max-blocks"])
+    return "attention_ragged", min(step["rows"], gpu["max-blocks"])
 
 
 def attention_cp_async(cfg, chip, group=1):
@@ -1186,13 +1210,14 @@ def expected_launches(cfg, emu):
         else:
             if not (step["rows"] and batch):
                 continue
-            x = min(step["rows"], max_blocks)
-            splits = attention_splits(cfg, step, gpu, emu["chip"])
-            launches.append((op, (x, cfg["num_heads"], splits),
-                             attention_cp_async(cfg, emu["chip"],
-                                                step["q_heads"] // cfg["num_heads"])))
+            group = step["q_heads"] // cfg["num_heads"]
+            rows_grid = min(step["rows"], max_blocks)
+            kernel, x = attention_kernel(cfg, step, gpu, emu["chip"])
+            splits = attention_splits(cfg, step, gpu, emu["chip"], x)
+            launches.append((kernel, (x, cfg["num_heads"], splits),
+                             attention_cp_async(cfg, emu["chip"], group)))
             if splits > 1:
-                launches.append(("attention_merge", (x, step["q_heads"], 1), False))
+                launches.append(("attention_merge", (rows_grid, step["q_heads"], 1), False))
     return launches
 
 
@@ -1387,7 +1412,8 @@ of blocks.
         split_steps = [s for s in cfg["steps"] if s.get("workspace")]
         ws_text = "without a workspace"
         if split_steps:
-            n = attention_splits(cfg, split_steps[0], options, chip)
+            n = attention_splits(cfg, split_steps[0], options, chip,
+                                 attention_kernel(cfg, split_steps[0], options, chip)[1])
             room = f"without and with a workspace of {workspace} floats ({splits} partial states"
             if n > 1:
                 ws_text = (f"{room} per row and head: the host splits the context {n} "

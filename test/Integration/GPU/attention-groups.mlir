@@ -8,8 +8,9 @@
 // RUN: ulimit -t 30; kvcache-compile %s --chip sm_80 -o %t.sm_80.ptx
 // RUN: %ptxas -arch=sm_80 -v %t.sm_80.ptx -o %t.sm_80.cubin 2>&1 | FileCheck %s
 
-// Five kernels: three attention kernels, two merge kernels.
-// CHECK-COUNT-5: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// Seven kernels: three attention kernels, two query-tile kernels, two merge
+// kernels.
+// CHECK-COUNT-7: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // CHECK-NOT: bytes spill
 
 !c128 = !kvcache.paged_cache<f16, num_heads = 1, head_size = 128, page_size = 16>

@@ -9,8 +9,9 @@
 // RUN: kvcache-compile %s --chip sm_80 -o %t.sm_80.ptx
 // RUN: %ptxas -arch=sm_80 -v %t.sm_80.ptx -o %t.sm_80.cubin 2>&1 | FileCheck %s
 
-// 8 attention kernels and 8 merge kernels.
-// CHECK-COUNT-16: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// 8 attention kernels, 3 query-tile kernels (f16/bf16 at head sizes 64,
+// 128 and 256) and 8 merge kernels.
+// CHECK-COUNT-19: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // CHECK-NOT: bytes spill
 
 !c64 = !kvcache.paged_cache<f16, num_heads = 8, head_size = 64, page_size = 16>

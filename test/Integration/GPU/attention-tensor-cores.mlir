@@ -22,8 +22,9 @@
 // PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // PTX-NOT: __nv_
 
-// Seven kernels (five attention kernels, two merge kernels).
-// CHECK-COUNT-7: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// Eleven kernels (five attention kernels, four query-tile kernels: all but
+// the group of 128, whose tile is one row; two merge kernels).
+// CHECK-COUNT-11: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // CHECK-NOT: bytes spill
 
 !g4 = !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>

@@ -25,7 +25,7 @@
 // The launches, in order (the profile of one run):
 // PROFILE: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
 // PROFILE-NEXT: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_attention_ragged{{(_[0-9]+)?}}", "grid": [6, 2, 1],{{.*}}"cp_async_bytes": {{[1-9][0-9]*}}}
+// PROFILE-NEXT: {"kernel": "main_attention_tiles{{(_[0-9]+)?}}", "grid": [3, 2, 1],{{.*}}"cp_async_bytes": {{[1-9][0-9]*}}}
 // PROFILE-NOT: kernel
 
 // REFERENCE: {"dtype": "bf16", "num_pages": 5, "kv_dim": 2, "num_layers": 1, "page_size": 128, "num_heads": 2, "head_size": 256, "cache_lengths": [130, 0, 17], "lookup_table": [[4, 2], [0, 1], [3, 1]], "max_seq_length": 3, "max_cache_length": 131, "fill": [7919, 127, 63], "fill_div": 64, "steps": [{"op": "store_ragged", "kv": 0, "layer": 0, "offsets": [0, 1, 4, 6], "rows": 6, "new": [7919, 127, 63, 64, 100]}, {"op": "store_ragged", "kv": 1, "layer": 0, "offsets": [0, 1, 4, 6], "rows": 6, "new": [7919, 127, 63, 64, 1100]}, {"op": "attention_ragged", "layer": 0, "offsets": [0, 1, 4, 6], "rows": 6, "q_heads": 24, "scale": 0.0625, "q": [7919, 127, 63, 64, 2100], "out": [7919, 127, 63, 64, 2600]}]}

@@ -29,10 +29,10 @@
 // The launches, in order (the profile of one run):
 // PROFILE: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
 // PROFILE-NEXT: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_attention_ragged{{(_[0-9]+)?}}", "grid": [8, 2, 1],{{.*}}"cp_async_bytes": {{[1-9][0-9]*}}}
-// PROFILE-NEXT: {"kernel": "main_attention_ragged{{(_[0-9]+)?}}", "grid": [8, 2, 4],{{.*}}"cp_async_bytes": {{[1-9][0-9]*}}}
+// PROFILE-NEXT: {"kernel": "main_attention_tiles{{(_[0-9]+)?}}", "grid": [4, 2, 1],{{.*}}"cp_async_bytes": {{[1-9][0-9]*}}}
+// PROFILE-NEXT: {"kernel": "main_attention_tiles{{(_[0-9]+)?}}", "grid": [4, 2, 4],{{.*}}"cp_async_bytes": {{[1-9][0-9]*}}}
 // PROFILE-NEXT: {"kernel": "main_attention_merge{{(_[0-9]+)?}}", "grid": [8, 32, 1],{{.*}}"cp_async_bytes": 0}
-// PROFILE-NEXT: {"kernel": "main_attention_ragged{{(_[0-9]+)?}}", "grid": [10, 2, 1],{{.*}}"cp_async_bytes": {{[1-9][0-9]*}}}
+// PROFILE-NEXT: {"kernel": "main_attention_tiles{{(_[0-9]+)?}}", "grid": [4, 2, 1],{{.*}}"cp_async_bytes": {{[1-9][0-9]*}}}
 // PROFILE-NOT: kernel
 
 // REFERENCE: {"dtype": "f16", "num_pages": 28, "kv_dim": 2, "num_layers": 1, "page_size": 16, "num_heads": 2, "head_size": 128, "cache_lengths": [300, 0, 33, 64], "lookup_table": [[0, 23, 12, 7, 27, 25, 1, 22, 14, 4, 24, 26, 3, 19, 20, 13, 15, 10, 11], [16, 17, 17, 17, 17, 17, 17, 17, 17, 17, 17, 17, 17, 17, 17, 17, 17, 17, 17], [18, 9, 5, 17, 17, 17, 17, 17, 17, 17, 17, 17, 17, 17, 17, 17, 17, 17, 17], [8, 21, 6, 2, 17, 17, 17, 17, 17, 17, 17, 17, 17, 17, 17, 17, 17, 17, 17]], "max_seq_length": 5, "max_cache_length": 301, "fill": [7919, 127, 63], "fill_div": 64, "steps": [{"op": "store_ragged", "kv": 0, "layer": 0, "offsets": [0, 1, 6, 8, 8], "rows": 8, "new": [7919, 127, 63, 64, 100]}, {"op": "store_ragged", "kv": 1, "layer": 0, "offsets": [0, 1, 6, 8, 8], "rows": 8, "new": [7919, 127, 63, 64, 1100]}, {"op": "attention_ragged", "layer": 0, "offsets": [0, 1, 6, 8, 8], "rows": 8, "q_heads": 32, "scale": 0.088388346, "q": [7919, 127, 63, 64, 2100], "out": [7919, 127, 63, 64, 2600]}, {"op": "attention_ragged", "layer": 0, "offsets": [0, 1, 6, 8, 8], "rows": 8, "q_heads": 32, "scale": 0.088388346, "q": [7919, 127, 63, 64, 2100], "out": [7919, 127, 63, 64, 2600], "workspace": 133120}, {"op": "attention_ragged", "layer": 0, "offsets": [1, 2, 7, 9, 9], "rows": 10, "q_heads": 32, "scale": 0.088388346, "q": [7919, 127, 63, 64, 2350], "out": [7919, 127, 63, 64, 2850]}]}

@@ -28,8 +28,8 @@
 // The launches, in order (the profile of one run):
 // PROFILE: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
 // PROFILE-NEXT: {"kernel": "main_store_ragged{{(_[0-9]+)?}}", "grid": [1, 1, 1],
-// PROFILE-NEXT: {"kernel": "main_attention_ragged{{(_[0-9]+)?}}", "grid": [4, 1, 1],{{.*}}"cp_async_bytes": {{[1-9][0-9]*}}}
-// PROFILE-NEXT: {"kernel": "main_attention_ragged{{(_[0-9]+)?}}", "grid": [4, 1, 3],{{.*}}"cp_async_bytes": {{[1-9][0-9]*}}}
+// PROFILE-NEXT: {"kernel": "main_attention_tiles{{(_[0-9]+)?}}", "grid": [3, 1, 1],{{.*}}"cp_async_bytes": {{[1-9][0-9]*}}}
+// PROFILE-NEXT: {"kernel": "main_attention_tiles{{(_[0-9]+)?}}", "grid": [3, 1, 3],{{.*}}"cp_async_bytes": {{[1-9][0-9]*}}}
 // PROFILE-NEXT: {"kernel": "main_attention_merge{{(_[0-9]+)?}}", "grid": [4, 64, 1],{{.*}}"cp_async_bytes": 0}
 // PROFILE-NOT: kernel
 
