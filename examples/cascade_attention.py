@@ -19,10 +19,12 @@ tokens, checks the plain one against kvcache.reference, and prints the
 largest difference.
 
 Why: the plain way stores and reads the prefix once per sequence; the
-cascade way stores it once and, in a kernel that streams each sequence's
-K/V once per step, reads it once for the whole batch. (Our kernels run a
-block per query row: each row still streams the prefix, and on a GPU the
-rows' blocks read the same pages from L2 rather than memory.) The script prints the
+cascade way stores it once and reads it once per query tile: all the
+batch's rows are rows of the prefix's one sequence, so on the GPU the
+query-tile kernel (docs/KernelABI.md, "Query tiles") attends up to 32 of
+them (times GQA 4: 128 mma rows) per block and copies the prefix's K/V once
+for them all, whenever the batch's rows times the group fill an mma tile
+(4 rows or more here; fewer rows take a block per row). The script prints the
 K/V bytes each way (computed from the shapes) and this machine's CPU time of
 each (one call after a warm-up: noisy on shared CPUs). The CPU lowering
 walks the keys of every (row, query head) pair, so both ways do the same
@@ -225,17 +227,19 @@ def main():
         print(f"-- K/V bytes the GPU kernels copied (emulator profile): "
               f"cascade {cascade_copied:,}, plain {plain_copied:,}: "
               f"{cascade_copied / plain_copied:.2f}x")
-        # Today's kernels run a block per (row, KV head): every row's block
-        # copies the whole prefix, so the copies equal the plain way's. On
-        # a GPU the batch's blocks read the same prefix pages at once, so
-        # most of those copies hit L2; a block that takes all rows of the
-        # prefix's sequence as tensor-core rows would copy it once.
-        if (cascade_copied, plain_copied) != (plain_bytes, plain_bytes):
-            sys.exit("mismatch: the kernels copied other bytes than each "
-                     "row's keys once")
-        print("-- (a block per row and KV head: each row's block copies the "
-              "whole prefix; the saving comes from L2 on a GPU, not from "
-              "fewer copies)")
+        # The prefix step's rows are one sequence's: the query-tile kernel
+        # copies the prefix once per tile of 32 rows; below 4 rows (4 x GQA
+        # 4 = one 16-row mma tile) a block per row copies it once per row.
+        # Each row's own tokens are copied once (one row per sequence).
+        group = Hq // H
+        tile_rows = 128 // group
+        reads = -(-rows // tile_rows) if rows * group >= 16 and rows >= 2 else rows
+        expected = kv_bytes(config, reads * prefix + suffix_tokens)
+        if (cascade_copied, plain_copied) != (expected, plain_bytes):
+            sys.exit("mismatch: the kernels copied other bytes than the "
+                     f"prefix {reads} times and each row's own keys once")
+        print(f"-- the prefix step copied the prefix {reads} time(s) for "
+              f"{rows} rows ({'query tiles of up to ' + str(tile_rows) + ' rows' if reads < rows else 'a block per row'})")
         return
     print(f"-- CPU time on this machine ({os.cpu_count()} CPUs, one run after "
           f"a warm-up): cascade {cascade_s * 1e3:.1f} ms (prefix + suffix + "

@@ -320,7 +320,8 @@ def test_decode_step_compiles_for_sm_80():
     assert ".target sm_80" in ptx
     assert kvcache.kernel_names(ptx) == [
         "decode_step_store_ragged", "decode_step_store_ragged_0",
-        "decode_step_attention_ragged", "decode_step_attention_merge"]
+        "decode_step_attention_ragged", "decode_step_attention_tiles",
+        "decode_step_attention_merge"]
 
 
 @pytest.mark.parametrize("target,chip", [("cpu", None), ("emulated-gpu", "sm_90"),

@@ -119,8 +119,9 @@ void TensorCoreAttention::emit() {
   for (int r = 0; r < 2; ++r) {
     mRow[r] = k.add(k.add(k.mul(mTile, k.index(16)), groupId),
                     k.index(8 * r));
-    slopes[r] = clauses.loadSlope(std::get<1>(
-        describeMRow(k.index(0), k.index(1), mRow[r])));
+    if (op.getAlibi())
+      slopes[r] = clauses.loadSlope(std::get<1>(
+          describeMRow(k.index(0), k.index(1), mRow[r])));
   }
   if (plan.tileRows > 1)
     return forEachQueryTile([&](Value batch, Value first, Value count) {

@@ -538,12 +538,12 @@ struct AttentionToGPU : OpRewritePattern<AttentionRaggedOp> {
         // tiles per sequence.
         Value maxRows = MaxSeqLengthOp::create(host.b, host.loc,
                                                op.getKeyCache());
-        Value useTiles = host.andi(
-            host.uge(maxRows, host.index(2)),
-            host.uge(host.mul(maxRows, host.index(tiles.group)),
+        Value useRows = arith::OrIOp::create(
+            host.b, host.loc, host.ult(maxRows, host.index(2)),
+            host.ult(host.mul(maxRows, host.index(tiles.group)),
                      host.index(kMinQueryTileHeight)));
         splits = host.ifThenElse(
-            useTiles, host.b.getIndexType(),
+            useRows, host.b.getIndexType(), emitRows,
             [&] {
               Value slots = host.mul(
                   numSequences,
@@ -554,8 +554,7 @@ struct AttentionToGPU : OpRewritePattern<AttentionRaggedOp> {
               result = emitAttentionKernel(rewriter, op, tiles, grid,
                                            tileSplits);
               return SmallVector<Value>{tileSplits};
-            },
-            emitRows)[0];
+            })[0];
       }
       if (succeeded(result) && op.getWorkspace())
         host.ifThen(host.ult(host.index(1), splits), [&] {

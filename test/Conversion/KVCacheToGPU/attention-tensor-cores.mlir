@@ -159,13 +159,13 @@ func.func @mqa128(%q: memref<?x128x64xf16>, %k: !c64, %v: !c64, %offsets: memref
 !c = !kvcache.paged_cache<f16, num_heads = 2, head_size = 256, page_size = 16>
 // CHECK-LABEL: gpu.func @group12_attention_ragged(
 // CHECK-SAME: workgroup(%{{.*}} : memref<2x16x264xf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<2x16x264xf16, #gpu.address_space<workgroup>>, %[[Q:.*]] : memref<16x264xf16, #gpu.address_space<workgroup>>)
-// CHECK: %[[ZERO:.*]] = arith.cmpi ult, %{{.*}}, %c12
-// CHECK: arith.select %[[ZERO]]
-// CHECK: vector.store {{.*}}, %[[Q]]
+// CHECK: %[[HEAD:.*]] = arith.cmpi ult, %{{.*}}, %c12
+// CHECK: vector.load {{.*}} : memref<?x24x256xf16>, vector<8xf16>
+// CHECK: %[[CHUNK:.*]] = arith.select %{{.*}}, %{{.*}}, %[[ZERO:.*]] : vector<8xf16>
+// CHECK-NEXT: vector.store %[[CHUNK]], %[[Q]]
 // CHECK: scf.for
 // CHECK: nvvm.cp.async.wait.group 0
-// CHECK: %[[VALID:.*]] = arith.cmpi ult, %{{.*}}, %c12
-// CHECK-NEXT: scf.if %[[VALID]]
+// CHECK: scf.if %[[HEAD]]
 // CHECK: vector.store {{.*}} : memref<?x24x256xf16>, vector<2xf16>
 func.func @group12(%q: memref<?x24x256xf16>, %k: !c, %v: !c, %offsets: memref<?xi32>,
                    %out: memref<?x24x256xf16>) {
