@@ -338,7 +338,8 @@ def _emulated(build, quick, lines):
 
 
 def _static_model(build, lines):
-    """Today's key loop from bench/gpu/model.py, or a 'not measured' line."""
+    """The key loops of the decode and the query-tile kernel from
+    bench/gpu/model.py, or a 'not measured' line."""
     ptxas = "/usr/local/cuda/bin/ptxas"
     if not os.path.exists(ptxas):
         lines += ["Static model: not measured (ptxas is not installed).", ""]
@@ -346,25 +347,31 @@ def _static_model(build, lines):
     sys.path.insert(0, os.path.join(HERE, "gpu"))
     import model
     text = model.attention_function("prefill", "bf16", HEADS, GROUP, PAGE)
-    row = next(r for r in model.model(build, ptxas, text, {}, 6)
-               if r["kind"] == "attention")
-    mma = row.get("mma_per_iteration", 0)
-    if not mma:
-        lines += [f"Static model: not measured: today's key loop ({row['kernel']}) issues "
-                  "no mma.sync.", ""]
-        return
-    per_mma = row["loop_instructions"] / mma
-    useful = min(GROUP, 16) / 16
-    lines += [f"Static model, sm_90 (bench/gpu/model.py, `ptxas -v`), today's decode kernel "
-              f"at head {HEAD_SIZE}, bf16, GQA {GROUP}, page {PAGE} (the kernel every prefill "
-              f"row runs now): key loop {row['loop_instructions']} PTX instructions, "
-              f"{mma} mma.sync, {per_mma:.1f} instructions per mma.sync; its 16 rows hold "
-              f"{min(GROUP, 16)} query heads, so {per_mma / useful:.1f} per mma.sync whose 16 "
-              f"rows all hold queries (target <= 4); stages in flight: "
-              f"{row['stages_in_flight']:g} (target >= 2); {row['registers']} registers, "
-              f"{row['spill_bytes']} spill bytes (target 0). (Compiled with a workspace, as "
-              "model.py's decode kernels: the key loop is the same without.)",
-              "", "The query-tile kernel: not measured: it does not exist yet.", ""]
+    rows = {r["kernel"]: r for r in model.model(build, ptxas, text, {}, 6)
+            if r["kind"] == "attention"}
+    lines += [f"Static model, sm_90 (bench/gpu/model.py, `ptxas -v`), head {HEAD_SIZE}, "
+              f"bf16, GQA {GROUP}, page {PAGE} (compiled with a workspace, as model.py's "
+              "kernels: the key loops are the same without):", "",
+              "| kernel | key loop PTX instructions | mma.sync | instructions per mma.sync "
+              "| rows of an mma tile that hold queries | per mma.sync of 16 query rows "
+              "(target <= 4) | stages in flight (target >= 2) | registers | spill bytes |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for name, useful in (("prefill_attention_ragged", min(GROUP, 16)),
+                         ("prefill_attention_tiles", 16)):
+        row = rows.get(name)
+        mma = row.get("mma_per_iteration", 0) if row else 0
+        if not mma:
+            lines.append(f"| {name} | not measured: no key loop with mma.sync | | | | | | | |")
+            continue
+        per_mma = row["loop_instructions"] / mma
+        lines.append(f"| {name} | {row['loop_instructions']} | {mma} | {per_mma:.1f} | "
+                     f"{useful} of 16 | {per_mma * 16 / useful:.1f} | "
+                     f"{row['stages_in_flight']:g} | {row['registers']} | "
+                     f"{row['spill_bytes']} |")
+    lines += ["", "A prefill row runs the query-tile kernel (its tile's 128 M rows are 32 "
+              "rows x 4 heads); the decode kernel's row is for comparison. Stages in "
+              "flight count the K/V steps whose copies are pending while a step computes "
+              "(model.py: the wait's pending groups over the groups of a step).", ""]
 
 
 def prefill_section(build, quick, lines):

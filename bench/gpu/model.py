@@ -246,7 +246,7 @@ def model(build, ptxas, text, passes, search_steps):
         stats = ptxas_report(ptxas, ptx_file)
     rows = []
     for name, body in entries(ptx).items():
-        kind = "attention" if name.endswith("_attention_ragged") else (
+        kind = "attention" if name.endswith(("_attention_ragged", "_attention_tiles")) else (
             "merge" if name.endswith("_attention_merge") else "data")
         if kind == "merge":
             continue

@@ -427,8 +427,25 @@ def kernel_names(config):
             "store_values": ["store_values_store_ragged"],
             "gather_values": ["gather_values_gather_ragged"]})
     if _with_attention(config):
+        tiles = _has_query_tiles(config)
         names.update({
-            "attention": ["attention_attention_ragged"],
-            "attention_split": ["attention_split_attention_ragged",
-                                "attention_split_attention_merge"]})
+            "attention": ["attention_attention_ragged"] +
+                         (["attention_attention_tiles"] if tiles else []),
+            "attention_split": ["attention_split_attention_ragged"] +
+                               (["attention_split_attention_tiles"] if tiles else []) +
+                               ["attention_split_attention_merge"]})
     return names
+
+
+def _has_query_tiles(config):
+    """Whether attention over `config` has a query-tile kernel on sm_80 and
+    newer (docs/KernelABI.md, "Query tiles"): f16/bf16 mma operands (the
+    cache's, or q's over a quantized cache with scale groups of 16 or more
+    elements), head_size 64, 128 or 256, and a tile of two rows or more."""
+    mma = config.rows_element if config.is_quantized else config.dtype
+    group = config.scale_group or config.head_size
+    if mma not in ("f16", "bf16") or config.head_size not in (64, 128, 256):
+        return False
+    if config.is_quantized and group % 16:
+        return False
+    return (64 if config.head_size > 128 else 128) // config.group_size >= 2
