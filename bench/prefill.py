@@ -38,7 +38,8 @@ Emulated GPU (`kvcache.EmulatedGPUModule`, sm_90 plan, the profile of
 KVCACHE_EMU_PROFILE: docs/Contract.md 8.4), bf16, no workspace (one launch
 each): (a) 2 sequences of 256 and 192 new tokens, nothing cached; (b) 1
 sequence of 128 new over 512 cached; (c) 4 sequences of 300 new over 1000
-cached (18 minutes of emulation on 2 cores: not with --quick). Reported: the
+cached (6 minutes of emulation on 2 cores with the query-tile kernel, 18 with
+the decode kernel: not with --quick). Reported: the
 global bytes the launches load (the threads' requests, `global_load_bytes`,
 and 32 x the sectors they touch) against the packed-tile reference,
 computed here: a tile packs 128 (token, query head) rows of one sequence
@@ -329,7 +330,7 @@ def _emulated(build, quick, lines):
         grids = ", ".join("x".join(str(v) for v in launch["grid"]) for launch in launches)
         lines.append(f"| {name} | {len(launches)} | {grids} | {loaded / 1e6:.1f} MB | "
                      f"{sectors / 1e6:.1f} MB | {reference / 1e6:.2f} MB | "
-                     f"{loaded / reference:.1f} | {loaded / once:.0f} | {error:.1e} | "
+                     f"{loaded / reference:.2f} | {loaded / once:.0f} | {error:.1e} | "
                      f"{seconds:.0f} |")
         print(lines[-1], flush=True)
     lines.append("")
