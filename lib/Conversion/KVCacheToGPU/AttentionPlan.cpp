@@ -5,7 +5,8 @@
 // How the attention kernel maps a head onto threads (lanes per key, slice
 // width), how many keys a step takes, how many query heads a pass over the
 // keys carries, and whether K/V go through shared memory with cp.async, all
-// within 48 KiB of shared memory.
+// within 48 KiB of shared memory; the tensor-core and query-tile plans; and
+// the keys a row, a tile and a split see.
 //
 //===----------------------------------------------------------------------===//
 
@@ -271,4 +272,54 @@ int64_t AttentionPlan::estimatedBlocksPerSM() const {
   int64_t byShared = kSharedPerSM / (sharedBytes + kSharedPerBlock);
   return std::max<int64_t>(
       std::min({kWarpsPerSM / warps, byRegisters, byShared}), 1);
+}
+
+KeyBounds attention::getRowKeyBounds(KernelBuilder &k, AttentionRaggedOp op,
+                                     Value cached, Value position) {
+  Value end = op.getNoncausal() ? cached : k.add(position, k.index(1));
+  // A window or chunk: the keys from its start (never empty: p is in it).
+  Value first;
+  if (std::optional<uint64_t> window = op.getWindow()) {
+    Value w = k.index(int64_t(*window));
+    first = k.sub(k.maxu(end, w), w);
+  } else if (std::optional<uint64_t> size = op.getChunk()) {
+    Value c = k.index(int64_t(*size));
+    first = k.mul(k.divu(position, c), c);
+  }
+  return {first, end};
+}
+
+std::tuple<Value, Value, Value>
+attention::splitKeys(KernelBuilder &k, const KeyBounds &bounds, Value split,
+                     Value numSplits, int64_t keysPerStep) {
+  // Each split takes ceil(numKeys / numSplits) keys. The division is one of
+  // unsigned i32 (a div.u32 in PTX, where one of index is a div.u64 behind a
+  // 32-bit bypass): the key count is at most max_cache_length, an i32, the
+  // split count at most 65535 (grid z). The bounds stay in index: with them
+  // in i32 too, ptxas used more registers in some kernels. Divisions by the
+  // constant keysPerStep need no div instruction.
+  Value numKeys = bounds.first ? k.sub(bounds.end, bounds.first) : bounds.end;
+  Value chunk = k.toIndex(k.ceilDiv(k.toI32(numKeys), k.toI32(numSplits)));
+  Value begin = k.minu(k.mul(split, chunk), numKeys);
+  Value end = k.minu(k.add(begin, chunk), numKeys);
+  if (bounds.first) {
+    begin = k.add(bounds.first, begin);
+    end = k.add(bounds.first, end);
+  }
+  Value numSteps = k.ceilDiv(k.sub(end, begin), k.index(keysPerStep));
+  return {begin, end, numSteps};
+}
+
+KeyRange attention::planKeyRange(KernelBuilder &k, AttentionRaggedOp op,
+                                 Value offsets, Value keyCache, Value row,
+                                 Value numSequences, Value split,
+                                 Value numSplits, int64_t keysPerStep) {
+  Value batch = k.sequenceOf(offsets, numSequences, row);
+  Value start = k.loadOffset(offsets, batch);
+  Value cached = CacheLengthOp::create(k.b, k.loc, keyCache, batch);
+  Value position = k.rowPosition(cached, row, start);
+  auto [begin, end, numSteps] =
+      splitKeys(k, getRowKeyBounds(k, op, cached, position), split, numSplits,
+                keysPerStep);
+  return {row, batch, begin, end, numSteps, position};
 }
