@@ -1,7 +1,7 @@
 """attention_ragged's row-tile kernel on the CPU (docs/Design.md, "CPU
-attention"), against kvcache.reference: a tile is up to 64 lanes, its rows
-times the GQA group's heads, of one sequence and KV head; tiles of fewer
-than 16 lanes (a decode row of GQA 4) take the per-row loop. Prefill and
+attention"), against kvcache.reference: a tile is up to 128 lanes, its
+rows times the GQA group's heads, of one sequence and KV head; tiles of
+fewer than 16 lanes (a decode row of GQA 4) take the per-row loop. Prefill and
 chunked-prefill rows (1 to 300 per sequence, tiles cut by the sequence's
 end, ragged batches), pages of 1, 16 and 128, MHA, GQA 3 (lanes the group
 does not fill), 4 and 8; every clause (window, chunk, noncausal, sinks, lse,
@@ -70,9 +70,9 @@ SHAPES = [(1, 2, 2), (16, 2, 6), (16, 2, 8), (128, 1, 8)]
 
 @pytest.mark.parametrize("page_size, num_heads, q_heads", SHAPES)
 def test_prefill_tiles(page_size, num_heads, q_heads):
-    # A ragged batch: a decode row, a prefill of 300 rows (tiles of 64, 16,
-    # 8 rows and one cut by the end), chunked prefills over 40 and 200
-    # cached tokens, a sequence of 5 rows, one of 64.
+    # A ragged batch: a decode row, a prefill of 300 rows (tiles of 128,
+    # 42, 32 or 16 rows, the last cut by the end), chunked prefills over 40
+    # and 200 cached tokens, a sequence of 5 rows, one of 64.
     rng = np.random.default_rng(page_size + 7 * q_heads)
     config = config_of("f32", page_size, num_heads, q_heads)
     assert_close(*attend(config, [9, 0, 40, 200, 0, 3], [1, 300, 17, 33, 5, 64], rng),

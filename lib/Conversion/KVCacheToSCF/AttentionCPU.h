@@ -42,11 +42,9 @@ void prefetchHeadRows(KernelBuilder &k, ArrayRef<Value> caches, Value batch,
 
 /// The keys [begin, end) a row at `position` sees: [0, position] by
 /// default, from the window's or the chunk's start, or the `cached` tokens
-/// (noncausal). `position` and `cached` are indices, or vectors of i32 (one
-/// row per lane); `constant` makes a constant of their type.
+/// (noncausal).
 std::pair<Value, Value> getKeyRange(KernelBuilder &k, AttentionRaggedOp op,
-                                    Value position, Value cached,
-                                    function_ref<Value(int64_t)> constant);
+                                    Value position, Value cached);
 
 /// Writes row `row`, head `head` of out from `state` (0 for a row with no
 /// keys and no sink) and of lse (-inf when empty).

@@ -3,25 +3,26 @@
 // Part of the kvcache-mlir project.
 //
 // The CPU's register-blocked attention kernel for a tile of query rows of
-// one sequence and one KV head. Its kTileLanes lanes are the tile's (row,
-// query head) pairs, row-major (the GQA group's heads side by side), so a
-// tile is a small matrix multiplication twice per block of kBlockKeys keys:
+// one sequence and one KV head. Its lanes are the tile's (row, query head)
+// pairs, row-major (the GQA group's heads side by side), up to kTileLanes
+// in vectors of kDotLanes, so a tile is a small matrix multiplication
+// twice per block of kBlockKeys keys:
 //
+// - q^T packed once per tile (scaled; kDotLanes lanes x kDotLanes head
+//   elements transposed by shuffles);
 // - the block's K and V head rows, converted once to f32 buffers (widened,
-//   or dequantized with their scales);
-// - scores S^T = K q^T with the lanes along the tile: for each element d of
-//   the head, one vector of q^T[d] (packed once per tile, scaled) per
-//   kDotLanes lanes and one broadcast K[j][d] per key, kScoreKeys x
-//   kLaneVectors accumulators in registers;
+//   or dequantized with their scales), the next block's prefetched;
+// - per vector of lanes, the block's scores S^T = K q^T in kBlockKeys
+//   accumulators: per head element one vector of q^T and one broadcast
+//   K[j][d] per key;
 // - keys a lane's row does not see (causal limit, window, chunk, the
 //   block's end) masked to -inf, only in blocks some row does not see
 //   whole;
-// - the online softmax per lane, vectorised across lanes: one max, one
-//   rescale and one vector 2^x per key and lane vector;
-// - P V with the lanes' output rows in accumulators (kValueRows rows x
-//   kMaxValueChunks vectors of the head), each V row's vectors loaded once
-//   per row group for its rows' broadcast weights, the rows rescaled once
-//   per block.
+// - the online softmax per lane from those registers, vectorised across
+//   lanes: one max, one rescale and one vector 2^x per key;
+// - P V with kValueRows lanes' output rows x kMaxValueChunks vectors of
+//   the head in accumulators, each V vector loaded once per row group for
+//   its rows' broadcast weights, the rows rescaled once per block.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,15 +39,12 @@ using namespace mlir::kvcache;
 
 namespace {
 
-/// Vectors of lanes of a tile, and its lanes: the (row, query head) pairs
-/// it computes.
-constexpr int64_t kLaneVectors = 4;
-constexpr int64_t kTileLanes = kDotLanes * kLaneVectors;
-/// Keys of one block: one rescale of the tile's output rows per block.
+/// Lanes of a tile: the (row, query head) pairs it computes, in vectors of
+/// kDotLanes.
+constexpr int64_t kTileLanes = 128;
+/// Keys of one block: one rescale of the tile's output rows per block, and
+/// the score micro-kernel's accumulators (one vector of lanes per key).
 constexpr int64_t kBlockKeys = 16;
-/// Keys whose scores the score micro-kernel accumulates in registers at
-/// once (kScoreKeys x kLaneVectors vectors).
-constexpr int64_t kScoreKeys = 4;
 /// Output rows, and vectors of each, the P V micro-kernel accumulates in
 /// registers at once.
 constexpr int64_t kValueRows = 4;
@@ -58,8 +56,13 @@ int64_t getGroup(AttentionRaggedOp op) {
   return qHeads / KVCacheParams::get(op.getKeyCache().getType()).numHeads;
 }
 
-/// One tile's kernel, step by step. The f32 buffers live for the tile
-/// (heap: a parallel iteration allocates nothing on the stack).
+/// One tile's kernel, step by step. The buffers live for the tile (heap: a
+/// parallel iteration allocates nothing on the stack). Lane l holds row
+/// min(l / group, rows - 1) of the tile, query head l % group of the KV
+/// head's group; the steps run over the vectors of lanes that hold the
+/// tile's rows (`laneVectors`); lanes past them (a group that does not
+/// divide kDotLanes, the last vector of a short tile) repeat the tile's
+/// last row and are never written.
 class RowTileKernel {
 public:
   RowTileKernel(KernelBuilder &k, AttentionRaggedOp op, Value batch,
@@ -73,24 +76,25 @@ public:
     laneType = VectorType::get({kDotLanes}, f32);
     laneIndexType = VectorType::get({kDotLanes}, k.b.getI32Type());
     rowType = VectorType::get({headSize}, f32);
+    usedLanes = k.mul(rows, k.index(group));
+    laneVectors = k.ceilDiv(usedLanes, k.index(kDotLanes));
   }
 
   void run(Value sequenceRow, Value cached);
 
 private:
   void allocate();
-  void computeLaneRanges(Value firstPosition, Value cached);
-  void packQueries();
-  void initializeState();
+  void initializeLanes(Value firstPosition, Value cached);
+  void packQueries(Value lanes);
   void loadBlock(Value first, Value end);
-  void computeScores();
-  void maskScores(Value first);
-  void updateSoftmax();
+  void scoreBlock(Value first, Value crosses);
+  SmallVector<Value> maskScores(Value first, Value lanes,
+                                ArrayRef<Value> blockScores);
   void accumulateValues();
   void writeRows();
 
-  Value allocBuffer(ArrayRef<int64_t> shape) {
-    auto type = MemRefType::get(shape, f32);
+  Value allocBuffer(ArrayRef<int64_t> shape, Type element) {
+    auto type = MemRefType::get(shape, element);
     Value buffer =
         memref::AllocOp::create(k.b, k.loc, type, k.b.getI64IntegerAttr(64));
     buffers.push_back(buffer);
@@ -105,13 +109,13 @@ private:
   Value loadScalar(Value buffer, ValueRange indices) {
     return memref::LoadOp::create(k.b, k.loc, buffer, indices);
   }
-  Value laneConstant(Type type, int64_t v) {
-    auto vectorType = VectorType::get({kDotLanes}, type);
-    Attribute element = isa<FloatType>(type)
-                            ? Attribute(k.b.getFloatAttr(type, double(v)))
-                            : Attribute(k.b.getIntegerAttr(type, v));
-    return arith::ConstantOp::create(
-        k.b, k.loc, vectorType, DenseElementsAttr::get(vectorType, element));
+  void storeScalar(Value value, Value buffer, ValueRange indices) {
+    memref::StoreOp::create(k.b, k.loc, value, buffer, indices);
+  }
+  /// for (lanes = 0; lanes < laneVectors * kDotLanes; lanes += kDotLanes).
+  void forEachLaneVector(function_ref<void(Value)> body) {
+    k.forLoop(k.index(0), k.mul(laneVectors, k.index(kDotLanes)),
+              k.index(kDotLanes), body);
   }
   Value minusInfinity() {
     return k.splat(k.f32(-std::numeric_limits<float>::infinity()), laneType);
@@ -119,6 +123,10 @@ private:
   Value isMinusInfinity(Value v) {
     return arith::CmpFOp::create(k.b, k.loc, arith::CmpFPredicate::OEQ, v,
                                  minusInfinity());
+  }
+  /// The tile row of lane `lane` (an index): min(lane / group, rows - 1).
+  Value rowOfLane(Value lane) {
+    return k.minu(k.divu(lane, k.index(group)), k.sub(rows, k.index(1)));
   }
   /// The query head of lane `lane` (an index).
   Value headOfLane(Value lane) {
@@ -130,17 +138,17 @@ private:
   AttentionRaggedOp op;
   AttentionClauses clauses;
   OnlineSoftmax softmax;
-  Value batch, kvHead, firstRow, rows;
+  Value batch, kvHead, firstRow, rows, usedLanes, laneVectors;
   int64_t headSize, group;
   Type f32;
   VectorType laneType, laneIndexType, rowType;
-  /// Per vector of lanes, the keys [begin, end) of each lane's row (i32).
-  SmallVector<Value> laneBegins, laneEnds;
   /// q^T [head_size][kTileLanes] (scaled), the block's K and V rows
   /// [kBlockKeys][head_size], its scores then weights [kBlockKeys]
   /// [kTileLanes], the lanes' rescale factors [kTileLanes], output rows
-  /// [kTileLanes][head_size] and final max and sum [2][kTileLanes].
-  Value queries, keys, values, scores, rescales, output, stats;
+  /// [kTileLanes][head_size], softmax states (max, sum) [2][kTileLanes]
+  /// (f32), and the keys [begin, end) each lane's row sees [2][kTileLanes]
+  /// (i32).
+  Value queries, keys, values, scores, rescales, output, stats, ranges;
   SmallVector<Value> buffers;
 };
 
@@ -148,27 +156,19 @@ void RowTileKernel::run(Value sequenceRow, Value cached) {
   allocate();
   Value firstPosition = k.rowPosition(cached, firstRow, sequenceRow);
   Value lastPosition = k.add(firstPosition, k.sub(rows, k.index(1)));
-  auto indexConstant = [&](int64_t v) { return k.index(v); };
   // Rows' key ranges only move forward with the position: the tile's keys
   // run from its first row's begin to its last row's end, and a block
   // within [last row's begin, first row's end = wholeEnd) is seen whole by
   // every row.
   Value tileBegin, wholeEnd, lastBegin, tileEnd;
-  std::tie(tileBegin, wholeEnd) =
-      getKeyRange(k, op, firstPosition, cached, indexConstant);
-  std::tie(lastBegin, tileEnd) =
-      getKeyRange(k, op, lastPosition, cached, indexConstant);
-  computeLaneRanges(firstPosition, cached);
-  packQueries();
-  initializeState();
+  std::tie(tileBegin, wholeEnd) = getKeyRange(k, op, firstPosition, cached);
+  std::tie(lastBegin, tileEnd) = getKeyRange(k, op, lastPosition, cached);
+  initializeLanes(firstPosition, cached);
   k.forLoop(tileBegin, tileEnd, k.index(kBlockKeys), [&](Value first) {
     loadBlock(first, tileEnd);
-    computeScores();
-    Value crosses = arith::OrIOp::create(
-        k.b, k.loc, k.ult(first, lastBegin),
-        k.ult(wholeEnd, k.add(first, k.index(kBlockKeys))));
-    k.ifThen(crosses, [&] { maskScores(first); });
-    updateSoftmax();
+    scoreBlock(first, arith::OrIOp::create(
+                          k.b, k.loc, k.ult(first, lastBegin),
+                          k.ult(wholeEnd, k.add(first, k.index(kBlockKeys)))));
     accumulateValues();
   });
   writeRows();
@@ -177,78 +177,90 @@ void RowTileKernel::run(Value sequenceRow, Value cached) {
 }
 
 void RowTileKernel::allocate() {
-  queries = allocBuffer({headSize, kTileLanes});
-  keys = allocBuffer({kBlockKeys, headSize});
-  values = allocBuffer({kBlockKeys, headSize});
-  scores = allocBuffer({kBlockKeys, kTileLanes});
-  rescales = allocBuffer({kTileLanes});
-  output = allocBuffer({kTileLanes, headSize});
-  stats = allocBuffer({2, kTileLanes});
+  queries = allocBuffer({headSize, kTileLanes}, f32);
+  keys = allocBuffer({kBlockKeys, headSize}, f32);
+  values = allocBuffer({kBlockKeys, headSize}, f32);
+  scores = allocBuffer({kBlockKeys, kTileLanes}, f32);
+  rescales = allocBuffer({kTileLanes}, f32);
+  output = allocBuffer({kTileLanes, headSize}, f32);
+  stats = allocBuffer({2, kTileLanes}, f32);
+  ranges = allocBuffer({2, kTileLanes}, k.b.getI32Type());
 }
 
-/// Lane l holds row min(l / group, rows - 1) of the tile: lanes past the
-/// tile's rows (a tile cut by the sequence's end, a group that does not
-/// divide kTileLanes) repeat its last row and are never written.
-void RowTileKernel::computeLaneRanges(Value firstPosition, Value cached) {
-  auto i32 = k.b.getI32Type();
-  Value lastRow = k.splat(k.toI32(k.sub(rows, k.index(1))), laneIndexType);
-  Value first = k.splat(k.toI32(firstPosition), laneIndexType);
-  Value cachedLanes = k.splat(k.toI32(cached), laneIndexType);
-  auto i32Constant = [&](int64_t v) { return laneConstant(i32, v); };
-  for (int64_t v = 0; v < kLaneVectors; ++v) {
-    SmallVector<int32_t> laneRows;
-    for (int64_t lane = 0; lane < kDotLanes; ++lane)
-      laneRows.push_back((v * kDotLanes + lane) / group);
-    Value laneRow = arith::ConstantOp::create(
-        k.b, k.loc, laneIndexType,
-        DenseElementsAttr::get(laneIndexType, ArrayRef<int32_t>(laneRows)));
-    Value position = k.add(first, k.minu(laneRow, lastRow));
-    auto [begin, end] = getKeyRange(k, op, position, cachedLanes, i32Constant);
-    laneBegins.push_back(begin);
-    laneEnds.push_back(end);
-  }
-}
-
-/// q^T, scaled once (scores in the log2 domain): each lane's q row loaded
-/// once and stored as a column.
-void RowTileKernel::packQueries() {
-  Value q = op.getQ();
-  auto qRowType = VectorType::get(
-      {headSize}, cast<MemRefType>(q.getType()).getElementType());
-  Value scale = k.splat(k.f32(clauses.queryScale()), rowType);
-  Value lastRow = k.sub(rows, k.index(1));
-  k.forLoop(k.index(0), k.index(kTileLanes), k.index(1), [&](Value lane) {
-    Value row = k.add(firstRow, k.minu(k.divu(lane, k.index(group)), lastRow));
-    Value qRow = k.fmul(k.widen(load(qRowType, q, {row, headOfLane(lane),
-                                                   k.index(0)}),
-                                rowType),
-                        scale);
-    for (int64_t d = 0; d < headSize; ++d)
-      memref::StoreOp::create(k.b, k.loc,
-                              vector::ExtractOp::create(k.b, k.loc, qRow, d),
-                              queries, ValueRange{k.index(d), lane});
+/// Per lane: its row's key range, the softmax state before the first key
+/// (empty, or the head's sink with weight 1) and an output row of zeros;
+/// per vector of lanes q^T.
+void RowTileKernel::initializeLanes(Value firstPosition, Value cached) {
+  Value zero = k.index(0), one = k.index(1);
+  forEachLaneVector([&](Value lanes) {
+    packQueries(lanes);
+    k.forLoop(lanes, k.add(lanes, k.index(kDotLanes)), one, [&](Value lane) {
+      Value head = headOfLane(lane);
+      auto [begin, end] =
+          getKeyRange(k, op, k.add(firstPosition, rowOfLane(lane)), cached);
+      storeScalar(k.toI32(begin), ranges, {zero, lane});
+      storeScalar(k.toI32(end), ranges, {one, lane});
+      Value sink = clauses.loadSinkLogit(head);
+      storeScalar(sink ? sink
+                       : k.f32(-std::numeric_limits<float>::infinity()),
+                  stats, {zero, lane});
+      storeScalar(k.f32(sink ? 1 : 0), stats, {one, lane});
+      store(k.splatConstant(rowType, 0), output, {lane, zero});
+    });
   });
 }
 
-/// The lanes' softmax states before the first key (`stats`: the running
-/// max, log2 domain, and the running sum): empty, or each lane's head's
-/// sink with weight 1. The output rows start at 0.
-void RowTileKernel::initializeState() {
-  for (int64_t v = 0; v < kLaneVectors; ++v) {
-    Value max = minusInfinity(), sum = laneConstant(f32, 0);
-    if (op.getSinks()) {
-      SmallVector<Value> sinks;
-      for (int64_t lane = 0; lane < kDotLanes; ++lane)
-        sinks.push_back(clauses.loadSinkLogit(
-            headOfLane(k.index(v * kDotLanes + lane))));
-      max = vector::FromElementsOp::create(k.b, k.loc, laneType, sinks);
-      sum = laneConstant(f32, 1);
+/// `rows`, kDotLanes vectors of kDotLanes f32, transposed: log2(kDotLanes)
+/// butterfly stages, each exchanging blocks of s elements between rows s
+/// apart (two shuffles per pair of rows), instead of kDotLanes^2 extracts.
+SmallVector<Value> transposeLanes(KernelBuilder &k, SmallVector<Value> rows) {
+  for (int64_t s = 1; s < kDotLanes; s *= 2) {
+    SmallVector<int64_t> low, high;
+    for (int64_t j = 0; j < kDotLanes; ++j) {
+      bool second = j & s;
+      low.push_back(second ? kDotLanes + j - s : j);
+      high.push_back(second ? kDotLanes + j : j + s);
     }
-    store(max, stats, {k.index(0), k.index(v * kDotLanes)});
-    store(sum, stats, {k.index(1), k.index(v * kDotLanes)});
+    for (int64_t i = 0; i < kDotLanes; ++i) {
+      if (i & s)
+        continue;
+      Value a = rows[i], b = rows[i + s];
+      rows[i] = vector::ShuffleOp::create(k.b, k.loc, a, b, low);
+      rows[i + s] = vector::ShuffleOp::create(k.b, k.loc, a, b, high);
+    }
   }
-  k.forLoop(k.index(0), k.index(kTileLanes), k.index(1), [&](Value lane) {
-    store(k.splatConstant(rowType, 0), output, {lane, k.index(0)});
+  return rows;
+}
+
+/// q^T of the lanes from `lanes`, scaled once (scores in the log2 domain):
+/// per `chunk` elements of the head, the lanes' q chunks (zero-padded to
+/// kDotLanes) transposed into `chunk` vectors of lanes.
+void RowTileKernel::packQueries(Value lanes) {
+  Value q = op.getQ();
+  int64_t chunk = getDotLanes(headSize);
+  auto chunkType = VectorType::get(
+      {chunk}, cast<MemRefType>(q.getType()).getElementType());
+  Value scale = k.splat(k.f32(clauses.queryScale()), laneType);
+  SmallVector<Value> rowsOf, heads;
+  for (int64_t i = 0; i < kDotLanes; ++i) {
+    Value lane = k.add(lanes, k.index(i));
+    rowsOf.push_back(k.add(firstRow, rowOfLane(lane)));
+    heads.push_back(headOfLane(lane));
+  }
+  k.forLoop(k.index(0), k.index(headSize), k.index(chunk), [&](Value d) {
+    SmallVector<Value> laneChunks;
+    for (auto [row, head] : llvm::zip(rowsOf, heads)) {
+      Value part =
+          k.widen(load(chunkType, q, {row, head, d}), chunkType.clone(f32));
+      if (chunk < kDotLanes)
+        part = vector::InsertStridedSliceOp::create(
+            k.b, k.loc, part, k.splatConstant(laneType, 0),
+            ArrayRef<int64_t>{0}, ArrayRef<int64_t>{1});
+      laneChunks.push_back(k.fmul(part, scale));
+    }
+    SmallVector<Value> columns = transposeLanes(k, laneChunks);
+    for (int64_t i = 0; i < chunk; ++i)
+      store(columns[i], queries, {k.add(d, k.index(i)), lanes});
   });
 }
 
@@ -278,82 +290,70 @@ void RowTileKernel::loadBlock(Value first, Value end) {
   });
 }
 
-/// scores[j][lane] = K[j] . q^T[lane], kScoreKeys keys at a time: per head
-/// element one vector of q^T per lane vector and one broadcast K element
-/// per key, kScoreKeys x kLaneVectors fused multiply-adds.
-void RowTileKernel::computeScores() {
-  k.forLoop(k.index(0), k.index(kBlockKeys), k.index(kScoreKeys),
-            [&](Value firstKey) {
-    SmallVector<Value> keyRows;
-    for (int64_t j = 0; j < kScoreKeys; ++j)
-      keyRows.push_back(k.add(firstKey, k.index(j)));
-    SmallVector<Value> zeros(kScoreKeys * kLaneVectors,
-                             laneConstant(f32, 0));
+/// The block's scores and online-softmax update, per vector of lanes:
+/// scores[j] = K[j] . q^T[lanes] (per head element one vector of q^T and
+/// one broadcast K element per key, kBlockKeys fused multiply-adds on
+/// accumulators in registers), masked when the block `crosses` a row's key
+/// range; then from registers the new max, the factor the lanes' output
+/// rows are rescaled by (to `rescales`), the weights 2^(score - max) (to
+/// `scores`) and the new sum. A lane that has seen no key yet keeps max
+/// -inf and weights 0.
+void RowTileKernel::scoreBlock(Value first, Value crosses) {
+  forEachLaneVector([&](Value lanes) {
+    SmallVector<Value> zeros(kBlockKeys, k.splatConstant(laneType, 0));
     SmallVector<Value> sums = k.forLoop(
         k.index(0), k.index(headSize), k.index(1), zeros,
         [&](Value d, ValueRange acc) {
-          SmallVector<Value> q, next;
-          for (int64_t v = 0; v < kLaneVectors; ++v)
-            q.push_back(load(laneType, queries, {d, k.index(v * kDotLanes)}));
-          for (auto [j, keyRow] : llvm::enumerate(keyRows)) {
-            Value key = k.splat(loadScalar(keys, {keyRow, d}), laneType);
-            for (int64_t v = 0; v < kLaneVectors; ++v)
-              next.push_back(
-                  k.vectorFma(q[v], key, acc[j * kLaneVectors + v]));
-          }
+          Value q = load(laneType, queries, {d, lanes});
+          SmallVector<Value> next;
+          for (int64_t j = 0; j < kBlockKeys; ++j)
+            next.push_back(k.vectorFma(
+                q, k.splat(loadScalar(keys, {k.index(j), d}), laneType),
+                acc[j]));
           return next;
         });
-    for (auto [j, keyRow] : llvm::enumerate(keyRows))
-      for (int64_t v = 0; v < kLaneVectors; ++v)
-        store(sums[j * kLaneVectors + v], scores,
-              {keyRow, k.index(v * kDotLanes)});
-  });
-}
-
-/// -inf for the keys of the block from `first` a lane's row does not see.
-void RowTileKernel::maskScores(Value first) {
-  k.forLoop(k.index(0), k.index(kBlockKeys), k.index(1), [&](Value j) {
-    Value token = k.splat(k.toI32(k.add(first, j)), laneIndexType);
-    for (int64_t v = 0; v < kLaneVectors; ++v) {
-      SmallVector<Value> at{j, k.index(v * kDotLanes)};
-      Value seen =
-          k.andi(k.uge(token, laneBegins[v]), k.ult(token, laneEnds[v]));
-      store(k.select(seen, load(laneType, scores, at), minusInfinity()),
-            scores, at);
-    }
-  });
-}
-
-/// The block's online-softmax update per vector of lanes: the new max, the
-/// factor the lanes' output rows are rescaled by (to `rescales`), the
-/// weights 2^(score - max) (over the scores) and the new sum. A lane that
-/// has seen no key yet keeps max -inf and weights 0.
-void RowTileKernel::updateSoftmax() {
-  k.forLoop(k.index(0), k.index(kTileLanes), k.index(kDotLanes),
-            [&](Value lanes) {
+    SmallVector<Value> blockScores = k.ifThenElse(
+        crosses, SmallVector<Type>(kBlockKeys, laneType),
+        [&] { return maskScores(first, lanes, sums); },
+        [&] { return sums; });
     SmallVector<Value> maxAt{k.index(0), lanes}, sumAt{k.index(1), lanes};
     Value oldMax = load(laneType, stats, maxAt);
-    Value max = k.forLoop(k.index(0), k.index(kBlockKeys), k.index(1),
-                          {oldMax}, [&](Value j, ValueRange carried) {
-      return SmallVector<Value>{
-          k.fmax(carried[0], load(laneType, scores, {j, lanes}))};
-    })[0];
-    Value zero = laneConstant(f32, 0);
+    SmallVector<Value> tree(blockScores);
+    Value max = k.fmax(oldMax, combineAsTree(tree, [&](Value x, Value y) {
+                         return k.fmax(x, y);
+                       }));
+    Value zero = k.splatConstant(laneType, 0);
     Value rescale = k.select(isMinusInfinity(oldMax), zero,
                              k.exp2Inline(k.fsub(oldMax, max)));
     Value base = k.select(isMinusInfinity(max), zero, max);
-    Value sum = k.forLoop(k.index(0), k.index(kBlockKeys), k.index(1),
-                          {k.fmul(load(laneType, stats, sumAt), rescale)},
-                          [&](Value j, ValueRange carried) {
-      Value weight =
-          k.exp2Inline(k.fsub(load(laneType, scores, {j, lanes}), base));
-      store(weight, scores, {j, lanes});
-      return SmallVector<Value>{k.fadd(carried[0], weight)};
-    })[0];
+    SmallVector<Value> weights;
+    for (auto [j, score] : llvm::enumerate(blockScores)) {
+      weights.push_back(k.exp2Inline(k.fsub(score, base)));
+      store(weights.back(), scores, {k.index(int64_t(j)), lanes});
+    }
+    Value blockSum = combineAsTree(
+        weights, [&](Value x, Value y) { return k.fadd(x, y); });
     store(rescale, rescales, {lanes});
     store(max, stats, maxAt);
-    store(sum, stats, sumAt);
+    store(k.vectorFma(load(laneType, stats, sumAt), rescale, blockSum), stats,
+          sumAt);
   });
+}
+
+/// `blockScores` of the lanes from `lanes` with -inf for the keys of the
+/// block from `first` a lane's row does not see.
+SmallVector<Value> RowTileKernel::maskScores(Value first, Value lanes,
+                                             ArrayRef<Value> blockScores) {
+  Value begins = load(laneIndexType, ranges, {k.index(0), lanes});
+  Value ends = load(laneIndexType, ranges, {k.index(1), lanes});
+  SmallVector<Value> masked;
+  for (auto [j, score] : llvm::enumerate(blockScores)) {
+    Value token = k.splat(k.toI32(k.add(first, k.index(int64_t(j)))),
+                          laneIndexType);
+    Value seen = k.andi(k.uge(token, begins), k.ult(token, ends));
+    masked.push_back(k.select(seen, score, minusInfinity()));
+  }
+  return masked;
 }
 
 /// output[lane] = output[lane] * rescale[lane] + sum over the block's keys
@@ -365,7 +365,6 @@ void RowTileKernel::accumulateValues() {
   while ((headSize / lanes) % chunks)
     --chunks;
   auto chunkType = VectorType::get({lanes}, f32);
-  Value usedLanes = k.mul(rows, k.index(group));
   Value rowGroups = k.ceilDiv(usedLanes, k.index(kValueRows));
   k.forLoop(k.index(0), rowGroups, k.index(1), [&](Value rowGroup) {
     Value firstLane = k.mul(rowGroup, k.index(kValueRows));
@@ -407,8 +406,7 @@ void RowTileKernel::accumulateValues() {
 
 /// Out (and lse) of the lanes that hold the tile's rows.
 void RowTileKernel::writeRows() {
-  k.forLoop(k.index(0), k.mul(rows, k.index(group)), k.index(1),
-            [&](Value lane) {
+  k.forLoop(k.index(0), usedLanes, k.index(1), [&](Value lane) {
     SoftmaxState laneState{loadScalar(stats, {k.index(0), lane}),
                            loadScalar(stats, {k.index(1), lane}),
                            load(rowType, output, {lane, k.index(0)})};

@@ -6,7 +6,7 @@
 // tile of rows): a tile whose rows times the GQA group's heads fill at
 // least one vector of lanes takes the register-blocked row-tile kernel
 // (AttentionTilesToSCF.cpp), unless the op has a score transform (softcap,
-// alibi) or a group of more than 64 heads, a compile-time choice per op;
+// alibi) or a group of more than 128 heads, a compile-time choice per op;
 // the rest (decode rows, those ops) take the per-row loop here: for each
 // query row and head, one pass over its keys with the online softmax of
 // KernelCommon/Softmax.h (running max, running sum, rescaled f32
@@ -83,23 +83,23 @@ void mlir::kvcache::prefetchHeadRows(KernelBuilder &k, ArrayRef<Value> caches,
   }
 }
 
-std::pair<Value, Value>
-mlir::kvcache::getKeyRange(KernelBuilder &k, AttentionRaggedOp op,
-                           Value position, Value cached,
-                           function_ref<Value(int64_t)> constant) {
-  Value end = k.add(position, constant(1));
+std::pair<Value, Value> mlir::kvcache::getKeyRange(KernelBuilder &k,
+                                                   AttentionRaggedOp op,
+                                                   Value position,
+                                                   Value cached) {
+  Value end = k.add(position, k.index(1));
   if (op.getNoncausal())
-    return {constant(0), cached};
+    return {k.index(0), cached};
   if (std::optional<uint64_t> window = op.getWindow()) {
-    // max(0, end - W) without going below zero in unsigned arithmetic.
-    Value w = constant(int64_t(*window));
+    // max(0, end - W) without going below zero in index arithmetic.
+    Value w = k.index(int64_t(*window));
     return {k.sub(k.maxu(end, w), w), end};
   }
   if (std::optional<uint64_t> chunk = op.getChunk()) {
-    Value c = constant(int64_t(*chunk));
+    Value c = k.index(int64_t(*chunk));
     return {k.mul(k.divu(position, c), c), end};
   }
-  return {constant(0), end};
+  return {k.index(0), end};
 }
 
 void mlir::kvcache::writeAttentionRow(KernelBuilder &k,
@@ -435,8 +435,7 @@ struct AttentionToSCF : OpRewritePattern<AttentionRaggedOp> {
         k.forLoop(tileFirst, k.add(tileFirst, rows), k.index(1), [&](Value row) {
           Value position = k.rowPosition(cached, row, first);
           emitRow(k, op, batch, kvHead, row, position,
-                  getKeyRange(k, op, position, cached,
-                              [&](int64_t v) { return k.index(v); }));
+                  getKeyRange(k, op, position, cached));
         });
         return SmallVector<Value>();
       };

@@ -51,6 +51,7 @@ func.func @every_clause(%q: memref<?x4x8xf32>, %k: !c, %o: memref<?xi32>, %out: 
 // and a row without keys (nor sink) writes 0, not 0 / 0.
 // CHECK-LABEL: func.func @chunk_and_noncausal(
 // (The per-row loop, after the row-tile kernel.)
+// CHECK: memref.dealloc
 // CHECK: } else {
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c1 {
 // CHECK: %[[P:.*]] = arith.addi %{{[0-9]+}}, %{{[0-9]+}} : index
@@ -59,6 +60,7 @@ func.func @every_clause(%q: memref<?x4x8xf32>, %k: !c, %o: memref<?xi32>, %out: 
 // CHECK-NEXT: %[[BEGIN:.*]] = arith.muli %[[C]], %c32 : index
 // CHECK: scf.for %{{.*}} = %[[BEGIN]] to %{{.*}} step %c8 iter_args
 // CHECK: %[[LENGTH:.*]] = kvcache.cache_length
+// CHECK: memref.dealloc
 // CHECK: } else {
 // CHECK: scf.for %{{.*}} = %c0 to %{{.*}} step %c8 iter_args
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[LENGTH]] step %c1 iter_args

@@ -20,11 +20,11 @@
 
 !c = !kvcache.paged_cache<f16, num_heads = 2, head_size = 64, page_size = 16>
 // CHECK-LABEL: func.func @gqa4(
-// One parallel task per (sequence, KV head, tile of 16 rows = 64 lanes /
+// One parallel task per (sequence, KV head, tile of 32 rows = 128 lanes /
 // GQA 4): the outer loop, over the tiles of the longest sequence.
 // CHECK: %[[LONGEST:.*]] = scf.for
 // CHECK: arith.maxui
-// CHECK: %[[TILES:.*]] = arith.ceildivui %[[LONGEST]], %c16 : index
+// CHECK: %[[TILES:.*]] = arith.ceildivui %[[LONGEST]], %c32 : index
 // CHECK: %[[PAIRS:.*]] = arith.muli %{{.*}}, %c2 : index
 // CHECK: %[[TASKS:.*]] = arith.muli %[[PAIRS]], %[[TILES]] : index
 // CHECK: scf.parallel (%[[TASK:.*]]) = (%c0) to (%[[TASKS]]) step (%c1) {
@@ -35,6 +35,7 @@
 // CHECK: %[[LANES:.*]] = arith.muli %{{.*}}, %c4 : index
 // CHECK: %[[WORTH:.*]] = arith.cmpi uge, %[[LANES]], %c16 : index
 // CHECK: scf.if %[[WORTH]] {
+// CHECK: memref.dealloc
 // CHECK: } else {
 // CHECK: scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %c1 {
 // CHECK: %[[END:.*]] = arith.addi %[[P:.*]], %c1 : index
@@ -110,6 +111,7 @@ func.func @gqa4(%q: memref<?x8x64xf16>, %k: !c, %v: !c, %offsets: memref<?xi32>,
 // most 8): 6 states per pass, each K and V row read twice per row.
 !c = !kvcache.paged_cache<f32, num_heads = 1, head_size = 16, page_size = 16>
 // CHECK-LABEL: func.func @group12(
+// CHECK: memref.dealloc
 // CHECK: } else {
 // CHECK: scf.for %[[FIRST:.*]] = %c0 to %c12 step %c6 {
 // CHECK-COUNT-6: vector.load %arg0
