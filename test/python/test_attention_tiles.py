@@ -6,8 +6,9 @@ chunked-prefill rows (1 to 300 per sequence, tiles cut by the sequence's
 end, ragged batches), pages of 1, 16 and 128, MHA, GQA 3 (lanes the group
 does not fill), 4 and 8; every clause (window, chunk, noncausal, sinks, lse,
 scale; softcap and alibi take the per-row loop); quantized caches with
-scales, a continuous cache; every core against one thread. Head size 16
-(one vector of lanes) keeps the cases cheap."""
+scales, a continuous cache; head sizes that are not multiples of 16; every
+core against one thread. Head size 16 (one vector of lanes) keeps the other
+cases cheap."""
 
 import numpy as np
 import pytest
@@ -59,8 +60,8 @@ def assert_close(got, expected, rows_dtype):
     assert np.abs(lse[finite] - expected_lse[finite]).max(initial=0) <= LSE_TOLERANCE
 
 
-def config_of(dtype, page_size, num_heads, q_heads, **kwargs):
-    return CacheConfig(dtype, num_heads=num_heads, head_size=HEAD_SIZE,
+def config_of(dtype, page_size, num_heads, q_heads, head_size=HEAD_SIZE, **kwargs):
+    return CacheConfig(dtype, num_heads=num_heads, head_size=head_size,
                        page_size=page_size, num_layers=2, q_heads=q_heads, **kwargs)
 
 
@@ -77,6 +78,15 @@ def test_prefill_tiles(page_size, num_heads, q_heads):
     config = config_of("f32", page_size, num_heads, q_heads)
     assert_close(*attend(config, [9, 0, 40, 200, 0, 3], [1, 300, 17, 33, 5, 64], rng),
                  "f32")
+
+
+@pytest.mark.parametrize("head_size", [3, 8, 24, 64])
+def test_head_sizes_on_tiles(head_size):
+    # q^T packs head elements in chunks of the largest power of two of at
+    # most 16 dividing head_size (1, 8, 8, 16); P V holds up to 4 of them.
+    rng = np.random.default_rng(head_size)
+    config = config_of("f32", 16, 2, 8, head_size=head_size)
+    assert_close(*attend(config, [0, 19], [37, 9], rng), "f32")
 
 
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])

@@ -18,8 +18,8 @@
 // - keys a lane's row does not see (causal limit, window, chunk, the
 //   block's end) masked to -inf, only in blocks some row does not see
 //   whole;
-// - the online softmax per lane from those registers, vectorised across
-//   lanes: one max, one rescale and one vector 2^x per key;
+// - the online softmax per lane, vectorised across lanes: the max and the
+//   rescale from those registers, then one vector 2^x per key in a loop;
 // - P V with kValueRows lanes' output rows x kMaxValueChunks vectors of
 //   the head in accumulators, each V vector loaded once per row group for
 //   its rows' broadcast weights, the rows rescaled once per block.
@@ -294,9 +294,9 @@ void RowTileKernel::loadBlock(Value first, Value end) {
 /// scores[j] = K[j] . q^T[lanes] (per head element one vector of q^T and
 /// one broadcast K element per key, kBlockKeys fused multiply-adds on
 /// accumulators in registers), masked when the block `crosses` a row's key
-/// range; then from registers the new max, the factor the lanes' output
-/// rows are rescaled by (to `rescales`), the weights 2^(score - max) (to
-/// `scores`) and the new sum. A lane that has seen no key yet keeps max
+/// range; from registers the new max and the factor the lanes' output rows
+/// are rescaled by (to `rescales`); then, in a loop over the stored scores,
+/// the weights 2^(score - max) (over them) and the new sum. A lane that has seen no key yet keeps max
 /// -inf and weights 0.
 void RowTileKernel::scoreBlock(Value first, Value crosses) {
   forEachLaneVector([&](Value lanes) {
@@ -326,13 +326,18 @@ void RowTileKernel::scoreBlock(Value first, Value crosses) {
     Value rescale = k.select(isMinusInfinity(oldMax), zero,
                              k.exp2Inline(k.fsub(oldMax, max)));
     Value base = k.select(isMinusInfinity(max), zero, max);
-    SmallVector<Value> weights;
-    for (auto [j, score] : llvm::enumerate(blockScores)) {
-      weights.push_back(k.exp2Inline(k.fsub(score, base)));
-      store(weights.back(), scores, {k.index(int64_t(j)), lanes});
-    }
-    Value blockSum = combineAsTree(
-        weights, [&](Value x, Value y) { return k.fadd(x, y); });
+    for (auto [j, score] : llvm::enumerate(blockScores))
+      store(score, scores, {k.index(int64_t(j)), lanes});
+    // The weights in a loop: one copy of 2^x in the code, not kBlockKeys.
+    Value blockSum =
+        k.forLoop(k.index(0), k.index(kBlockKeys), k.index(1),
+                  {k.splatConstant(laneType, 0)},
+                  [&](Value j, ValueRange sum) -> SmallVector<Value> {
+                    Value weight = k.exp2Inline(
+                        k.fsub(load(laneType, scores, {j, lanes}), base));
+                    store(weight, scores, {j, lanes});
+                    return {k.fadd(sum[0], weight)};
+                  })[0];
     store(rescale, rescales, {lanes});
     store(max, stats, maxAt);
     store(k.vectorFma(load(laneType, stats, sumAt), rescale, blockSum), stats,

@@ -12,7 +12,7 @@
 // prefetched), converted to f32, rows past the end zero; per vector of
 // lanes the 16 keys' scores in registers (per head element one vector of
 // q^T and one broadcast K element per key), -inf only in blocks some row
-// does not see whole, the online softmax from registers; P V per 4 lanes
+// does not see whole, the online softmax; P V per 4 lanes
 // and 64 head elements (16 accumulators), each V vector loaded once for 4
 // broadcast weights. Then out and the buffers freed; smaller tiles take
 // the per-row loop.
@@ -76,11 +76,16 @@
 // CHECK-COUNT-16: arith.select %{{.*}} : vector<16xi1>, vector<16xf32>
 // CHECK: } else {
 // CHECK-NEXT: scf.yield %[[S]]#0, %[[S]]#1,
-// The online softmax from registers: one max, one rescale, 16 weights.
+// The online softmax: the max tree and the rescale from registers, then
+// the scores stored and turned into weights in a loop (one copy of 2^x).
 // CHECK: vector.load %[[ST]][%c0, %[[V]]]
 // CHECK-COUNT-16: arith.maximumf %{{.*}} : vector<16xf32>
 // CHECK: math.roundeven %{{.*}} : vector<16xf32>
 // CHECK-COUNT-16: vector.store %{{.*}}, %[[WB]][%c{{[0-9]+}}, %[[V]]] : memref<16x128xf32>, vector<16xf32>
+// CHECK: scf.for %[[J:.*]] = %c0 to %c16 step %c1 iter_args(%{{.*}}) -> (vector<16xf32>) {
+// CHECK: vector.load %[[WB]][%[[J]], %[[V]]]
+// CHECK: math.roundeven %{{.*}} : vector<16xf32>
+// CHECK: vector.store %{{.*}}, %[[WB]][%[[J]], %[[V]]]
 // CHECK: vector.store %{{.*}}, %[[RB]][%[[V]]]
 // CHECK: vector.store %{{.*}}, %[[ST]][%c0, %[[V]]]
 // CHECK: vector.store %{{.*}}, %[[ST]][%c1, %[[V]]]
