@@ -6,8 +6,7 @@
 // and per row tile at run time (docs/Design.md, "CPU attention"): the
 // per-row key loop (AttentionToSCF.cpp) and the register-blocked row-tile
 // kernel (AttentionTilesToSCF.cpp). What both read and write the same way
-// is here: head rows as f32, prefetches of K/V rows, the keys a row sees,
-// and the output row.
+// is here: head rows as f32, the keys a row sees, and the output row.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,13 +31,6 @@ int64_t getDotLanes(int64_t headSize);
 /// per load (a dequantizing vector lies within one group).
 Value loadHeadRowAsF32(KernelBuilder &k, Value cache, Value page, Value slot,
                        Value head, VectorType accType);
-
-/// Prefetches the head rows (`batch`, `token`, `kvHead`) of each cache of
-/// `caches` into the cache hierarchy, a 64-byte line at a time. A head row
-/// of a token is num_heads * head_size elements from the next token's: the
-/// hardware prefetchers, which do not cross 4 KiB pages, miss such strides.
-void prefetchHeadRows(KernelBuilder &k, ArrayRef<Value> caches, Value batch,
-                      Value token, Value kvHead);
 
 /// The keys [begin, end) a row at `position` sees: [0, position] by
 /// default, from the window's or the chunk's start, or the `cached` tokens

@@ -11,7 +11,7 @@
 // - q^T packed once per tile (scaled; kDotLanes lanes x kDotLanes head
 //   elements transposed by shuffles);
 // - the block's K and V head rows, converted once to f32 buffers (widened,
-//   or dequantized with their scales), the next block's prefetched;
+//   or dequantized with their scales);
 // - per vector of lanes, the block's scores S^T = K q^T in kBlockKeys
 //   accumulators: per head element one vector of q^T and one broadcast
 //   K[j][d] per key;
@@ -266,17 +266,16 @@ void RowTileKernel::packQueries(Value lanes) {
 
 /// The K and V rows of keys [first, first + kBlockKeys) as f32, each read
 /// once; rows at or past `end` are zeros (their scores are masked: a zero
-/// V row keeps 0 x garbage out of the output). The next block's rows are
-/// prefetched.
+/// V row keeps 0 x garbage out of the output). No software prefetch: the
+/// block's 2 x kBlockKeys rows are independent loads the core overlaps,
+/// and prefetching the next block's rows (as the per-row loop does) was
+/// 3-6% slower (prefill 2x1024 and 128 over 4096, f32, one thread, three
+/// runs each way).
 void RowTileKernel::loadBlock(Value first, Value end) {
   Value count = k.minu(k.index(kBlockKeys), k.sub(end, first));
   Value keyCache = op.getKeyCache(), valueCache = op.getValueCache();
-  Value lastKey = k.sub(end, k.index(1));
   k.forLoop(k.index(0), count, k.index(1), [&](Value j) {
     Value token = k.add(first, j);
-    prefetchHeadRows(k, {keyCache, valueCache}, batch,
-                     k.minu(k.add(token, k.index(kBlockKeys)), lastKey),
-                     kvHead);
     for (auto [cache, buffer] :
          {std::pair(keyCache, keys), std::pair(valueCache, values)}) {
       auto [page, slot] = k.lookup(cache, batch, token, /*servesWrite=*/false);

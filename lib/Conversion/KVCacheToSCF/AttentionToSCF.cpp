@@ -63,26 +63,6 @@ Value mlir::kvcache::loadHeadRowAsF32(KernelBuilder &k, Value cache,
   return row;
 }
 
-void mlir::kvcache::prefetchHeadRows(KernelBuilder &k, ArrayRef<Value> caches,
-                                     Value batch, Value token, Value kvHead) {
-  for (Value cache : caches) {
-    auto params = KVCacheParams::get(cache.getType());
-    int64_t bits = params.elementType.getIntOrFloatBitWidth();
-    auto tileType = MemRefType::get(
-        {1, params.headSize}, params.elementType,
-        StridedLayoutAttr::get(k.b.getContext(), ShapedType::kDynamic,
-                               {params.numHeads * params.headSize, 1}));
-    Value tile =
-        TileOp::create(k.b, k.loc, tileType, cache, batch, token, kvHead);
-    for (int64_t element = 0; element < params.headSize;
-         element += 512 / bits)
-      memref::PrefetchOp::create(k.b, k.loc, tile,
-                                 ValueRange{k.index(0), k.index(element)},
-                                 /*isWrite=*/false, /*localityHint=*/3,
-                                 /*isDataCache=*/true);
-  }
-}
-
 std::pair<Value, Value> mlir::kvcache::getKeyRange(KernelBuilder &k,
                                                    AttentionRaggedOp op,
                                                    Value position,
@@ -281,10 +261,29 @@ struct KeyPass {
                         token);
   }
 
-  /// Prefetches the K and V head rows of `token`, clamped to the last key.
+  /// Prefetches the K and V head rows of `token` (clamped to the last key)
+  /// into the cache hierarchy, a 64-byte line at a time. A head row of a
+  /// token is num_heads * head_size elements from the next token's: the
+  /// hardware prefetchers, which do not cross 4 KiB pages, miss such
+  /// strides.
   void prefetch(Value token) {
-    prefetchHeadRows(k, {keys, values}, batch,
-                     k.minu(token, k.sub(end, k.index(1))), kvHead);
+    token = k.minu(token, k.sub(end, k.index(1)));
+    for (Value cache : {keys, values}) {
+      auto params = KVCacheParams::get(cache.getType());
+      int64_t bits = params.elementType.getIntOrFloatBitWidth();
+      auto tileType = MemRefType::get(
+          {1, params.headSize}, params.elementType,
+          StridedLayoutAttr::get(k.b.getContext(), ShapedType::kDynamic,
+                                 {params.numHeads * params.headSize, 1}));
+      Value tile = TileOp::create(k.b, k.loc, tileType, cache, batch, token,
+                                  kvHead);
+      for (int64_t element = 0; element < params.headSize;
+           element += 512 / bits)
+        memref::PrefetchOp::create(k.b, k.loc, tile,
+                                   ValueRange{k.index(0), k.index(element)},
+                                   /*isWrite=*/false, /*localityHint=*/3,
+                                   /*isDataCache=*/true);
+    }
   }
 
   SmallVector<SoftmaxState> keyStep(Value token,

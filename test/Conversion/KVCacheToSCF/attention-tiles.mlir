@@ -8,8 +8,8 @@
 // lanes x 16 elements at a time by shuffles), the block's K and V rows as
 // f32, the block's weights, the lanes' rescale factors, output rows,
 // softmax states and key ranges. Per block of 16 keys from the first row's
-// first key to the last row's end: the rows loaded once (the next block's
-// prefetched), converted to f32, rows past the end zero; per vector of
+// first key to the last row's end: the rows loaded once (not prefetched),
+// converted to f32, rows past the end zero; per vector of
 // lanes the 16 keys' scores in registers (per head element one vector of
 // q^T and one broadcast K element per key), -inf only in blocks some row
 // does not see whole, the online softmax; P V per 4 lanes
@@ -50,7 +50,7 @@
 // CHECK: %[[LEFT:.*]] = arith.subi %[[END]], %[[FIRST]] : index
 // CHECK: %[[COUNT:.*]] = arith.minui %[[LEFT]], %c16 : index
 // CHECK: scf.for %[[J:.*]] = %c0 to %[[COUNT]] step %c1 {
-// CHECK: memref.prefetch
+// CHECK-NOT: memref.prefetch
 // CHECK: kvcache.lookup %arg1
 // CHECK: kvcache.page_load %arg1{{.*}} -> vector<64xf16>
 // CHECK: vector.store %{{.*}}, %[[KB]][%[[J]], %c0] : memref<16x64xf32>, vector<64xf32>
