@@ -5,7 +5,7 @@ fewer than 16 lanes (a decode row of GQA 4) take the per-row loop. Prefill and
 chunked-prefill rows (1 to 300 per sequence, tiles cut by the sequence's
 end, ragged batches), pages of 1, 16 and 128, MHA, GQA 3 (lanes the group
 does not fill), 4 and 8; every clause (window, chunk, noncausal, sinks, lse,
-scale; softcap and alibi take the per-row loop); quantized caches with
+scale, alibi; softcap takes the per-row loop); quantized caches with
 scales, a continuous cache; head sizes that are not multiples of 16; every
 core against one thread. Head size 16 (one vector of lanes) keeps the other
 cases cheap."""
@@ -100,7 +100,8 @@ CLAUSES = [
     {"window": 1}, {"window": 5}, {"window": 40}, {"window": 1000},
     {"chunk": 7}, {"chunk": 16}, {"noncausal": True}, {"sinks": True},
     {"noncausal": True, "sinks": True}, {"window": 9, "sinks": True},
-    {"softcap": 2.0}, {"alibi": True},
+    {"alibi": True}, {"chunk": 16, "alibi": True, "sinks": True},
+    {"noncausal": True, "alibi": True}, {"softcap": 2.0},
 ]
 
 

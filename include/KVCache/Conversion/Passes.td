@@ -113,7 +113,7 @@ def ConvertKVCacheToSCF : Pass<"convert-kvcache-to-scf"> {
       keys, K and V rows converted once to f32, the scores of 16 keys x 16
       lanes in registers, the online softmax vectorised across lanes, P V
       with 4 output rows x 4 head vectors in registers), unless the op has
-      `softcap` or `alibi` or a group of more than 128 heads; the other
+      `softcap` or a group of more than 128 heads; the other
       tiles, and those ops, take the per-row loop: for each query row
       (position `p`) of the tile,
       the query heads of its GQA group (up to 8, else passes of the largest

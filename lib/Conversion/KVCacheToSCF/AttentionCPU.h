@@ -50,8 +50,8 @@ void writeAttentionRow(KernelBuilder &k, AttentionClauses &clauses,
 class AttentionRowTiles {
 public:
   /// Whether the row-tile kernel takes `op`; otherwise every row takes the
-  /// per-row loop. It does not take a score transform (softcap, alibi) nor
-  /// a GQA group of more than kTileLanes query heads.
+  /// per-row loop. It does not take a soft cap (a tanh per score) nor a
+  /// GQA group of more than kTileLanes query heads.
   static bool canLower(AttentionRaggedOp op);
   /// Query rows of one tile: kTileLanes / group (at least 1).
   static int64_t getTileRows(AttentionRaggedOp op);

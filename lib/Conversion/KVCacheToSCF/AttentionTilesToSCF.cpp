@@ -17,7 +17,7 @@
 //   K[j][d] per key;
 // - keys a lane's row does not see (causal limit, window, chunk, the
 //   block's end) masked to -inf, only in blocks some row does not see
-//   whole;
+//   whole; ALiBi's bias per lane;
 // - the online softmax per lane, vectorised across lanes: the max and the
 //   rescale from those registers, then one vector 2^x per key in a loop;
 // - P V with kValueRows lanes' output rows x kMaxValueChunks vectors of
@@ -90,6 +90,8 @@ private:
   void scoreBlock(Value first, Value crosses);
   SmallVector<Value> maskScores(Value first, Value lanes,
                                 ArrayRef<Value> blockScores);
+  SmallVector<Value> biasScores(Value first, Value lanes,
+                                ArrayRef<Value> blockScores);
   void accumulateValues();
   void writeRows();
 
@@ -111,6 +113,10 @@ private:
   }
   void storeScalar(Value value, Value buffer, ValueRange indices) {
     memref::StoreOp::create(k.b, k.loc, value, buffer, indices);
+  }
+  /// A token position (an index below 2^24: exact) as f32.
+  Value toF32(Value position) {
+    return arith::UIToFPOp::create(k.b, k.loc, f32, k.toI32(position));
   }
   /// for (lanes = 0; lanes < laneVectors * kDotLanes; lanes += kDotLanes).
   void forEachLaneVector(function_ref<void(Value)> body) {
@@ -149,6 +155,8 @@ private:
   /// (f32), and the keys [begin, end) each lane's row sees [2][kTileLanes]
   /// (i32).
   Value queries, keys, values, scores, rescales, output, stats, ranges;
+  /// With ALiBi, each lane's slope and row position (f32) [2][kTileLanes].
+  Value alibi;
   SmallVector<Value> buffers;
 };
 
@@ -185,21 +193,28 @@ void RowTileKernel::allocate() {
   output = allocBuffer({kTileLanes, headSize}, f32);
   stats = allocBuffer({2, kTileLanes}, f32);
   ranges = allocBuffer({2, kTileLanes}, k.b.getI32Type());
+  if (op.getAlibi())
+    alibi = allocBuffer({2, kTileLanes}, f32);
 }
 
-/// Per lane: its row's key range, the softmax state before the first key
-/// (empty, or the head's sink with weight 1) and an output row of zeros;
-/// per vector of lanes q^T.
+/// Per lane: its row's key range (and with ALiBi its head's slope and its
+/// row's position), the softmax state before the first key (empty, or the
+/// head's sink with weight 1) and an output row of zeros; per vector of
+/// lanes q^T.
 void RowTileKernel::initializeLanes(Value firstPosition, Value cached) {
   Value zero = k.index(0), one = k.index(1);
   forEachLaneVector([&](Value lanes) {
     packQueries(lanes);
     k.forLoop(lanes, k.add(lanes, k.index(kDotLanes)), one, [&](Value lane) {
       Value head = headOfLane(lane);
-      auto [begin, end] =
-          getKeyRange(k, op, k.add(firstPosition, rowOfLane(lane)), cached);
+      Value position = k.add(firstPosition, rowOfLane(lane));
+      auto [begin, end] = getKeyRange(k, op, position, cached);
       storeScalar(k.toI32(begin), ranges, {zero, lane});
       storeScalar(k.toI32(end), ranges, {one, lane});
+      if (alibi) {
+        storeScalar(clauses.loadSlope(head), alibi, {zero, lane});
+        storeScalar(toF32(position), alibi, {one, lane});
+      }
       Value sink = clauses.loadSinkLogit(head);
       storeScalar(sink ? sink
                        : k.f32(-std::numeric_limits<float>::infinity()),
@@ -293,10 +308,10 @@ void RowTileKernel::loadBlock(Value first, Value end) {
 /// scores[j] = K[j] . q^T[lanes] (per head element one vector of q^T and
 /// one broadcast K element per key, kBlockKeys fused multiply-adds on
 /// accumulators in registers), masked when the block `crosses` a row's key
-/// range; from registers the new max and the factor the lanes' output rows
-/// are rescaled by (to `rescales`); then, in a loop over the stored scores,
-/// the weights 2^(score - max) (over them) and the new sum. A lane that has seen no key yet keeps max
-/// -inf and weights 0.
+/// range and biased by ALiBi; from registers the new max and the factor
+/// the lanes' output rows are rescaled by (to `rescales`); then, in a loop
+/// over the stored scores, the weights 2^(score - max) (over them) and the
+/// new sum. A lane that has seen no key yet keeps max -inf and weights 0.
 void RowTileKernel::scoreBlock(Value first, Value crosses) {
   forEachLaneVector([&](Value lanes) {
     SmallVector<Value> zeros(kBlockKeys, k.splatConstant(laneType, 0));
@@ -315,6 +330,8 @@ void RowTileKernel::scoreBlock(Value first, Value crosses) {
         crosses, SmallVector<Type>(kBlockKeys, laneType),
         [&] { return maskScores(first, lanes, sums); },
         [&] { return sums; });
+    if (op.getAlibi())
+      blockScores = biasScores(first, lanes, blockScores);
     SmallVector<Value> maxAt{k.index(0), lanes}, sumAt{k.index(1), lanes};
     Value oldMax = load(laneType, stats, maxAt);
     SmallVector<Value> tree(blockScores);
@@ -358,6 +375,24 @@ SmallVector<Value> RowTileKernel::maskScores(Value first, Value lanes,
     masked.push_back(k.select(seen, score, minusInfinity()));
   }
   return masked;
+}
+
+/// `blockScores` of the lanes from `lanes` (q scaled by `scale` alone)
+/// plus slope * (key - position) per lane, in the log2 domain: the per-row
+/// loop's score transform (AttentionClauses::transformScore), vectorised
+/// across lanes. -inf stays -inf.
+SmallVector<Value> RowTileKernel::biasScores(Value first, Value lanes,
+                                             ArrayRef<Value> blockScores) {
+  Value slopes = load(laneType, alibi, {k.index(0), lanes});
+  Value positions = load(laneType, alibi, {k.index(1), lanes});
+  Value log2e = k.splat(k.f32(kLog2E), laneType);
+  SmallVector<Value> biased;
+  for (auto [j, score] : llvm::enumerate(blockScores)) {
+    Value token = k.splat(toF32(k.add(first, k.index(int64_t(j)))), laneType);
+    biased.push_back(k.fmul(
+        k.vectorFma(slopes, k.fsub(token, positions), score), log2e));
+  }
+  return biased;
 }
 
 /// output[lane] = output[lane] * rescale[lane] + sum over the block's keys
@@ -423,7 +458,7 @@ void RowTileKernel::writeRows() {
 } // namespace
 
 bool AttentionRowTiles::canLower(AttentionRaggedOp op) {
-  return !op.getSoftcap() && !op.getAlibi() && getGroup(op) <= kTileLanes;
+  return !op.getSoftcap() && getGroup(op) <= kTileLanes;
 }
 
 int64_t AttentionRowTiles::getTileRows(AttentionRaggedOp op) {

@@ -5,9 +5,9 @@
 // Paged attention on the CPU. One parallel task per (sequence, KV head,
 // tile of rows): a tile whose rows times the GQA group's heads fill at
 // least one vector of lanes takes the register-blocked row-tile kernel
-// (AttentionTilesToSCF.cpp), unless the op has a score transform (softcap,
-// alibi) or a group of more than 128 heads, a compile-time choice per op;
-// the rest (decode rows, those ops) take the per-row loop here: for each
+// (AttentionTilesToSCF.cpp), unless the op has a soft cap or a group of
+// more than 128 heads, a compile-time choice per op; the rest (decode rows,
+// those ops) take the per-row loop here: for each
 // query row and head, one pass over its keys with the online softmax of
 // KernelCommon/Softmax.h (running max, running sum, rescaled f32
 // accumulator), so it is numerically stable without a second pass. The

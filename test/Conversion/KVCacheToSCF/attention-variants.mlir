@@ -10,7 +10,7 @@
 // ln(2) * (max + log2(sum)).
 
 // CHECK-LABEL: func.func @every_clause(
-// A score transform (softcap, alibi) takes the per-row loop only.
+// A soft cap (with or without alibi) takes the per-row loop only.
 // CHECK-NOT: memref.alloc
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c1 {
 // CHECK: %[[P:.*]] = arith.addi %{{[0-9]+}}, %{{[0-9]+}} : index
