@@ -114,10 +114,6 @@ private:
   void storeScalar(Value value, Value buffer, ValueRange indices) {
     memref::StoreOp::create(k.b, k.loc, value, buffer, indices);
   }
-  /// A token position (an index below 2^24: exact) as f32.
-  Value toF32(Value position) {
-    return arith::UIToFPOp::create(k.b, k.loc, f32, k.toI32(position));
-  }
   /// for (lanes = 0; lanes < laneVectors * kDotLanes; lanes += kDotLanes).
   void forEachLaneVector(function_ref<void(Value)> body) {
     k.forLoop(k.index(0), k.mul(laneVectors, k.index(kDotLanes)),
@@ -152,11 +148,12 @@ private:
   /// [kBlockKeys][head_size], its scores then weights [kBlockKeys]
   /// [kTileLanes], the lanes' rescale factors [kTileLanes], output rows
   /// [kTileLanes][head_size], softmax states (max, sum) [2][kTileLanes]
-  /// (f32), and the keys [begin, end) each lane's row sees [2][kTileLanes]
-  /// (i32).
+  /// (f32), and the keys [begin, end) each lane's row sees and (with ALiBi)
+  /// its position [3][kTileLanes] (i32).
   Value queries, keys, values, scores, rescales, output, stats, ranges;
-  /// With ALiBi, each lane's slope and row position (f32) [2][kTileLanes].
-  Value alibi;
+  /// With ALiBi, each lane's slope [kTileLanes] (its row's position is the
+  /// third row of `ranges`).
+  Value slopes;
   SmallVector<Value> buffers;
 };
 
@@ -192,9 +189,9 @@ void RowTileKernel::allocate() {
   rescales = allocBuffer({kTileLanes}, f32);
   output = allocBuffer({kTileLanes, headSize}, f32);
   stats = allocBuffer({2, kTileLanes}, f32);
-  ranges = allocBuffer({2, kTileLanes}, k.b.getI32Type());
+  ranges = allocBuffer({3, kTileLanes}, k.b.getI32Type());
   if (op.getAlibi())
-    alibi = allocBuffer({2, kTileLanes}, f32);
+    slopes = allocBuffer({kTileLanes}, f32);
 }
 
 /// Per lane: its row's key range (and with ALiBi its head's slope and its
@@ -211,9 +208,9 @@ void RowTileKernel::initializeLanes(Value firstPosition, Value cached) {
       auto [begin, end] = getKeyRange(k, op, position, cached);
       storeScalar(k.toI32(begin), ranges, {zero, lane});
       storeScalar(k.toI32(end), ranges, {one, lane});
-      if (alibi) {
-        storeScalar(clauses.loadSlope(head), alibi, {zero, lane});
-        storeScalar(toF32(position), alibi, {one, lane});
+      if (slopes) {
+        storeScalar(clauses.loadSlope(head), slopes, {lane});
+        storeScalar(k.toI32(position), ranges, {k.index(2), lane});
       }
       Value sink = clauses.loadSinkLogit(head);
       storeScalar(sink ? sink
@@ -383,14 +380,18 @@ SmallVector<Value> RowTileKernel::maskScores(Value first, Value lanes,
 /// across lanes. -inf stays -inf.
 SmallVector<Value> RowTileKernel::biasScores(Value first, Value lanes,
                                              ArrayRef<Value> blockScores) {
-  Value slopes = load(laneType, alibi, {k.index(0), lanes});
-  Value positions = load(laneType, alibi, {k.index(1), lanes});
+  Value laneSlopes = load(laneType, slopes, {lanes});
+  Value positions = load(laneIndexType, ranges, {k.index(2), lanes});
   Value log2e = k.splat(k.f32(kLog2E), laneType);
   SmallVector<Value> biased;
   for (auto [j, score] : llvm::enumerate(blockScores)) {
-    Value token = k.splat(toF32(k.add(first, k.index(int64_t(j)))), laneType);
-    biased.push_back(k.fmul(
-        k.vectorFma(slopes, k.fsub(token, positions), score), log2e));
+    // key - position in i32 (exact), then to f32, as the per-row loop.
+    Value token = k.splat(k.toI32(k.add(first, k.index(int64_t(j)))),
+                          laneIndexType);
+    Value distance = arith::SIToFPOp::create(k.b, k.loc, laneType,
+                                             k.sub(token, positions));
+    biased.push_back(
+        k.fmul(k.vectorFma(laneSlopes, distance, score), log2e));
   }
   return biased;
 }

@@ -32,7 +32,7 @@
 // CHECK: %[[RB:.*]] = memref.alloc() {alignment = 64 : i64} : memref<128xf32>
 // CHECK: %[[OB:.*]] = memref.alloc() {alignment = 64 : i64} : memref<128x64xf32>
 // CHECK: %[[ST:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x128xf32>
-// CHECK: %[[KR:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x128xi32>
+// CHECK: %[[KR:.*]] = memref.alloc() {alignment = 64 : i64} : memref<3x128xi32>
 // CHECK: %[[USED:.*]] = arith.muli %[[VECTORS]], %c16 : index
 // q^T, 16 lanes x 16 head elements at a time: 4 stages of 16 shuffles.
 // CHECK: scf.for %[[V:.*]] = %c0 to %[[USED]] step %c16 {
@@ -41,8 +41,8 @@
 // CHECK-COUNT-64: vector.shuffle
 // CHECK-COUNT-16: vector.store %{{.*}}, %[[QT]][%{{.*}}, %[[V]]] : memref<64x128xf32>, vector<16xf32>
 // CHECK: scf.for %[[LANE:.*]] = %[[V]] to %{{.*}} step %c1 {
-// CHECK: memref.store %{{.*}}, %[[KR]][%c0, %[[LANE]]] : memref<2x128xi32>
-// CHECK: memref.store %{{.*}}, %[[KR]][%c1, %[[LANE]]] : memref<2x128xi32>
+// CHECK: memref.store %{{.*}}, %[[KR]][%c0, %[[LANE]]] : memref<3x128xi32>
+// CHECK: memref.store %{{.*}}, %[[KR]][%c1, %[[LANE]]] : memref<3x128xi32>
 // CHECK: memref.store %{{.*}}, %[[ST]][%c0, %[[LANE]]] : memref<2x128xf32>
 // CHECK: memref.store %{{.*}}, %[[ST]][%c1, %[[LANE]]] : memref<2x128xf32>
 // CHECK: vector.store %{{.*}}, %[[OB]][%[[LANE]], %c0] : memref<128x64xf32>, vector<64xf32>
@@ -71,8 +71,8 @@
 // CHECK-COUNT-16: vector.fma
 // CHECK-NEXT: scf.yield
 // CHECK: %[[MASKED:.*]]:16 = scf.if %[[CROSSES]] -> (
-// CHECK: vector.load %[[KR]][%c0, %[[V]]] : memref<2x128xi32>, vector<16xi32>
-// CHECK: vector.load %[[KR]][%c1, %[[V]]] : memref<2x128xi32>, vector<16xi32>
+// CHECK: vector.load %[[KR]][%c0, %[[V]]] : memref<3x128xi32>, vector<16xi32>
+// CHECK: vector.load %[[KR]][%c1, %[[V]]] : memref<3x128xi32>, vector<16xi32>
 // CHECK-COUNT-16: arith.select %{{.*}} : vector<16xi1>, vector<16xf32>
 // CHECK: } else {
 // CHECK-NEXT: scf.yield %[[S]]#0, %[[S]]#1,
