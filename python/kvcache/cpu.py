@@ -219,8 +219,9 @@ class CPUModule(CompiledModule):
                  OMP_NUM_THREADS), or KVCACHE_CPU_THREADS when that is set;
                  1: serial code, no OpenMP; N > 1: N threads
 
-    The kernel ops' outer loops (sequences, (sequence, KV head) pairs of
-    attention, page pairs, merge rows) are what runs in parallel; every
+    The kernel ops' outer loops (sequences, (sequence, KV head, tile of
+    rows) triples of attention, page pairs, merge rows) are what runs in
+    parallel; every
     output element is computed by one thread in the same order as the serial
     code, so results do not depend on `threads`.
 

@@ -92,8 +92,9 @@ def ConvertKVCacheToSCF : Pass<"convert-kvcache-to-scf"> {
     `kvcache.merge_states` to loop nests written with kvcache access ops,
     for CPU execution (`kvcache-to-cpu` runs it first). The outer loop of
     each op is an `scf.parallel` whose iterations write disjoint outputs
-    (sequences; page pairs; (sequence, KV head) pairs of attention, flattened
-    into one index; merge rows), the loops inside it `scf.for`:
+    (sequences; page pairs; (sequence, KV head, tile of rows) triples of
+    attention, flattened into one index; merge rows), the loops inside it
+    `scf.for`:
     `kvcache-to-cpu{parallel=true}` runs the outer loops on every core,
     otherwise they run in order.
 
@@ -105,8 +106,16 @@ def ConvertKVCacheToSCF : Pass<"convert-kvcache-to-scf"> {
     - `copy_pages`: for each pair, each layer (`kvcache.num_layers`), K and V
       (K only for MLA), the `[page_size, num_heads, head_size]` block of the
       source page is copied to the destination page;
-    - `attention_ragged`: for each (sequence, KV head) and each query row
-      (position `p`) of the sequence,
+    - `attention_ragged`: for each (sequence, KV head, tile of rows), a tile
+      being up to 128 (row, query head) lanes (rows x the GQA group's
+      heads): a tile of at least 16 lanes takes the register-blocked
+      row-tile kernel (docs/Design.md, "CPU attention": per block of 16
+      keys, K and V rows converted once to f32, the scores of 16 keys x 16
+      lanes in registers, the online softmax vectorised across lanes, P V
+      with 4 output rows x 4 head vectors in registers), unless the op has
+      `softcap` or a group of more than 128 heads; the other
+      tiles, and those ops, take the per-row loop: for each query row
+      (position `p`) of the tile,
       the query heads of its GQA group (up to 8, else passes of the largest
       divisor of the group up to 8) in one loop over keys `[0, p]`: each K
       and V row is read once, as a vector, for all of them, and each head

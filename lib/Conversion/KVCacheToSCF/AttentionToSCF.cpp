@@ -2,20 +2,26 @@
 //
 // Part of the kvcache-mlir project.
 //
-// Paged attention on the CPU: for each query row and head, one pass over its
-// keys with the online softmax of KernelCommon/Softmax.h (running max,
-// running sum, rescaled f32 accumulator), so it is numerically stable
-// without a second pass. The optional clauses (docs/Contract.md 3.3): the
-// key loop runs over the row's window, chunk or cached tokens only; a soft
-// cap or ALiBi bias transforms each score in natural units before it moves
-// to the log2 domain; a sink starts the softmax state as one more logit
-// with no value; `lse` receives ln(2) * (max + log2(sum)).
+// Paged attention on the CPU. One parallel task per (sequence, KV head,
+// tile of rows): a tile whose rows times the GQA group's heads fill at
+// least one vector of lanes takes the register-blocked row-tile kernel
+// (AttentionTilesToSCF.cpp), unless the op has a soft cap or a group of
+// more than 128 heads, a compile-time choice per op; the rest (decode rows,
+// those ops) take the per-row loop here: for each
+// query row and head, one pass over its keys with the online softmax of
+// KernelCommon/Softmax.h (running max, running sum, rescaled f32
+// accumulator), so it is numerically stable without a second pass. The
+// optional clauses (docs/Contract.md 3.3): the key loop runs over the
+// row's window, chunk or cached tokens only; a soft cap or ALiBi bias
+// transforms each score in natural units before it moves to the log2
+// domain; a sink starts the softmax state as one more logit with no value;
+// `lse` receives ln(2) * (max + log2(sum)).
 //
 //===----------------------------------------------------------------------===//
 
+#include "AttentionCPU.h"
 #include "KVCache/Conversion/KVCacheToSCF/KVCacheToSCF.h"
 #include "KVCache/IR/KVCacheOps.h"
-#include "../KernelCommon/AttentionClauses.h"
 #include "../KernelCommon/Fp8ToInteger.h"
 #include "../KernelCommon/KernelLowering.h"
 #include "../KernelCommon/Quantization.h"
@@ -30,25 +36,9 @@
 using namespace mlir;
 using namespace mlir::kvcache;
 
-namespace {
-
-/// The most scale groups of a quantized head row the CPU loop reads (one
-/// unrolled dequantizing load each).
-constexpr int64_t kMaxScaleGroupsPerRow = 64;
-/// Query heads that share one pass over the keys at most (each holds its
-/// q row and output accumulator in registers).
-constexpr int64_t kMaxHeadsPerPass = 8;
-/// How many keys ahead the key loop prefetches K and V rows.
-constexpr int64_t kPrefetchKeys = 8;
-/// Keys of one block of the key loop (one softmax rescale per block).
-constexpr int64_t kBlockKeys = 8;
-
-/// The head row (page, slot, head) of `cache` as `accType` (f32 x
-/// head_size): widened from a float cache, or dequantized from a cache with
-/// scales (page_load with an f32 result: `stored * scale`), one scale group
-/// per load (a dequantizing vector lies within one group).
-Value loadHeadRowAsF32(KernelBuilder &k, Value cache, Value page, Value slot,
-                       Value head, VectorType accType) {
+Value mlir::kvcache::loadHeadRowAsF32(KernelBuilder &k, Value cache,
+                                      Value page, Value slot, Value head,
+                                      VectorType accType) {
   auto params = KVCacheParams::get(cache.getType());
   if (!params.scales) {
     auto rowType = VectorType::get({params.headSize}, params.elementType);
@@ -73,18 +63,62 @@ Value loadHeadRowAsF32(KernelBuilder &k, Value cache, Value page, Value slot,
   return row;
 }
 
-/// Lanes of the partial sums of a block's dot products (one 64-byte
-/// register of f32).
-constexpr int64_t kDotLanes = 16;
+std::pair<Value, Value> mlir::kvcache::getKeyRange(KernelBuilder &k,
+                                                   AttentionRaggedOp op,
+                                                   Value position,
+                                                   Value cached) {
+  Value end = k.add(position, k.index(1));
+  if (op.getNoncausal())
+    return {k.index(0), cached};
+  if (std::optional<uint64_t> window = op.getWindow()) {
+    // max(0, end - W) without going below zero in index arithmetic.
+    Value w = k.index(int64_t(*window));
+    return {k.sub(k.maxu(end, w), w), end};
+  }
+  if (std::optional<uint64_t> chunk = op.getChunk()) {
+    Value c = k.index(int64_t(*chunk));
+    return {k.mul(k.divu(position, c), c), end};
+  }
+  return {k.index(0), end};
+}
 
-/// The lanes of the partial dot products of `headSize` elements: the
-/// largest power of two of at most kDotLanes that divides it.
-int64_t getDotLanes(int64_t headSize) {
+void mlir::kvcache::writeAttentionRow(KernelBuilder &k,
+                                      AttentionClauses &clauses,
+                                      OnlineSoftmax &softmax,
+                                      AttentionRaggedOp op,
+                                      const SoftmaxState &state, Value row,
+                                      Value head) {
+  auto outType = VectorType::get(
+      cast<VectorType>(state.acc.getType()).getShape(),
+      cast<MemRefType>(op.getOut().getType()).getElementType());
+  Value out = clauses.normalize(softmax, state);
+  vector::StoreOp::create(k.b, k.loc, k.narrow(out, outType), op.getOut(),
+                          ValueRange{row, head, k.index(0)});
+  if (Value lse = op.getLse())
+    memref::StoreOp::create(k.b, k.loc,
+                            clauses.logSumExp(state.max, state.sum), lse,
+                            ValueRange{row, head});
+}
+
+int64_t mlir::kvcache::getDotLanes(int64_t headSize) {
   int64_t lanes = kDotLanes;
   while (headSize % lanes)
     lanes /= 2;
   return lanes;
 }
+
+namespace {
+
+/// The most scale groups of a quantized head row the CPU loop reads (one
+/// unrolled dequantizing load each).
+constexpr int64_t kMaxScaleGroupsPerRow = 64;
+/// Query heads that share one pass over the keys at most (each holds its
+/// q row and output accumulator in registers).
+constexpr int64_t kMaxHeadsPerPass = 8;
+/// How many keys ahead the key loop prefetches K and V rows.
+constexpr int64_t kPrefetchKeys = 8;
+/// Keys of one block of the key loop (one softmax rescale per block).
+constexpr int64_t kBlockKeys = 8;
 
 /// x . y (vectors of head_size f32) as `lanes` partial sums: the product of
 /// the first `lanes` elements, then a fused multiply-add per further chunk.
@@ -359,45 +393,64 @@ struct AttentionToSCF : OpRewritePattern<AttentionRaggedOp> {
     KernelBuilder k{rewriter, getKernelLoc(op)};
     Value offsets = op.getRowOffsets();
     Value numSequences = k.numSequences(offsets);
-    // One parallel task per (sequence, KV head): its rows, in order, each
-    // reading the KV head's keys once for all the query heads of its group.
+    // One parallel task per (sequence, KV head, tile of rows), in that
+    // order: a thread's consecutive tasks read the same keys. The tiles of
+    // every sequence are counted: ceil(longest sequence's rows / tile rows).
+    int64_t tileRows = AttentionRowTiles::getTileRows(op);
+    Value longest =
+        k.forLoop(k.index(0), numSequences, k.index(1), {k.index(0)},
+                  [&](Value batch, ValueRange carried) -> SmallVector<Value> {
+                    Value rows = k.sub(
+                        k.loadOffset(offsets, k.add(batch, k.index(1))),
+                        k.loadOffset(offsets, batch));
+                    return {k.maxu(carried[0], rows)};
+                  })[0];
+    Value tiles = k.ceilDiv(longest, k.index(tileRows));
     Value numKVHeads = k.index(params.numHeads);
-    k.parallelLoop(k.index(0), k.mul(numSequences, numKVHeads),
-                   [&](Value task) {
-      Value batch = k.divu(task, numKVHeads);
-      Value kvHead = k.remu(task, numKVHeads);
-      Value first = k.loadOffset(offsets, batch);
-      Value end = k.loadOffset(offsets, k.add(batch, k.index(1)));
-      Value cached = CacheLengthOp::create(k.b, k.loc, op.getKeyCache(), batch);
-      k.forLoop(first, end, k.index(1), [&](Value row) {
-        Value position = k.rowPosition(cached, row, first);
-        emitRow(k, op, batch, kvHead, row, position,
-                getKeyRange(k, op, position, cached));
-      });
+    Value tasks = k.mul(k.mul(numSequences, numKVHeads), tiles);
+    k.parallelLoop(k.index(0), tasks, [&](Value task) {
+      Value tile = k.remu(task, tiles);
+      Value rest = k.divu(task, tiles);
+      emitTask(k, op, k.divu(rest, numKVHeads), k.remu(rest, numKVHeads),
+               tile, tileRows);
     });
     rewriter.eraseOp(op);
     return success();
   }
 
-  /// The keys [begin, end) a row at `position` sees: [0, position] by
-  /// default, from the window's or the chunk's start, or the `cached`
-  /// tokens (noncausal).
-  static std::pair<Value, Value> getKeyRange(KernelBuilder &k,
-                                             AttentionRaggedOp op,
-                                             Value position, Value cached) {
-    Value end = k.add(position, k.index(1));
-    if (op.getNoncausal())
-      return {k.index(0), cached};
-    if (std::optional<uint64_t> window = op.getWindow()) {
-      // max(0, end - W) without going below zero in index arithmetic.
-      Value w = k.index(int64_t(*window));
-      return {k.sub(k.maxu(end, w), w), end};
-    }
-    if (std::optional<uint64_t> chunk = op.getChunk()) {
-      Value c = k.index(int64_t(*chunk));
-      return {k.mul(k.divu(position, c), c), end};
-    }
-    return {k.index(0), end};
+  /// Rows [tile * tileRows, ...) of sequence `batch` (if it has them) for
+  /// KV head `kvHead`: the row-tile kernel when the op and the tile's rows
+  /// fit it, the per-row loop otherwise.
+  static void emitTask(KernelBuilder &k, AttentionRaggedOp op, Value batch,
+                       Value kvHead, Value tile, int64_t tileRows) {
+    Value offsets = op.getRowOffsets();
+    Value first = k.loadOffset(offsets, batch);
+    Value end = k.loadOffset(offsets, k.add(batch, k.index(1)));
+    Value tileFirst = k.add(first, k.mul(tile, k.index(tileRows)));
+    k.ifThen(k.ult(tileFirst, end), [&] {
+      Value rows = k.minu(k.index(tileRows), k.sub(end, tileFirst));
+      Value cached = CacheLengthOp::create(k.b, k.loc, op.getKeyCache(), batch);
+      auto eachRow = [&] {
+        k.forLoop(tileFirst, k.add(tileFirst, rows), k.index(1), [&](Value row) {
+          Value position = k.rowPosition(cached, row, first);
+          emitRow(k, op, batch, kvHead, row, position,
+                  getKeyRange(k, op, position, cached));
+        });
+        return SmallVector<Value>();
+      };
+      if (!AttentionRowTiles::canLower(op)) {
+        eachRow();
+        return;
+      }
+      k.ifThenElse(
+          AttentionRowTiles::isWorthTiling(k, op, rows), {},
+          [&] {
+            AttentionRowTiles::emit(k, op, batch, kvHead, tileFirst, rows,
+                                    first, cached);
+            return SmallVector<Value>();
+          },
+          eachRow);
+    });
   }
 
   /// The state before the first key: empty, or the sink's logit (log2
@@ -411,21 +464,6 @@ struct AttentionToSCF : OpRewritePattern<AttentionRaggedOp> {
       state.sum = k.f32(1);
     }
     return state;
-  }
-
-  /// Writes row `row`, head `head` of out (0 for a row with no keys and no
-  /// sink) and of lse (-inf when empty).
-  static void writeRow(KernelBuilder &k, AttentionClauses &clauses,
-                       OnlineSoftmax &softmax, AttentionRaggedOp op,
-                       const SoftmaxState &state, Value row, Value head,
-                       VectorType outType) {
-    Value out = clauses.normalize(softmax, state);
-    vector::StoreOp::create(k.b, k.loc, k.narrow(out, outType), op.getOut(),
-                            ValueRange{row, head, k.index(0)});
-    if (Value lse = op.getLse())
-      memref::StoreOp::create(k.b, k.loc,
-                              clauses.logSumExp(state.max, state.sum), lse,
-                              ValueRange{row, head});
   }
 
   /// Query heads of a GQA group that share one pass over the keys: the
@@ -482,8 +520,8 @@ struct AttentionToSCF : OpRewritePattern<AttentionRaggedOp> {
                    slopes};
       SmallVector<SoftmaxState> states = pass.run(keyRange.first, init);
       for (int64_t i = 0; i < perPass; ++i)
-        writeRow(k, clauses, softmax, op, states[i], row, heads[i],
-                 rowTypeOf(op.getOut()));
+        writeAttentionRow(k, clauses, softmax, op, states[i], row,
+                          heads[i]);
     });
   }
 };

@@ -10,6 +10,9 @@
 // ln(2) * (max + log2(sum)).
 
 // CHECK-LABEL: func.func @every_clause(
+// A soft cap (with or without alibi) takes the per-row loop only.
+// CHECK-NOT: memref.alloc
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c1 {
 // CHECK: %[[P:.*]] = arith.addi %{{[0-9]+}}, %{{[0-9]+}} : index
 // CHECK-NEXT: %[[END:.*]] = arith.addi %[[P]], %c1 : index
 // CHECK-NEXT: %[[MAX:.*]] = arith.maxui %[[END]], %c64 : index
@@ -47,12 +50,18 @@ func.func @every_clause(%q: memref<?x4x8xf32>, %k: !c, %o: memref<?xi32>, %out: 
 // chunk = 32: keys [p / 32 * 32, p + 1). noncausal: keys [0, cache_length),
 // and a row without keys (nor sink) writes 0, not 0 / 0.
 // CHECK-LABEL: func.func @chunk_and_noncausal(
+// (The per-row loop, after the row-tile kernel.)
+// CHECK: memref.dealloc
+// CHECK: } else {
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c1 {
 // CHECK: %[[P:.*]] = arith.addi %{{[0-9]+}}, %{{[0-9]+}} : index
 // CHECK-NEXT: %[[END:.*]] = arith.addi %[[P]], %c1 : index
 // CHECK-NEXT: %[[C:.*]] = arith.divui %[[P]], %c32 : index
 // CHECK-NEXT: %[[BEGIN:.*]] = arith.muli %[[C]], %c32 : index
 // CHECK: scf.for %{{.*}} = %[[BEGIN]] to %{{.*}} step %c8 iter_args
 // CHECK: %[[LENGTH:.*]] = kvcache.cache_length
+// CHECK: memref.dealloc
+// CHECK: } else {
 // CHECK: scf.for %{{.*}} = %c0 to %{{.*}} step %c8 iter_args
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[LENGTH]] step %c1 iter_args
 // CHECK: %[[EMPTY:.*]] = arith.cmpf oeq, %{{.*}}#1, %{{.*}} : f32

@@ -1,7 +1,12 @@
 // RUN: kvcache-opt %s -split-input-file -convert-kvcache-to-scf -canonicalize -cse | FileCheck %s
 
 // attention_ragged on the CPU (lib/Conversion/KVCacheToSCF/AttentionToSCF.cpp):
-// per row and KV head, the query heads of the GQA group (here 4) take one
+// the tasks (sequence, KV head, tile of rows) are the iterations of the
+// scf.parallel loop, which runs on every core under
+// kvcache-to-cpu{parallel=true}. A tile of at least 16 lanes (rows x the
+// group's heads) takes the row-tile kernel (attention-tiles.mlir); a
+// smaller one (a decode row of GQA 4) the per-row loop checked here: per
+// row and KV head, the query heads of the GQA group (here 4) take one
 // pass over the keys together, so each K and V row is loaded once for all
 // of them (one online-softmax state per head, loop-carried). The keys go in
 // blocks of 8: per key and head, 16 partial sums of the dot product (no
@@ -11,17 +16,27 @@
 // multiply-adds of V rows; the keys left (fewer than 8) one at a time, each
 // dot product a reassociable reduction. The K and V rows 8 keys ahead are
 // prefetched (rows of one head are num_heads * head_size apart, a stride
-// the hardware prefetchers miss). The tasks (sequence, KV head) are the
-// iterations of the scf.parallel loop, which runs on every core under
-// kvcache-to-cpu{parallel=true}.
+// the hardware prefetchers miss).
 
 !c = !kvcache.paged_cache<f16, num_heads = 2, head_size = 64, page_size = 16>
 // CHECK-LABEL: func.func @gqa4(
-// One parallel task per (sequence, KV head): the outer loop.
-// CHECK: %[[TASKS:.*]] = arith.muli %{{.*}}, %c2 : index
+// One parallel task per (sequence, KV head, tile of 32 rows = 128 lanes /
+// GQA 4): the outer loop, over the tiles of the longest sequence.
+// CHECK: %[[LONGEST:.*]] = scf.for
+// CHECK: arith.maxui
+// CHECK: %[[TILES:.*]] = arith.ceildivui %[[LONGEST]], %c32 : index
+// CHECK: %[[PAIRS:.*]] = arith.muli %{{.*}}, %c2 : index
+// CHECK: %[[TASKS:.*]] = arith.muli %[[PAIRS]], %[[TILES]] : index
 // CHECK: scf.parallel (%[[TASK:.*]]) = (%c0) to (%[[TASKS]]) step (%c1) {
-// CHECK: %[[SEQ:.*]] = arith.divui %[[TASK]], %c2 : index
-// CHECK: %[[KV:.*]] = arith.remui %[[TASK]], %c2 : index
+// CHECK: %[[TILE:.*]] = arith.remui %[[TASK]], %[[TILES]] : index
+// CHECK: %[[REST:.*]] = arith.divui %[[TASK]], %[[TILES]] : index
+// CHECK: %[[SEQ:.*]] = arith.divui %[[REST]], %c2 : index
+// CHECK: %[[KV:.*]] = arith.remui %[[REST]], %c2 : index
+// CHECK: %[[LANES:.*]] = arith.muli %{{.*}}, %c4 : index
+// CHECK: %[[WORTH:.*]] = arith.cmpi uge, %[[LANES]], %c16 : index
+// CHECK: scf.if %[[WORTH]] {
+// CHECK: memref.dealloc
+// CHECK: } else {
 // CHECK: scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %c1 {
 // CHECK: %[[END:.*]] = arith.addi %[[P:.*]], %c1 : index
 // CHECK: %[[H0:.*]] = arith.muli %[[KV]], %c4 : index
@@ -96,6 +111,8 @@ func.func @gqa4(%q: memref<?x8x64xf16>, %k: !c, %v: !c, %offsets: memref<?xi32>,
 // most 8): 6 states per pass, each K and V row read twice per row.
 !c = !kvcache.paged_cache<f32, num_heads = 1, head_size = 16, page_size = 16>
 // CHECK-LABEL: func.func @group12(
+// CHECK: memref.dealloc
+// CHECK: } else {
 // CHECK: scf.for %[[FIRST:.*]] = %c0 to %c12 step %c6 {
 // CHECK-COUNT-6: vector.load %arg0
 // CHECK: scf.for {{.*}} step %c8 iter_args({{.*}}) -> (f32, f32, vector<16xf32>, f32, f32, vector<16xf32>, f32, f32, vector<16xf32>, f32, f32, vector<16xf32>, f32, f32, vector<16xf32>, f32, f32, vector<16xf32>) {

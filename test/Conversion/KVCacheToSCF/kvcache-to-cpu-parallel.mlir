@@ -54,12 +54,13 @@ func.func @copy_pages(%collection: !collection, %pairs: memref<?x2xi32>) {
   return
 }
 
-// Attention: one task per (sequence, KV head), so (number of sequences) x 2
-// iterations.
+// Attention: one task per (sequence, KV head, tile of rows), so (number of
+// sequences) x 2 x (tiles of the longest sequence) iterations.
 // SERIAL-LABEL: llvm.func @attention(
 // CHECK-LABEL: llvm.func @attention(
-// CHECK: %[[TASKS:.*]] = llvm.mul %{{.*}}, %{{.*}} : i64
-// CHECK: omp.parallel
+// CHECK: %[[KVTASKS:.*]] = llvm.mul %{{.*}}, %{{.*}} : i64
+// CHECK-NEXT: %[[TASKS:.*]] = llvm.mul %[[KVTASKS]], %{{.*}} : i64
+// CHECK-NEXT: omp.parallel
 // CHECK: omp.wsloop
 // CHECK: omp.loop_nest (%{{.*}}) : i64 = (%{{.*}}) to (%[[TASKS]]) step
 // CHECK: llvm.udiv

@@ -1,0 +1,72 @@
+//===- AttentionCPU.h - what the CPU attention kernels share ----*- C++ -*-===//
+//
+// Part of the kvcache-mlir project.
+//
+// attention_ragged on the CPU has two kernels, chosen per op at compile time
+// and per row tile at run time (docs/Design.md, "CPU attention"): the
+// per-row key loop (AttentionToSCF.cpp) and the register-blocked row-tile
+// kernel (AttentionTilesToSCF.cpp). What both read and write the same way
+// is here: head rows as f32, the keys a row sees, and the output row.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KVCACHE_LIB_CONVERSION_KVCACHETOSCF_ATTENTIONCPU_H
+#define KVCACHE_LIB_CONVERSION_KVCACHETOSCF_ATTENTIONCPU_H
+
+#include "../KernelCommon/AttentionClauses.h"
+
+namespace mlir::kvcache {
+
+/// f32 lanes of one 64-byte vector register: the width of the partial dot
+/// products of the per-row loop and of the row-tile kernel's vectors.
+constexpr int64_t kDotLanes = 16;
+
+/// The lanes of the vectors `headSize` elements are read in: the largest
+/// power of two of at most kDotLanes that divides it.
+int64_t getDotLanes(int64_t headSize);
+
+/// The head row (page, slot, head) of `cache` as `accType` (f32 x
+/// head_size): widened from a float cache, or dequantized from a cache with
+/// scales (page_load with an f32 result: `stored * scale`), one scale group
+/// per load (a dequantizing vector lies within one group).
+Value loadHeadRowAsF32(KernelBuilder &k, Value cache, Value page, Value slot,
+                       Value head, VectorType accType);
+
+/// The keys [begin, end) a row at `position` sees: [0, position] by
+/// default, from the window's or the chunk's start, or the `cached` tokens
+/// (noncausal).
+std::pair<Value, Value> getKeyRange(KernelBuilder &k, AttentionRaggedOp op,
+                                    Value position, Value cached);
+
+/// Writes row `row`, head `head` of out from `state` (0 for a row with no
+/// keys and no sink) and of lse (-inf when empty).
+void writeAttentionRow(KernelBuilder &k, AttentionClauses &clauses,
+                       OnlineSoftmax &softmax, AttentionRaggedOp op,
+                       const SoftmaxState &state, Value row, Value head);
+
+/// The register-blocked kernel of a tile of query rows (the (row, query
+/// head) pairs of one sequence and one KV head as the rows of a small
+/// matrix multiplication).
+class AttentionRowTiles {
+public:
+  /// Whether the row-tile kernel takes `op`; otherwise every row takes the
+  /// per-row loop. It does not take a soft cap (a tanh per score) nor a
+  /// GQA group of more than kTileLanes query heads.
+  static bool canLower(AttentionRaggedOp op);
+  /// Query rows of one tile: kTileLanes / group (at least 1).
+  static int64_t getTileRows(AttentionRaggedOp op);
+  /// Whether a tile of `rows` query rows (an index) takes the row-tile
+  /// kernel at run time: it fills at least one vector of lanes.
+  static Value isWorthTiling(KernelBuilder &k, AttentionRaggedOp op,
+                             Value rows);
+  /// Emits the kernel for `rows` query rows from ragged row `firstRow` of
+  /// sequence `batch`, whose first row is `sequenceRow` and whose cache held
+  /// `cached` tokens before them, and KV head `kvHead`.
+  static void emit(KernelBuilder &k, AttentionRaggedOp op, Value batch,
+                   Value kvHead, Value firstRow, Value rows, Value sequenceRow,
+                   Value cached);
+};
+
+} // namespace mlir::kvcache
+
+#endif // KVCACHE_LIB_CONVERSION_KVCACHETOSCF_ATTENTIONCPU_H
