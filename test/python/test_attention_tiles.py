@@ -16,11 +16,10 @@ import pytest
 pytest.importorskip("kvcache._kvcache")
 
 import kvcache  # noqa: E402
-from kvcache import CacheConfig, builders, dtypes, reference, testing  # noqa: E402
+from kvcache import CacheConfig, builders, reference, testing  # noqa: E402
+from attention_checks import assert_close  # noqa: E402
 
 HEAD_SIZE = 16
-TOLERANCE = {"f32": 2e-5, "f16": 2e-3, "bf16": 1.6e-2}
-LSE_TOLERANCE = 1e-4
 
 
 def attend(config, cached, new, rng, clauses=(), scale=0.5, threads=None):
@@ -47,17 +46,6 @@ def attend(config, cached, new, rng, clauses=(), scale=0.5, threads=None):
     kvcache.CPUModule(ir, threads=threads).attention(
         *cache.arguments(), 1, q, offsets, out, *operands.values(), lse)
     return (out, lse), expected
-
-
-def assert_close(got, expected, rows_dtype):
-    (out, lse), (expected_out, expected_lse) = got, expected
-    error = np.abs(dtypes.to_float32(out, rows_dtype) -
-                   dtypes.to_float32(expected_out, rows_dtype)).max()
-    assert error <= TOLERANCE[rows_dtype], error
-    finite = np.isfinite(expected_lse)
-    np.testing.assert_array_equal(np.isfinite(lse), finite)
-    np.testing.assert_array_equal(lse[~finite], expected_lse[~finite])
-    assert np.abs(lse[finite] - expected_lse[finite]).max(initial=0) <= LSE_TOLERANCE
 
 
 def config_of(dtype, page_size, num_heads, q_heads, head_size=HEAD_SIZE, **kwargs):

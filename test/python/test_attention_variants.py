@@ -16,10 +16,9 @@ pytest.importorskip("kvcache._kvcache")
 import kvcache  # noqa: E402
 from kvcache import (CacheConfig, builders, dtypes, reference,  # noqa: E402
                      testing)
+from attention_checks import LSE_TOLERANCE, TOLERANCE, assert_close  # noqa: E402,F401
 
 HEAD_SIZE = 16
-TOLERANCE = {"f32": 2e-5, "f16": 2e-3, "bf16": 1.6e-2}
-LSE_TOLERANCE = 1e-4
 
 
 def make_case(rng, dtype, page_size, q_heads, lengths, new, kind="paged"):
@@ -52,17 +51,6 @@ def run(config, cache, q, offsets, clauses, rng, scale=0.5):
     kvcache.CPUModule(ir).attention(*cache.arguments(), 1, q, offsets, out,
                                     *operands.values(), lse)
     return (out, lse), (expected_out, expected_lse)
-
-
-def assert_close(got, expected, dtype, lse_tolerance=LSE_TOLERANCE):
-    (out, lse), (expected_out, expected_lse) = got, expected
-    error = np.abs(dtypes.to_float32(out, dtype) -
-                   dtypes.to_float32(expected_out, dtype)).max()
-    assert error <= TOLERANCE[dtype], error
-    finite = np.isfinite(expected_lse)
-    np.testing.assert_array_equal(np.isfinite(lse), finite)
-    np.testing.assert_array_equal(lse[~finite], expected_lse[~finite])
-    assert np.abs(lse[finite] - expected_lse[finite]).max(initial=0) <= lse_tolerance
 
 
 CLAUSES = [
