@@ -3,6 +3,7 @@
 
 import os
 import shutil
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -12,6 +13,7 @@ config.name = "KVCACHE"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
 config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py",
+                   "kvcache_lit_formats.py",
                    "Inputs", "consumer", "lib"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.kvcache_obj_root, "test")
@@ -63,6 +65,15 @@ config.substitutions.append(
      os.path.join(config.kvcache_obj_root, "lib", "KVCachePlugin" + config.llvm_shlib_ext)))
 # Independent numpy references run on Debian's interpreter, which has numpy.
 config.substitutions.append(("%python", "/usr/bin/python3"))
+
+# scripts/sanitize.sh sets KVCACHE_TEST_SAMPLE=N: the slowest tests then run
+# a sample, every N-th (test/python/sampling.py, the lit.local.cfg files of
+# test/python and test/Integration/GPU/Emulated); the others are reported
+# UNSUPPORTED. Stage 1 of scripts/test.sh runs them all.
+config.kvcache_test_sample = max(
+    int(os.environ.get("KVCACHE_TEST_SAMPLE", "1") or 1), 1)
+# The test formats of those lit.local.cfg files (kvcache_lit_formats.py).
+sys.path.insert(0, config.test_source_root)
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP",
                                      # scripts/sanitize.sh: the pytest suite

@@ -5,7 +5,7 @@ every kernel op, on plain and quantized caches, with batches that leave
 threads without work; the threads= and KVCACHE_CPU_THREADS checks; the
 lowering is serial (no OpenMP) exactly when one thread is asked for. The
 whole suite's CPU tests also run with KVCACHE_CPU_THREADS=1
-(pytest-serial.test)."""
+(the `serial` tests of lit.local.cfg)."""
 
 import numpy as np
 import pytest
