@@ -211,7 +211,8 @@ TensorCoreAttention::planTile(Value batch, Value first, Value count) {
   KeyBounds lastRow = getRowKeyBounds(
       k, op, cached,
       k.rowPosition(cached, k.add(first, k.sub(count, k.index(1))), start));
-  auto [begin, end, numSteps] =
+  Value begin, end, numSteps;
+  std::tie(begin, end, numSteps) =
       splitKeys(k, {firstRow.first, lastRow.end}, split, numSplits,
                 plan.keysPerStep);
   TileKeys tileKeys{begin, end, numSteps, k.index(0), Value()};
@@ -245,7 +246,9 @@ TensorCoreAttention::planTile(Value batch, Value first, Value count) {
 }
 
 void TensorCoreAttention::emitTile(Value batch, Value first, Value count) {
-  auto [rows, tileKeys] = planTile(batch, first, count);
+  TileRows rows;
+  TileKeys tileKeys;
+  std::tie(rows, tileKeys) = planTile(batch, first, count);
   SmallVector<SmallVector<Value>> queries = loadQueries(rows);
   // Groups in flight at the top of step s: K(s), V(s), ...,
   // K(s + stages - 2), V(s + stages - 2).
