@@ -97,7 +97,16 @@ static void addHostToLLVMPasses(OpPassManager &pm, bool withGPU,
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
-/// The first step of every pipeline: the check routines, and checked mode.
+/// The first step of the GPU pipelines: fail, naming what is missing, when
+/// the context lacks an extension or translation their passes need.
+static void addRegistrationCheck(OpPassManager &pm, StringRef pipeline) {
+  KVCacheCheckRegistrationsOptions check;
+  check.pipeline = pipeline.str();
+  pm.addPass(createKVCacheCheckRegistrations(check));
+}
+
+/// The first step of every pipeline after that check: the check routines,
+/// and checked mode.
 static void addArgumentChecks(OpPassManager &pm, bool checked) {
   KVCacheGenerateArgumentChecksOptions checks;
   checks.checked = checked;
@@ -184,6 +193,7 @@ void mlir::kvcache::buildKVCacheToNVVMPipeline(
 
 void mlir::kvcache::buildKVCacheToPTXPipeline(
     OpPassManager &pm, const KVCacheToPTXOptions &options) {
+  addRegistrationCheck(pm, "kvcache-to-ptx");
   // The check routines only: checked mode's entry call would read the
   // offsets and the metadata on the host, which are device memory on a GPU
   // (a host calls the routine on its host copies; docs/KernelABI.md).
@@ -197,6 +207,7 @@ void mlir::kvcache::buildKVCacheToPTXPipeline(
 
 void mlir::kvcache::buildKVCacheToEmulatedGPUPipeline(
     OpPassManager &pm, const KVCacheToPTXOptions &options) {
+  addRegistrationCheck(pm, "kvcache-to-emulated-gpu");
   // Device memory is host memory on the emulator: checked mode's host
   // checks run before the first launch.
   addArgumentChecks(pm, options.checked);
