@@ -33,6 +33,8 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
+#include "llvm/Support/DynamicLibrary.h"
+
 using namespace mlir;
 using namespace mlir::kvcache;
 
@@ -135,6 +137,36 @@ void mlir::kvcache::buildKVCacheToCPUPipeline(
     pm.addPass(createKVCacheInlineAllocaScopes());
   }
   addHostToLLVMPasses(pm, /*withGPU=*/false, options.parallel);
+}
+
+StringRef mlir::kvcache::getOpenMPRuntimePath() {
+  return KVCACHE_OPENMP_RUNTIME;
+}
+
+LogicalResult mlir::kvcache::verifyOpenMPRuntimeLoaded(ModuleOp module) {
+  // The omp ops stay until the translation to LLVM IR, which makes them
+  // calls of the runtime: each parallel region is a __kmpc_fork_call.
+  Operation *found = nullptr;
+  module->walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (op->getName().getDialectNamespace() != "omp")
+      return WalkResult::advance();
+    found = op;
+    return WalkResult::interrupt();
+  });
+  if (!found ||
+      llvm::sys::DynamicLibrary::SearchForAddressOfSymbol("__kmpc_fork_call"))
+    return success();
+  // At the op's location, without the op (a whole parallel region).
+  return emitError(found->getLoc())
+         << "the module calls the LLVM OpenMP runtime (__kmpc_fork_call, "
+            "...: '"
+         << found->getName()
+         << "' of kvcache-to-cpu{parallel=true} code) and no library loaded "
+            "defines it: add "
+         << getOpenMPRuntimePath()
+         << " to the shared libraries (mlir-runner -shared-libs, "
+            "ExecutionEngineOptions::sharedLibPaths), or lower with "
+            "parallel=false";
 }
 
 std::string mlir::kvcache::getPTXFeaturesForChip(StringRef chip) {
