@@ -204,14 +204,15 @@ def _check_blocks_element(fields):
     blocks = array_info(fields["blocks"])
     quantized = "scales" in fields
     dtypes = _CODES_DTYPES if quantized else _BLOCKS_DTYPES
-    if blocks.dtype in dtypes or (blocks.dtype is None and
-                                  blocks.itemsize in {d.itemsize for d in dtypes}):
+    if blocks.element is not None:  # a torch bf16 tensor's, ...
+        if blocks.element in (STORAGE_TYPES if quantized else ELEMENT_TYPES):
+            return
+    elif blocks.dtype in dtypes or (blocks.dtype is None and
+                                    blocks.itemsize in {d.itemsize for d in dtypes}):
         return
     what = ("the 1-byte codes (fp8 or i8) of a quantized cache" if quantized
             else "the elements of a cache (f32, f16, bf16, fp8 or i8)")
-    got = blocks.dtype.name if blocks.dtype is not None else \
-        f"{blocks.itemsize}-byte elements"
-    raise ArgumentTypeError(f"blocks must hold {what}, got {got}")
+    raise ArgumentTypeError(f"blocks must hold {what}, got {blocks.type_name}")
 
 
 def _check_capacity(fields, kind):
