@@ -41,6 +41,10 @@ Modules, each importable alone (none imports another that imports it):
                attention_reference, with the optional clauses); it still
                re-exports the names that moved to dtypes, caches and testing
     testing    random test data: random_cache, random_rows, row_offsets
+    serving    a serving loop's state: PageAllocator (reference-counted
+               pages), BatchState (sequences added, forked, finished) and
+               each step's metadata (Step: cache_lengths, lookup_table,
+               row_offsets, max lengths, copy-on-write copy_pairs)
     compiler   parse / verify / print / run_pipeline / compile_ptx (extension)
     cpu        CPUModule: in-process CPU execution on numpy arrays (extension)
     emulator   EmulatedGPUModule: the same calls, the kernels run on the GPU
@@ -65,7 +69,7 @@ others are plain Python + numpy and also work from the source tree.
 import importlib.util
 
 from . import (abi, arrays, attention_reference, builders,  # noqa: F401
-               caches, dtypes, reference, testing)
+               caches, dtypes, reference, serving, testing)
 from .config import CacheConfig  # noqa: F401
 from .errors import (ArgumentTypeError, CheckError,  # noqa: F401
                      CompileError, Diagnostic, EmulatorError)
@@ -73,7 +77,7 @@ from .errors import (ArgumentTypeError, CheckError,  # noqa: F401
 __all__ = ["ArgumentTypeError", "CacheConfig", "CheckError", "CompileError",
            "Diagnostic", "EmulatorError", "abi", "arrays",
            "attention_reference", "builders", "caches", "dtypes", "reference",
-           "testing"]
+           "serving", "testing"]
 _EXTENSION_NAMES = ("Module", "compile_ptx", "describe_type", "kernel_names",
                     "lower_to_cpu", "lower_to_emulated_gpu", "parse",
                     "run_pipeline", "verify", "CPUModule", "EmulatedGPUModule",
