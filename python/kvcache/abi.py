@@ -34,10 +34,12 @@ So a kernel `(!kvcache.paged_cache, memref<?x8x128xf16>)` takes
 cache's scales add tensor 7, token_head 13, block<G> 15 to a collection,
 3, 9, 11 to a layer cache (a paged_cache with token_head scales is 34).
 
-Arrays are anything exposing `__cuda_array_interface__` (cupy, torch on the
-GPU) or `__array_interface__` (numpy, for tests). Describing a type needs
-the compiler extension (kvcache._kvcache); packing and KernelArgs' memref,
-index, i32 and f32 do not, and nothing here needs a GPU or a CUDA toolkit.
+Arrays are what kvcache.arrays reads: anything exposing
+`__cuda_array_interface__` (cupy) or `__array_interface__`, torch tensors
+(on any device), DLPack producers, numpy arrays (for tests). Describing a
+type needs the compiler extension (kvcache._kvcache); packing and
+KernelArgs' memref, index, i32 and f32 do not, and nothing here needs a GPU
+or a CUDA toolkit.
 
     args = KernelArgs().cache(blocks, cache_lengths, lookup_table,
                               max_seq_length, max_cache_length,

@@ -141,10 +141,11 @@ def _flatten(argument, value, prefix):
 
 class CompiledModule:
     """Functions of kvcache IR lowered to the LLVM dialect and compiled
-    in-process by MLIR's ExecutionEngine, called with numpy arrays. The
-    subclasses choose the lowering: CPUModule (kvcache-to-cpu) and
-    kvcache.EmulatedGPUModule (kvcache-to-emulated-gpu); the host functions
-    have the same signatures under both, so calls are the same.
+    in-process by MLIR's ExecutionEngine, called with host arrays (numpy,
+    torch: kvcache.arrays). The subclasses choose the lowering: CPUModule
+    (kvcache-to-cpu) and kvcache.EmulatedGPUModule (kvcache-to-emulated-gpu);
+    the host functions have the same signatures under both, so calls are the
+    same.
 
     `module.<name>(*args)` or `module.call(name, *args)` calls function
     `name`; `module.lowered` is the LLVM-dialect module that was compiled;
