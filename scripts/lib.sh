@@ -9,7 +9,7 @@ KVCACHE_PACKAGES=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22 lld-22
   libclang-rt-22-dev libomp-22-dev
   ninja-build cmake git python3-dev pybind11-dev python3-pybind11
-  python3-numpy python3-pytest
+  python3-numpy python3-pytest python3-torch
 )
 
 kvcache_install_packages() {

@@ -25,6 +25,13 @@ MLIR_DECLARE_CAPI_DIALECT_REGISTRATION(KVCache, kvcache);
 /// mlirParsePassPipeline finds them (e.g. "builtin.module(kvcache-to-cpu)").
 MLIR_CAPI_EXPORTED void kvcacheRegisterAllPasses(void);
 
+/// mlir::kvcache::registerAllDialectsAndPasses (KVCache/InitAll.h): adds to
+/// `registry` the kvcache dialect and what the kvcache-to-cpu,
+/// kvcache-to-ptx and kvcache-to-emulated-gpu pipelines need of a context,
+/// and registers the kvcache passes and pipelines.
+MLIR_CAPI_EXPORTED void
+kvcacheRegisterAllDialectsAndPasses(MlirDialectRegistry registry);
+
 #ifdef __cplusplus
 }
 #endif

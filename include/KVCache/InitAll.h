@@ -2,11 +2,17 @@
 //
 // Part of the kvcache-mlir project.
 //
-// For compilers that embed kvcache-mlir:
+// For compilers that embed kvcache-mlir, one call before the context is
+// made:
 //
 //   mlir::DialectRegistry registry;
-//   mlir::kvcache::registerAllDialects(registry);
-//   mlir::kvcache::registerAllPasses();   // passes and the three pipelines
+//   mlir::kvcache::registerAllDialectsAndPasses(registry);
+//   mlir::MLIRContext context(registry);
+//
+// after which kvcache IR parses and `kvcache-to-cpu`, `kvcache-to-ptx` and
+// `kvcache-to-emulated-gpu` run, built with the C++ API or from a textual
+// pipeline. A host that registers all of upstream MLIR itself (mlir-opt and
+// its plugins) needs only registerAllDialects and registerAllPasses.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,15 +27,15 @@
 
 namespace mlir::kvcache {
 
-/// Adds the kvcache dialect to `registry`. The lowerings load what they
-/// produce (memref, vector, arith, scf, gpu, nvgpu, llvm) themselves.
+/// Adds the kvcache dialect to `registry`, and nothing of upstream MLIR.
 inline void registerAllDialects(DialectRegistry &registry) {
   registry.insert<KVCacheDialect>();
 }
 
 /// Registers every kvcache pass and the `kvcache-to-cpu`, `kvcache-to-ptx`
-/// and `kvcache-to-emulated-gpu` pipelines with the global pass registry (so textual
-/// pipelines and `-pass-pipeline` find them). Safe to call more than once.
+/// and `kvcache-to-emulated-gpu` pipelines with the global pass registry (so
+/// textual pipelines and `-pass-pipeline` find them). Safe to call more than
+/// once.
 inline void registerAllPasses() {
   static bool once = [] {
     registerKVCacheConversionPasses();
@@ -39,6 +45,30 @@ inline void registerAllPasses() {
   }();
   (void)once;
 }
+
+/// Adds to `registry` what the three pipelines need of the context besides
+/// the kvcache dialect, and no more of upstream MLIR:
+///  - the dialects their inputs may hold and that they lower: affine, arith,
+///    cf, func, gpu, linalg (on memrefs), llvm, math, memref, nvgpu, nvvm,
+///    omp, scf, ub and vector;
+///  - the ConvertToLLVMPatternInterface of arith, cf, func, gpu, math,
+///    memref, nvvm, omp, ub and vector: `convert-gpu-to-nvvm` and
+///    `gpu-to-llvm` lower through the interfaces of the loaded dialects (a
+///    dialect without it is left unconverted, e.g. the `cf.br` of a kernel:
+///    "type mismatch for bb argument");
+///  - the NVVM target attribute's `gpu::TargetAttrInterface`, which
+///    `gpu-module-to-binary` serializes kernels with, and the LLVM IR
+///    translations it uses (builtin, gpu, llvm, nvvm), with omp's, which
+///    `kvcache-to-cpu{parallel=true}` code needs to become LLVM IR (e.g. in
+///    MLIR's ExecutionEngine), and the GPU offloading translation of
+///    `gpu.binary`.
+/// `kvcache-to-ptx` and `kvcache-to-emulated-gpu` check that these are
+/// there before they run (pass `kvcache-check-registrations`).
+void registerPipelineDependencies(DialectRegistry &registry);
+
+/// The one call for embedders: registerAllDialects and
+/// registerPipelineDependencies on `registry`, and registerAllPasses.
+void registerAllDialectsAndPasses(DialectRegistry &registry);
 
 } // namespace mlir::kvcache
 

@@ -33,6 +33,8 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
+#include "llvm/Support/DynamicLibrary.h"
+
 using namespace mlir;
 using namespace mlir::kvcache;
 
@@ -97,7 +99,16 @@ static void addHostToLLVMPasses(OpPassManager &pm, bool withGPU,
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
-/// The first step of every pipeline: the check routines, and checked mode.
+/// The first step of the GPU pipelines: fail, naming what is missing, when
+/// the context lacks an extension or translation their passes need.
+static void addRegistrationCheck(OpPassManager &pm, StringRef pipeline) {
+  KVCacheCheckRegistrationsOptions check;
+  check.pipeline = pipeline.str();
+  pm.addPass(createKVCacheCheckRegistrations(check));
+}
+
+/// The first step of every pipeline after that check: the check routines,
+/// and checked mode.
 static void addArgumentChecks(OpPassManager &pm, bool checked) {
   KVCacheGenerateArgumentChecksOptions checks;
   checks.checked = checked;
@@ -126,6 +137,36 @@ void mlir::kvcache::buildKVCacheToCPUPipeline(
     pm.addPass(createKVCacheInlineAllocaScopes());
   }
   addHostToLLVMPasses(pm, /*withGPU=*/false, options.parallel);
+}
+
+StringRef mlir::kvcache::getOpenMPRuntimePath() {
+  return KVCACHE_OPENMP_RUNTIME;
+}
+
+LogicalResult mlir::kvcache::verifyOpenMPRuntimeLoaded(ModuleOp module) {
+  // The omp ops stay until the translation to LLVM IR, which makes them
+  // calls of the runtime: each parallel region is a __kmpc_fork_call.
+  Operation *found = nullptr;
+  module->walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (op->getName().getDialectNamespace() != "omp")
+      return WalkResult::advance();
+    found = op;
+    return WalkResult::interrupt();
+  });
+  if (!found ||
+      llvm::sys::DynamicLibrary::SearchForAddressOfSymbol("__kmpc_fork_call"))
+    return success();
+  // At the op's location, without the op (a whole parallel region).
+  return emitError(found->getLoc())
+         << "the module calls the LLVM OpenMP runtime (__kmpc_fork_call, "
+            "...: '"
+         << found->getName()
+         << "' of kvcache-to-cpu{parallel=true} code) and no library loaded "
+            "defines it: add "
+         << getOpenMPRuntimePath()
+         << " to the shared libraries (mlir-runner -shared-libs, "
+            "ExecutionEngineOptions::sharedLibPaths), or lower with "
+            "parallel=false";
 }
 
 std::string mlir::kvcache::getPTXFeaturesForChip(StringRef chip) {
@@ -184,6 +225,7 @@ void mlir::kvcache::buildKVCacheToNVVMPipeline(
 
 void mlir::kvcache::buildKVCacheToPTXPipeline(
     OpPassManager &pm, const KVCacheToPTXOptions &options) {
+  addRegistrationCheck(pm, "kvcache-to-ptx");
   // The check routines only: checked mode's entry call would read the
   // offsets and the metadata on the host, which are device memory on a GPU
   // (a host calls the routine on its host copies; docs/KernelABI.md).
@@ -197,6 +239,7 @@ void mlir::kvcache::buildKVCacheToPTXPipeline(
 
 void mlir::kvcache::buildKVCacheToEmulatedGPUPipeline(
     OpPassManager &pm, const KVCacheToPTXOptions &options) {
+  addRegistrationCheck(pm, "kvcache-to-emulated-gpu");
   // Device memory is host memory on the emulator: checked mode's host
   // checks run before the first launch.
   addArgumentChecks(pm, options.checked);

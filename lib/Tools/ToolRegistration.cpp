@@ -16,9 +16,10 @@
 void mlir::kvcache::registerToolDialects(DialectRegistry &registry) {
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
+  // The GPU ones (gpu-module-to-binary's) included.
   mlir::registerAllToLLVMIRTranslations(registry);
-  mlir::registerAllGPUToLLVMIRTranslations(registry);
-  kvcache::registerAllDialects(registry);
+  // What an embedder registers: a subset of the above, and ours.
+  kvcache::registerAllDialectsAndPasses(registry);
 }
 
 void mlir::kvcache::registerToolPasses() {

@@ -41,12 +41,19 @@ Modules, each importable alone (none imports another that imports it):
                attention_reference, with the optional clauses); it still
                re-exports the names that moved to dtypes, caches and testing
     testing    random test data: random_cache, random_rows, row_offsets
+    serving    a serving loop's state: PageAllocator (reference-counted
+               pages), BatchState (sequences added, forked, finished) and
+               each step's metadata (Step: cache_lengths, lookup_table,
+               row_offsets, max lengths, copy-on-write copy_pairs)
     compiler   parse / verify / print / run_pipeline / compile_ptx (extension)
     cpu        CPUModule: in-process CPU execution on numpy arrays (extension)
     emulator   EmulatedGPUModule: the same calls, the kernels run on the GPU
                emulator with its checks (extension)
     arguments  each argument as the compiler describes it (describe_type,
                Module.abi: ArgumentABI, ValueABI) and its packing
+    arrays     the arrays the modules take, read in place: numpy arrays,
+               torch tensors (bf16 as itself; torch is optional, never
+               imported here), DLPack producers, array interfaces
     abi        the launch-argument packer of the kernels (KernelArgs;
                docs/KernelABI.md); re-exports arguments' names
     errors     CompileError: MLIR diagnostics with their locations;
@@ -61,15 +68,16 @@ others are plain Python + numpy and also work from the source tree.
 
 import importlib.util
 
-from . import (abi, attention_reference, builders, caches,  # noqa: F401
-               dtypes, reference, testing)
+from . import (abi, arrays, attention_reference, builders,  # noqa: F401
+               caches, dtypes, reference, serving, testing)
 from .config import CacheConfig  # noqa: F401
 from .errors import (ArgumentTypeError, CheckError,  # noqa: F401
                      CompileError, Diagnostic, EmulatorError)
 
 __all__ = ["ArgumentTypeError", "CacheConfig", "CheckError", "CompileError",
-           "Diagnostic", "EmulatorError", "abi", "attention_reference",
-           "builders", "caches", "dtypes", "reference", "testing"]
+           "Diagnostic", "EmulatorError", "abi", "arrays",
+           "attention_reference", "builders", "caches", "dtypes", "reference",
+           "serving", "testing"]
 _EXTENSION_NAMES = ("Module", "compile_ptx", "describe_type", "kernel_names",
                     "lower_to_cpu", "lower_to_emulated_gpu", "parse",
                     "run_pipeline", "verify", "CPUModule", "EmulatedGPUModule",

@@ -34,10 +34,12 @@ So a kernel `(!kvcache.paged_cache, memref<?x8x128xf16>)` takes
 cache's scales add tensor 7, token_head 13, block<G> 15 to a collection,
 3, 9, 11 to a layer cache (a paged_cache with token_head scales is 34).
 
-Arrays are anything exposing `__cuda_array_interface__` (cupy, torch on the
-GPU) or `__array_interface__` (numpy, for tests). Describing a type needs
-the compiler extension (kvcache._kvcache); packing and KernelArgs' memref,
-index, i32 and f32 do not, and nothing here needs a GPU or a CUDA toolkit.
+Arrays are what kvcache.arrays reads: anything exposing
+`__cuda_array_interface__` (cupy) or `__array_interface__`, torch tensors
+(on any device), DLPack producers, numpy arrays (for tests). Describing a
+type needs the compiler extension (kvcache._kvcache); packing and
+KernelArgs' memref, index, i32 and f32 do not, and nothing here needs a GPU
+or a CUDA toolkit.
 
     args = KernelArgs().cache(blocks, cache_lengths, lookup_table,
                               max_seq_length, max_cache_length,
@@ -204,14 +206,15 @@ def _check_blocks_element(fields):
     blocks = array_info(fields["blocks"])
     quantized = "scales" in fields
     dtypes = _CODES_DTYPES if quantized else _BLOCKS_DTYPES
-    if blocks.dtype in dtypes or (blocks.dtype is None and
-                                  blocks.itemsize in {d.itemsize for d in dtypes}):
+    if blocks.element is not None:  # a torch bf16 tensor's, ...
+        if blocks.element in (STORAGE_TYPES if quantized else ELEMENT_TYPES):
+            return
+    elif blocks.dtype in dtypes or (blocks.dtype is None and
+                                    blocks.itemsize in {d.itemsize for d in dtypes}):
         return
     what = ("the 1-byte codes (fp8 or i8) of a quantized cache" if quantized
             else "the elements of a cache (f32, f16, bf16, fp8 or i8)")
-    got = blocks.dtype.name if blocks.dtype is not None else \
-        f"{blocks.itemsize}-byte elements"
-    raise ArgumentTypeError(f"blocks must hold {what}, got {got}")
+    raise ArgumentTypeError(f"blocks must hold {what}, got {blocks.type_name}")
 
 
 def _check_capacity(fields, kind):

@@ -9,10 +9,10 @@ an `ArgumentABI` of `ValueABI`s. So any collection kind that implements the
 interfaces packs the same way, and nothing here knows a kind's layout.
 `ArgumentABI.params(value)` checks a value against the description and
 expands it to the function's parameters; CPUModule, EmulatedGPUModule and
-kvcache.abi.KernelArgs all pack through it. `ArrayInfo`/`array_info` read
-an array's address, shape and strides from numpy, or from any object with
-`__cuda_array_interface__` or `__array_interface__`; `memref_params` gives
-a memref's descriptor fields.
+kvcache.abi.KernelArgs all pack through it. `ArrayInfo`/`array_info`
+(kvcache.arrays) read an array's address, shape, strides, elements and
+device from numpy, torch, DLPack producers and array interfaces;
+`memref_params` gives a memref's descriptor fields.
 
 Describing a type needs the compiler extension (kvcache._kvcache), imported
 when first used; the rest is plain Python + numpy.
@@ -22,74 +22,13 @@ import functools
 
 import numpy as np
 
+from .arrays import NON_NUMPY_ELEMENTS, ArrayInfo, array_info, c_strides
 from .config import scales_shape_of_blocks
 from .dtypes import ARRAY_DTYPES
 from .errors import ArgumentTypeError
 
 __all__ = ["ArgumentABI", "ArrayInfo", "ValueABI", "array_info",
            "describe_type", "memref_params"]
-
-
-class ArrayInfo:
-    """Address, shape and element strides of an array; `typestr` the
-    array interface's element type ("<f4", ...) when known."""
-
-    def __init__(self, pointer, shape, strides, itemsize, typestr=None):
-        self.pointer = int(pointer)
-        self.shape = tuple(int(s) for s in shape)
-        self.strides = tuple(int(s) for s in strides)  # in elements
-        self.itemsize = int(itemsize)
-        self.typestr = typestr
-
-    @functools.cached_property
-    def dtype(self):
-        """The numpy dtype of the elements, None when `typestr` is."""
-        return None if self.typestr is None else np.dtype(self.typestr)
-
-
-def _numpy_info(array):
-    """ArrayInfo of a numpy array, straight from its attributes (the CPU
-    path calls this for every argument of every call)."""
-    itemsize = array.itemsize
-    if any(stride % itemsize for stride in array.strides):
-        raise ValueError("array strides must be whole elements")
-    info = ArrayInfo.__new__(ArrayInfo)
-    info.pointer = array.ctypes.data
-    info.shape = array.shape
-    info.strides = tuple(stride // itemsize for stride in array.strides)
-    info.itemsize = itemsize
-    info.typestr = array.dtype.str
-    info.dtype = array.dtype  # set, not computed: see cached_property
-    return info
-
-
-def array_info(array):
-    """ArrayInfo of a cupy/torch/numpy array, or an ArrayInfo unchanged."""
-    if isinstance(array, ArrayInfo):
-        return array
-    if isinstance(array, np.ndarray):
-        return _numpy_info(array)
-    interface = getattr(array, "__cuda_array_interface__", None)
-    if interface is None:
-        interface = getattr(array, "__array_interface__", None)
-    if interface is None:
-        raise TypeError(
-            f"{type(array).__name__} is not an array: pass a cupy, torch or "
-            "numpy array, or a kvcache.arguments.ArrayInfo")
-    itemsize = np.dtype(interface["typestr"]).itemsize
-    shape = interface["shape"]
-    byte_strides = interface.get("strides")
-    if byte_strides is None:  # C-contiguous
-        byte_strides, step = [], itemsize
-        for size in reversed(shape):
-            byte_strides.insert(0, step)
-            step *= size
-    for stride in byte_strides:
-        if stride % itemsize:
-            raise ValueError("array strides must be whole elements")
-    return ArrayInfo(interface["data"][0], shape,
-                     [s // itemsize for s in byte_strides], itemsize,
-                     interface["typestr"])
 
 
 _U64 = (1 << 64) - 1
@@ -112,14 +51,6 @@ def memref_params(array, offset=0, shape=None, strides=None):
 def _dims(sizes):
     """`[?, 2, 8]`: static sizes or strides, `?` for dynamic ones."""
     return "[" + ", ".join("?" if s is None else str(s) for s in sizes) + "]"
-
-
-def _c_strides(shape):
-    strides, step = [], 1
-    for size in reversed(shape):
-        strides.insert(0, step)
-        step *= size
-    return strides
 
 
 # What a scalar parameter of `bits` bits is packed as: the bits, unsigned;
@@ -169,7 +100,7 @@ class ValueABI:
         where = where or self.type
         if self.kind == "scalar":
             return [self.scalar(value, where)]
-        info = to_info(value, where) if to_info else array_info(value)
+        info = to_info(value, where) if to_info else array_info(value, where)
         self.check(info, where)
         return memref_params(info)
 
@@ -214,7 +145,7 @@ class ValueABI:
                              "its base array instead")
         if 0 in info.shape:
             return
-        expected = _c_strides(info.shape) if self.identity else self.strides
+        expected = c_strides(info.shape) if self.identity else self.strides
         for axis, (size, stride) in enumerate(zip(info.shape, info.strides)):
             if expected[axis] not in (None, stride) and size > 1:
                 layout = ("the identity layout (row-major)" if self.identity
@@ -229,17 +160,24 @@ class ValueABI:
         return frozenset(np.dtype(name) for name in self.dtypes)
 
     def _check_element(self, info, where, noun):
+        """Elements numpy has a dtype for by it; others (a torch bf16
+        tensor's) by their element type; an ArrayInfo that names neither
+        by width."""
         if self.element is None:  # undescribed: any element type
             return
-        dtype = info.dtype
-        if dtype in self._numpy_dtypes or (
-                dtype is None and self.bits is not None and
-                info.itemsize * 8 == max(self.bits, 8)):
+        if info.element is not None:
+            if info.element == self.element:
+                return
+        elif info.dtype is not None:
+            if info.dtype in self._numpy_dtypes:
+                return
+        elif self.bits is not None and info.itemsize * 8 == max(self.bits, 8):
             return
-        accepted = " or ".join(self.dtypes) or "no numpy dtype"
-        got = dtype.name if dtype is not None else f"{info.itemsize}-byte elements"
+        accepted = " or ".join(self.dtypes + tuple(
+            [self.element] if self.element in NON_NUMPY_ELEMENTS else []))
         raise ArgumentTypeError(f"{where} needs {noun} of {self.element} "
-                                f"elements ({accepted}), got {got}")
+                                f"elements ({accepted or 'no numpy dtype'}), "
+                                f"got {info.type_name}")
 
 
 # The values of a layer cache that are views of the collection's: they
@@ -258,9 +196,7 @@ def _layer_view(name, info, kv, layer):
         shape = (info.shape[0],) + info.shape[3:]
         strides = (info.strides[0],) + info.strides[3:]
         offset = kv * info.strides[1] + layer * info.strides[2]
-    view = ArrayInfo(info.pointer, shape, strides, info.itemsize, info.typestr)
-    view.dtype = info.dtype
-    return view, offset
+    return info.with_layout(shape, strides), offset
 
 
 class ArgumentABI:
@@ -332,7 +268,7 @@ class ArgumentABI:
         names of `form`; `to_info` as for `params`. The element types of
         the values named in `any_element` are not checked."""
         where = prefix + self.type
-        to_info = to_info or (lambda array, _: array_info(array))
+        to_info = to_info or array_info
         infos = {value.name: to_info(fields[value.name], f"{where} {value.name}")
                  for value in self.values if value.kind == "memref"}
         _check_scales(infos, self.cache["scales"], where)

@@ -1,10 +1,11 @@
-"""Run kvcache IR on the CPU, in-process, on numpy arrays.
+"""Run kvcache IR on the CPU, in-process, on numpy arrays or torch tensors.
 
 `CPUModule(ir)` lowers the IR with the `kvcache-to-cpu` pipeline and compiles
 it with MLIR's ExecutionEngine (LLVM's JIT). Its functions are then called
-like Python functions; memref arguments take numpy arrays, and the memref
-descriptors point into the arrays (nothing is copied: outputs are written in
-place):
+like Python functions; memref arguments take numpy arrays, CPU torch
+tensors or any host array kvcache.arrays reads (DLPack, array interface),
+and the memref descriptors point into the arrays (nothing is copied:
+outputs are written in place):
 
     cpu = kvcache.CPUModule(builders.store_ragged(config))
     cpu.store_ragged(*cache.arguments(), layer, new_rows, row_offsets)
@@ -13,11 +14,14 @@ Arguments are passed as the compiler lowers them: `module.abi[name]` holds
 each argument's kvcache.abi.ArgumentABI, which its type interfaces describe
 (so any collection kind that implements them, the test dialect's included,
 is passed the same way). By the function's MLIR signature:
-    memref<...>                 a numpy array of that rank, element type
-                                (bf16: uint16 bits) and static sizes; an
-                                identity layout needs a C-contiguous array, a
+    memref<...>                 an array of that rank, element type (bf16:
+                                uint16 bits or a torch.bfloat16 tensor; fp8:
+                                uint8 codes) and static sizes; an identity
+                                layout needs a C-contiguous array, a
                                 `strided<...>` one any strides it allows; at
-                                least 16-byte aligned (docs/Contract.md 1)
+                                least 16-byte aligned (docs/Contract.md 1);
+                                in host memory (TypeError for a CUDA or meta
+                                tensor)
     a collection type           a cache object (kvcache.caches.PagedCache,
                                 ContinuousCache: its arguments()) or the
                                 tuple of its lowered values, in the order of
@@ -48,10 +52,9 @@ itself run inside it with checked=True, and raise the same way.
 import functools
 import os
 
-import numpy as np
-
 from . import _kvcache
-from .arguments import ArgumentABI, array_info
+from .arguments import ArgumentABI
+from .arrays import HOST_DEVICES, array_info
 from .caches import ContinuousCache, PagedCache
 from .compiler import check_opt_level, lower_to_cpu, parse
 
@@ -91,13 +94,17 @@ _ALIGNMENT = 16
 
 
 def _host_info(array, where):
-    """The ArrayInfo of a memref argument of in-process code: a numpy array
-    (host memory), at least 16-byte aligned (docs/Contract.md, section 1)."""
-    if not isinstance(array, np.ndarray):
-        raise TypeError(f"{where}: expected a numpy array, got "
-                        f"{type(array).__name__}")
-    info = array_info(array)
-    if array.size and info.pointer % _ALIGNMENT:
+    """The ArrayInfo of a memref argument of in-process code: an array in
+    host memory (numpy, a CPU torch tensor, any kvcache.arrays producer),
+    at least 16-byte aligned (docs/Contract.md, section 1)."""
+    info = array_info(array, where)
+    if info.device not in HOST_DEVICES:
+        memory = (f"in {info.device} memory" if info.device else
+                  "an ArrayInfo, whose memory is not known to be the host's")
+        raise TypeError(f"{where}: the array is {memory}; the compiled code "
+                        "runs on the host: pass a CPU array (tensor.cpu(), "
+                        "then copy the outputs back)")
+    if 0 not in info.shape and info.pointer % _ALIGNMENT:
         raise ValueError(f"{where}: the array is not {_ALIGNMENT}-byte "
                          "aligned (docs/Contract.md, section 1); pass a copy")
     return info
@@ -134,10 +141,11 @@ def _flatten(argument, value, prefix):
 
 class CompiledModule:
     """Functions of kvcache IR lowered to the LLVM dialect and compiled
-    in-process by MLIR's ExecutionEngine, called with numpy arrays. The
-    subclasses choose the lowering: CPUModule (kvcache-to-cpu) and
-    kvcache.EmulatedGPUModule (kvcache-to-emulated-gpu); the host functions
-    have the same signatures under both, so calls are the same.
+    in-process by MLIR's ExecutionEngine, called with host arrays (numpy,
+    torch: kvcache.arrays). The subclasses choose the lowering: CPUModule
+    (kvcache-to-cpu) and kvcache.EmulatedGPUModule (kvcache-to-emulated-gpu);
+    the host functions have the same signatures under both, so calls are the
+    same.
 
     `module.<name>(*args)` or `module.call(name, *args)` calls function
     `name`; `module.lowered` is the LLVM-dialect module that was compiled;

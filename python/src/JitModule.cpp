@@ -19,6 +19,7 @@
 #include "Diagnostics.h"
 
 #include "KVCache/ExecutionEngine/GPUEmulator.h"
+#include "KVCache/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -319,6 +320,10 @@ JitModule::JitModule(const PyModule &module, unsigned optLevel,
   if (!created)
     diagnostics.fail("cannot compile the module for the CPU: " +
                      llvm::toString(created.takeError()));
+  // The engine has loaded the shared libraries: a missing OpenMP runtime is
+  // named before the first lookup, which would only fail to materialize.
+  if (failed(verifyOpenMPRuntimeLoaded(module.get())))
+    diagnostics.fail("cannot run the module on the CPU");
   engine = std::move(*created);
   engine->initialize();
   findChecks();

@@ -5,7 +5,12 @@ every kernel op, on plain and quantized caches, with batches that leave
 threads without work; the threads= and KVCACHE_CPU_THREADS checks; the
 lowering is serial (no OpenMP) exactly when one thread is asked for. The
 whole suite's CPU tests also run with KVCACHE_CPU_THREADS=1
-(the `serial` tests of lit.local.cfg)."""
+(the `serial` tests of lit.local.cfg). Parallel code compiled without the
+OpenMP runtime is an error that names the library to add."""
+
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -176,3 +181,36 @@ def test_lower_to_cpu_rejects_bad_threads():
     ir = builders.gather_ragged(CONFIGS["f16-gqa4-page16"])
     with pytest.raises(ValueError, match="threads must be an int >= 0"):
         kvcache.lower_to_cpu(ir, parallel=True, threads=-2)
+
+
+# Parallel code compiled with shared_libs that leave out the OpenMP runtime,
+# then with it. In a fresh interpreter: a process that has loaded libomp
+# (any parallel CPUModule) keeps it.
+MISSING_RUNTIME = textwrap.dedent("""\
+    import ctypes
+    import kvcache
+    from kvcache import builders, compiler, cpu
+    if hasattr(ctypes.CDLL(None), "__kmpc_fork_call"):
+        raise SystemExit("an OpenMP runtime is loaded already")
+    config = kvcache.CacheConfig("f16", 2, 8, 4)
+    source = compiler.parse(builders.store_ragged(config))
+    lowered = compiler.lower_to_cpu(source, False, parallel=True, threads=2)
+    try:
+        cpu.CompiledModule(source, lowered, 2, [])
+    except kvcache.CompileError as error:
+        print(error)
+    module = cpu.CompiledModule(source, lowered, 2, [cpu.OPENMP_RUNTIME])
+    print("with the runtime:", sorted(module.checks))
+    """)
+
+
+def test_missing_openmp_runtime_names_the_library():
+    run = subprocess.run([sys.executable, "-c", MISSING_RUNTIME],
+                         capture_output=True, text=True)
+    if "loaded already" in run.stderr:
+        pytest.skip(run.stderr.strip())
+    assert run.returncode == 0, run.stderr
+    assert "calls the LLVM OpenMP runtime (__kmpc_fork_call" in run.stdout
+    assert ("add /usr/lib/llvm-22/lib/libomp.so to the shared libraries"
+            in run.stdout)
+    assert run.stdout.rstrip().endswith("with the runtime: ['store_ragged']")

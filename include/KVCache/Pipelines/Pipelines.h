@@ -10,6 +10,7 @@
 #include "mlir/Pass/PassOptions.h"
 
 namespace mlir {
+class ModuleOp;
 class OpPassManager;
 
 namespace kvcache {
@@ -47,6 +48,20 @@ struct OptLevelParser : public llvm::cl::parser<unsigned> {
     return false;
   }
 };
+
+/// The LLVM OpenMP runtime that code lowered with
+/// `kvcache-to-cpu{parallel=true}` calls (`__kmpc_*`): libomp.so of the LLVM
+/// kvcache-mlir was built with.
+StringRef getOpenMPRuntimePath();
+
+/// For a host about to run `module` (LLVM dialect) in-process, e.g. with
+/// MLIR's ExecutionEngine once it has loaded its shared libraries: fails
+/// with an error that names the library to add (getOpenMPRuntimePath) when
+/// the module has omp ops, which call the OpenMP runtime, and nothing
+/// loaded in the process defines it. The JIT itself would only say "Symbols
+/// not found: [ __kmpc_fork_call, ... ]", or fail to materialize the
+/// module's functions without naming them.
+LogicalResult verifyOpenMPRuntimeLoaded(ModuleOp module);
 
 /// Options of the `kvcache-to-ptx` pipeline.
 struct KVCacheToPTXOptions : public PassPipelineOptions<KVCacheToPTXOptions> {

@@ -145,4 +145,49 @@ def KVCacheInlineAllocaScopes : Pass<"kvcache-inline-alloca-scopes"> {
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def KVCacheCheckRegistrations
+    : Pass<"kvcache-check-registrations", "::mlir::ModuleOp"> {
+  let summary = "Check that the context has what a GPU pipeline needs";
+  let description = [{
+    The first pass of `kvcache-to-ptx` and `kvcache-to-emulated-gpu`
+    (`pipeline`). It changes nothing; it fails, naming what the context's
+    dialect registry lacks and the call that adds it
+    (`mlir::kvcache::registerAllDialectsAndPasses`, KVCache/InitAll.h), when
+    a later pass of the pipeline would fail far from the cause or crash
+    without it:
+    - both pipelines: the `ConvertToLLVMPatternInterface` of arith, cf,
+      func, math, memref, nvvm, ub and vector, through which
+      `convert-gpu-to-nvvm` and `gpu-to-llvm` lower the kernels and the host
+      code (without cf's, a kernel's branches stay unconverted: "type
+      mismatch for bb argument");
+    - `kvcache-to-ptx`: also the NVVM target attribute's
+      `gpu::TargetAttrInterface` and the LLVM IR translations of the
+      builtin, gpu, llvm and nvvm dialects, which `gpu-module-to-binary`
+      serializes kernels with (a crash in `serializeToObject` without
+      them).
+
+    Example diagnostic:
+    ```
+    error: kvcache-to-ptx needs, in the MLIRContext's dialect registry: the ConvertToLLVMPatternInterface of 'cf' (mlir::cf::registerConvertControlFlowToLLVMInterface); ...; call mlir::kvcache::registerAllDialectsAndPasses(registry) (KVCache/InitAll.h) on the registry the context is made with
+    ```
+  }];
+  let options = [
+    Option<"pipeline", "pipeline", "std::string", "\"kvcache-to-ptx\"",
+           "The pipeline whose needs are checked: kvcache-to-ptx or "
+           "kvcache-to-emulated-gpu">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::cf::ControlFlowDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::ub::UBDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
 #endif // KVCACHE_TRANSFORMS_PASSES_TD

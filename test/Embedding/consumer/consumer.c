@@ -1,12 +1,15 @@
 /*===- consumer.c - use the kvcache dialect through MLIR's C API ----------===*\
 |*                                                                            *|
 |* Registers the dialect through its handle, parses a kvcache type and an    *|
-|* attribute naming it, and prints them.                                      *|
+|* attribute naming it, and prints them; then, on a context made with        *|
+|* kvcacheRegisterAllDialectsAndPasses, runs kvcache-to-emulated-gpu on the  *|
+|* file argv[1].                                                             *|
 \*===----------------------------------------------------------------------===*/
 
 #include "KVCache-c/Dialects.h"
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/IR.h"
+#include "mlir-c/Pass.h"
 
 #include <stdio.h>
 
@@ -15,7 +18,31 @@ static void print(MlirStringRef text, void *userData) {
   fwrite(text.data, 1, text.length, stdout);
 }
 
-int main(void) {
+/* Parses the file `path` on a context made with the one registration call
+ * and runs `pipeline` on it: 0 when it parsed and ran. */
+static int runPipeline(const char *path, const char *pipeline) {
+  MlirDialectRegistry registry = mlirDialectRegistryCreate();
+  kvcacheRegisterAllDialectsAndPasses(registry);
+  MlirContext context = mlirContextCreateWithRegistry(registry, false);
+  mlirDialectRegistryDestroy(registry);
+  MlirModule module = mlirModuleCreateParseFromFile(
+      context, mlirStringRefCreateFromCString(path));
+  MlirPassManager pm = mlirPassManagerCreate(context);
+  int failed =
+      mlirModuleIsNull(module) ||
+      mlirLogicalResultIsFailure(mlirParsePassPipeline(
+          mlirPassManagerGetAsOpPassManager(pm),
+          mlirStringRefCreateFromCString(pipeline), print, NULL)) ||
+      mlirLogicalResultIsFailure(
+          mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(module)));
+  mlirPassManagerDestroy(pm);
+  if (!mlirModuleIsNull(module))
+    mlirModuleDestroy(module);
+  mlirContextDestroy(context);
+  return failed;
+}
+
+int main(int argc, char **argv) {
   MlirContext context = mlirContextCreate();
   MlirDialectHandle kvcache = mlirGetDialectHandle__kvcache__();
   mlirDialectHandleRegisterDialect(kvcache, context);
@@ -44,5 +71,12 @@ int main(void) {
   printf("bad type rejected: %s\n", mlirTypeIsNull(bad) ? "yes" : "no");
   kvcacheRegisterAllPasses();
   mlirContextDestroy(context);
-  return 0;
+
+  if (argc != 2)
+    return 0;
+  const char *pipeline =
+      "builtin.module(kvcache-to-emulated-gpu{chip=sm_80})";
+  int failed = runPipeline(argv[1], pipeline);
+  printf("%s: %s\n", pipeline, failed ? "failed" : "ran");
+  return failed;
 }
