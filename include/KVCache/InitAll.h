@@ -20,6 +20,7 @@
 #define KVCACHE_INITALL_H
 
 #include "KVCache/Conversion/Passes.h"
+#include "KVCache/IR/BufferizableOpInterfaceImpl.h"
 #include "KVCache/IR/KVCacheDialect.h"
 #include "KVCache/Pipelines/Pipelines.h"
 #include "KVCache/Transforms/Passes.h"
@@ -27,9 +28,12 @@
 
 namespace mlir::kvcache {
 
-/// Adds the kvcache dialect to `registry`, and nothing of upstream MLIR.
+/// Adds the kvcache dialect to `registry`, with the BufferizableOpInterface
+/// models of its kernel ops (one-shot-bufferize of their tensor forms), and
+/// nothing of upstream MLIR.
 inline void registerAllDialects(DialectRegistry &registry) {
   registry.insert<KVCacheDialect>();
+  registerBufferizableOpInterfaceExternalModels(registry);
 }
 
 /// Registers every kvcache pass and the `kvcache-to-cpu`, `kvcache-to-ptx`
