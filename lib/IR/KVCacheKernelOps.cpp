@@ -221,6 +221,21 @@ SmallVector<Value> AttentionRaggedOp::getKernelOperands() {
   return operands;
 }
 
+LogicalResult mlir::kvcache::verifyKernelOpsInMemRefForm(Operation *root,
+                                                         StringRef passName) {
+  WalkResult tensorForm = root->walk([&](KernelOpInterface op) {
+    if (llvm::none_of(op->getOperandTypes(),
+                      [](Type type) { return isa<TensorType>(type); }))
+      return WalkResult::advance();
+    op->emitOpError("is in the tensor form, and ")
+        << passName
+        << " takes the memref form: bufferize first (kvcache-bufferize, "
+           "which the pipelines run unless bufferize=false)";
+    return WalkResult::interrupt();
+  });
+  return failure(tensorForm.wasInterrupted());
+}
+
 //===----------------------------------------------------------------------===//
 // Custom assembly
 //===----------------------------------------------------------------------===//
