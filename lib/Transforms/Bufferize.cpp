@@ -39,23 +39,31 @@ static bool hasTensorValues(ModuleOp module) {
   return result.wasInterrupted();
 }
 
+/// The number of the entry-block argument of `func` that `value` is, if it
+/// is one.
+static std::optional<unsigned> getArgumentNumber(func::FuncOp func,
+                                                 Value value) {
+  auto argument = dyn_cast<BlockArgument>(value);
+  if (!argument || argument.getOwner() != &func.front())
+    return std::nullopt;
+  return argument.getArgNumber();
+}
+
 /// For each result of `func`, the entry-block argument every return gives
 /// for it, if there is one.
 static SmallVector<std::optional<unsigned>>
 getReturnedArguments(func::FuncOp func) {
+  SmallVector<func::ReturnOp> returns;
+  func.walk([&](func::ReturnOp ret) { returns.push_back(ret); });
   SmallVector<std::optional<unsigned>> returned(func.getNumResults());
-  SmallVector<bool> first(func.getNumResults(), true);
-  func.walk([&](func::ReturnOp ret) {
-    for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
-      auto argument = dyn_cast<BlockArgument>(value);
-      std::optional<unsigned> number;
-      if (argument && argument.getOwner() == &func.front())
-        number = argument.getArgNumber();
-      if (first[index] || returned[index] != number)
-        returned[index] = first[index] ? number : std::nullopt;
-      first[index] = false;
-    }
-  });
+  if (returns.empty())
+    return returned;
+  for (unsigned index = 0; index < func.getNumResults(); ++index) {
+    returned[index] = getArgumentNumber(func, returns[0].getOperand(index));
+    for (func::ReturnOp ret : ArrayRef(returns).drop_front())
+      if (getArgumentNumber(func, ret.getOperand(index)) != returned[index])
+        returned[index] = std::nullopt;
+  }
   return returned;
 }
 
