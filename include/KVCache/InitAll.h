@@ -20,6 +20,7 @@
 #define KVCACHE_INITALL_H
 
 #include "KVCache/Conversion/Passes.h"
+#include "KVCache/IR/BufferizableOpInterfaceImpl.h"
 #include "KVCache/IR/KVCacheDialect.h"
 #include "KVCache/Pipelines/Pipelines.h"
 #include "KVCache/Transforms/Passes.h"
@@ -27,9 +28,12 @@
 
 namespace mlir::kvcache {
 
-/// Adds the kvcache dialect to `registry`, and nothing of upstream MLIR.
+/// Adds the kvcache dialect to `registry`, with the BufferizableOpInterface
+/// models of its kernel ops (one-shot-bufferize of their tensor forms), and
+/// nothing of upstream MLIR.
 inline void registerAllDialects(DialectRegistry &registry) {
   registry.insert<KVCacheDialect>();
+  registerBufferizableOpInterfaceExternalModels(registry);
 }
 
 /// Registers every kvcache pass and the `kvcache-to-cpu`, `kvcache-to-ptx`
@@ -49,8 +53,10 @@ inline void registerAllPasses() {
 /// Adds to `registry` what the three pipelines need of the context besides
 /// the kvcache dialect, and no more of upstream MLIR:
 ///  - the dialects their inputs may hold and that they lower: affine, arith,
-///    cf, func, gpu, linalg (on memrefs), llvm, math, memref, nvgpu, nvvm,
-///    omp, scf, ub and vector;
+///    bufferization, cf, func, gpu, linalg, llvm, math, memref, nvgpu, nvvm,
+///    omp, scf, tensor, ub and vector;
+///  - the BufferizableOpInterface models of arith, func, linalg, scf and
+///    tensor, with which `kvcache-bufferize` bufferizes a tensor-level input;
 ///  - the ConvertToLLVMPatternInterface of arith, cf, func, gpu, math,
 ///    memref, nvvm, omp, ub and vector: `convert-gpu-to-nvvm` and
 ///    `gpu-to-llvm` lower through the interfaces of the loaded dialects (a

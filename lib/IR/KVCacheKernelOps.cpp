@@ -19,16 +19,51 @@ using namespace mlir::kvcache::opverify;
 
 // ODS checks the ranks, the element types that do not depend on the cache
 // and the memory space of the kernel ops' memrefs; the verifiers check them
-// against the cache.
+// against the cache, alike in both forms. DestinationStyleOpInterface checks
+// that the tensor form returns the types of its inits.
+
+/// Checks that the data operands of a kernel op (its memref and tensor
+/// operands but `workspace`, which is scratch and a memref in both forms) are
+/// all memrefs or all tensors, and that only the tensor form has results.
+static LogicalResult verifyOneForm(Operation *op,
+                                   OpOperand *workspace = nullptr) {
+  Value first;
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (&operand == workspace || !isa<ShapedType>(operand.get().getType()))
+      continue;
+    if (!first)
+      first = operand.get();
+    else if (isa<TensorType>(operand.get().getType()) !=
+             isa<TensorType>(first.getType()))
+      return op->emitOpError("expects its data operands in one form, all "
+                             "memrefs or all tensors, got ")
+             << first.getType() << " and " << operand.get().getType();
+  }
+  if (op->getNumResults() != 0 && !isa<TensorType>(first.getType()))
+    return op->emitOpError("has results only in the tensor form (the memref "
+                           "form writes its operands in place), got ")
+           << op->getNumResults();
+  return success();
+}
 
 LogicalResult StoreRaggedOp::verify() {
+  if (failed(verifyOneForm(*this)))
+    return failure();
   return verifyTokenRows(*this, "values", getValues().getType(),
                          KVCacheParams::get(getCache().getType()));
 }
 
 LogicalResult GatherRaggedOp::verify() {
+  if (failed(verifyOneForm(*this)))
+    return failure();
   return verifyTokenRows(*this, "out", getOut().getType(),
                          KVCacheParams::get(getCache().getType()));
+}
+
+/// `memref<...>` or `tensor<...>`, as `type` is: how messages spell an
+/// expected type in the operand's form.
+static StringRef formPrefix(ShapedType type) {
+  return isa<TensorType>(type) ? "tensor<" : "memref<";
 }
 
 /// Checks an f32 operand of one value per query head (`sinks`, `alibi`).
@@ -36,21 +71,21 @@ static LogicalResult verifyPerHead(Operation *op, StringRef what,
                                    Value operand, int64_t qHeads) {
   if (!operand)
     return success();
-  auto type = cast<MemRefType>(operand.getType());
+  auto type = cast<ShapedType>(operand.getType());
   if (type.getDimSize(0) != qHeads)
     return op->emitOpError("expects '")
-           << what << "' to hold one f32 per query head, memref<" << qHeads
-           << "xf32>, got " << type;
+           << what << "' to hold one f32 per query head, " << formPrefix(type)
+           << qHeads << "xf32>, got " << type;
   return success();
 }
 
 /// Checks a log-sum-exp operand `[T, q_heads]` (row-major) against the rows
 /// `rows` `[T, q_heads, ...]`.
 static LogicalResult verifyLse(Operation *op, StringRef what, Value lse,
-                               MemRefType rows) {
+                               ShapedType rows) {
   if (!lse)
     return success();
-  auto type = cast<MemRefType>(lse.getType());
+  auto type = cast<ShapedType>(lse.getType());
   if (type.getDimSize(1) != rows.getDimSize(1) ||
       (!type.isDynamicDim(0) && !rows.isDynamicDim(0) &&
        type.getDimSize(0) != rows.getDimSize(0)))
@@ -64,7 +99,8 @@ static LogicalResult verifyLse(Operation *op, StringRef what, Value lse,
     return diag << ", " << rows.getDimSize(1)
                 << "] like the rows' first dims, got " << type;
   }
-  if (!type.getLayout().isIdentity())
+  auto memref = dyn_cast<MemRefType>(type);
+  if (memref && !memref.getLayout().isIdentity())
     return op->emitOpError("expects '")
            << what << "' to be row-major (the identity layout), got " << type;
   return success();
@@ -95,6 +131,10 @@ static LogicalResult verifyAttentionClauses(AttentionRaggedOp op) {
 }
 
 LogicalResult AttentionRaggedOp::verify() {
+  MutableOperandRange workspace = getWorkspaceMutable();
+  if (failed(verifyOneForm(*this,
+                           workspace.empty() ? nullptr : &workspace[0])))
+    return failure();
   KVCacheTypeInterface keyType = getKeyCache().getType();
   if (getValueCache().getType() != keyType)
     return emitOpError("expects the key and value caches to have one type, "
@@ -105,7 +145,7 @@ LogicalResult AttentionRaggedOp::verify() {
   if (getQ().getType() != getOut().getType())
     return emitOpError("expects 'q' and 'out' to have one type, got ")
            << getQ().getType() << " and " << getOut().getType();
-  MemRefType qType = getQ().getType();
+  ShapedType qType = getQ().getType();
   KVCacheParams params = KVCacheParams::get(keyType);
   if (isStorageElementType(params.elementType) && !params.scales)
     return emitOpError("needs values, not raw stored codes: the ")
@@ -133,6 +173,8 @@ LogicalResult AttentionRaggedOp::verify() {
 }
 
 LogicalResult CopyPagesOp::verify() {
+  if (failed(verifyOneForm(*this)))
+    return failure();
   KVCollectionTypeInterface type = getCollection().getType();
   if (ShapedType::isDynamic(type.getPageSize()))
     return emitOpError("needs a collection with pages of a static size; ")
@@ -143,7 +185,9 @@ LogicalResult CopyPagesOp::verify() {
 }
 
 LogicalResult MergeStatesOp::verify() {
-  MemRefType outType = getOut().getType();
+  if (failed(verifyOneForm(*this)))
+    return failure();
+  ShapedType outType = getOut().getType();
   for (auto [name, value] : {std::pair{"out_a", getOutA()},
                              std::pair{"out_b", getOutB()}})
     if (value.getType() != outType)
@@ -162,6 +206,34 @@ LogicalResult MergeStatesOp::verify() {
     if (failed(verifyLse(*this, name, value, outType)))
       return failure();
   return success();
+}
+
+/// The GPU kernel's parameters keep the order of the operands before `lse`
+/// moved next to `out` (docs/KernelABI.md): the optional operands in the
+/// order of the assembly, `lse` last.
+SmallVector<Value> AttentionRaggedOp::getKernelOperands() {
+  SmallVector<Value> operands = {getQ(), getKeyCache(), getValueCache(),
+                                 getRowOffsets(), getOut()};
+  for (Value optional : ArrayRef<Value>{getWorkspace(), getSinks(),
+                                        getAlibi(), getLse()})
+    if (optional)
+      operands.push_back(optional);
+  return operands;
+}
+
+LogicalResult mlir::kvcache::verifyKernelOpsInMemRefForm(Operation *root,
+                                                         StringRef passName) {
+  WalkResult tensorForm = root->walk([&](KernelOpInterface op) {
+    if (llvm::none_of(op->getOperandTypes(),
+                      [](Type type) { return isa<TensorType>(type); }))
+      return WalkResult::advance();
+    op->emitOpError("is in the tensor form, and ")
+        << passName
+        << " takes the memref form: bufferize first (kvcache-bufferize, "
+           "which the pipelines run unless bufferize=false)";
+    return WalkResult::interrupt();
+  });
+  return failure(tensorForm.wasInterrupted());
 }
 
 //===----------------------------------------------------------------------===//

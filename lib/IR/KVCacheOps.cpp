@@ -47,7 +47,7 @@ LogicalResult opverify::verifyMemRef(Operation *op, StringRef what,
 
 /// Checks that dimension `dim` of `type` is static and equal to `expected`.
 LogicalResult opverify::verifyStaticDim(Operation *op, StringRef what,
-                                      MemRefType type, unsigned dim,
+                                      ShapedType type, unsigned dim,
                                       StringRef dimName, int64_t expected) {
   if (type.isDynamicDim(dim))
     return op->emitOpError("expects '")
@@ -61,10 +61,10 @@ LogicalResult opverify::verifyStaticDim(Operation *op, StringRef what,
   return success();
 }
 
-/// Checks that the memref `what` of a kernel op holds elements of the cache
-/// element type `elementType`.
+/// Checks that the memref or tensor `what` of a kernel op holds elements of
+/// the cache element type `elementType`.
 LogicalResult opverify::verifyCacheElementType(Operation *op, StringRef what,
-                                             MemRefType type,
+                                             ShapedType type,
                                              Type elementType) {
   if (type.getElementType() != elementType)
     return op->emitOpError("expects '")
@@ -83,7 +83,7 @@ bool opverify::isDequantizedType(Type type) {
 /// a cache: the cache element type, or (a cache with scales) f32, f16 or
 /// bf16, which the op quantizes or dequantizes.
 static LogicalResult verifyRowElementType(Operation *op, StringRef what,
-                                          MemRefType rows,
+                                          ShapedType rows,
                                           const KVCacheParams &params) {
   Type type = rows.getElementType();
   if (type == params.elementType ||
@@ -98,10 +98,10 @@ static LogicalResult verifyRowElementType(Operation *op, StringRef what,
 }
 
 /// Checks token rows `[tokens, num_heads, head_size]` (a 3-D memref in the
-/// default memory space, as ODS checked) against the cache: its element type
-/// and static dims.
+/// default memory space or a 3-D tensor, as ODS checked) against the cache:
+/// its element type and static dims.
 LogicalResult opverify::verifyTokenRows(Operation *op, StringRef what,
-                                      MemRefType type,
+                                      ShapedType type,
                                       const KVCacheParams &params) {
   if (failed(verifyRowElementType(op, what, type, params)) ||
       failed(verifyStaticDim(op, what, type, 1, "num_heads",

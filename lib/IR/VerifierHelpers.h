@@ -25,23 +25,23 @@ LogicalResult verifyMemRef(Operation *op, StringRef what, Value value,
                            int64_t rank, Type elementType, StringRef shape);
 
 /// Checks that dimension `dim` of `type` is static and equal to `expected`.
-LogicalResult verifyStaticDim(Operation *op, StringRef what, MemRefType type,
+LogicalResult verifyStaticDim(Operation *op, StringRef what, ShapedType type,
                               unsigned dim, StringRef dimName,
                               int64_t expected);
 
-/// Checks that the memref `what` of a kernel op holds elements of the cache
-/// element type `elementType`.
+/// Checks that the memref or tensor `what` of a kernel op holds elements of
+/// the cache element type `elementType`.
 LogicalResult verifyCacheElementType(Operation *op, StringRef what,
-                                     MemRefType type, Type elementType);
+                                     ShapedType type, Type elementType);
 
 /// Whether `type` is a float type quantized caches convert to and from:
 /// f32, f16, bf16.
 bool isDequantizedType(Type type);
 
 /// Checks token rows `[tokens, num_heads, head_size]` (a 3-D memref in the
-/// default memory space, as ODS checked) against the cache: its element type
-/// and static dims.
-LogicalResult verifyTokenRows(Operation *op, StringRef what, MemRefType type,
+/// default memory space or a 3-D tensor, as ODS checked) against the cache:
+/// its element type and static dims.
+LogicalResult verifyTokenRows(Operation *op, StringRef what, ShapedType type,
                               const KVCacheParams &params);
 
 } // namespace opverify

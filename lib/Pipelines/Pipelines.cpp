@@ -107,9 +107,12 @@ static void addRegistrationCheck(OpPassManager &pm, StringRef pipeline) {
   pm.addPass(createKVCacheCheckRegistrations(check));
 }
 
-/// The first step of every pipeline after that check: the check routines,
-/// and checked mode.
-static void addArgumentChecks(OpPassManager &pm, bool checked) {
+/// The first step of every pipeline after that check: a tensor-level input
+/// bufferized (with `bufferize`), then the check routines, and checked mode.
+static void addArgumentChecks(OpPassManager &pm, bool bufferize,
+                              bool checked) {
+  if (bufferize)
+    pm.addPass(createKVCacheBufferize());
   KVCacheGenerateArgumentChecksOptions checks;
   checks.checked = checked;
   pm.addPass(createKVCacheGenerateArgumentChecks(checks));
@@ -117,7 +120,7 @@ static void addArgumentChecks(OpPassManager &pm, bool checked) {
 
 void mlir::kvcache::buildKVCacheToCPUPipeline(
     OpPassManager &pm, const KVCacheToCPUOptions &options) {
-  addArgumentChecks(pm, options.checked);
+  addArgumentChecks(pm, options.bufferize, options.checked);
   ConvertKVCacheToSCFOptions kernels;
   kernels.checked = options.checked;
   pm.addPass(createConvertKVCacheToSCF(kernels));
@@ -229,7 +232,7 @@ void mlir::kvcache::buildKVCacheToPTXPipeline(
   // The check routines only: checked mode's entry call would read the
   // offsets and the metadata on the host, which are device memory on a GPU
   // (a host calls the routine on its host copies; docs/KernelABI.md).
-  addArgumentChecks(pm, /*checked=*/false);
+  addArgumentChecks(pm, options.bufferize, /*checked=*/false);
   buildKVCacheToNVVMPipeline(pm, options);
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = "isa";
@@ -242,7 +245,7 @@ void mlir::kvcache::buildKVCacheToEmulatedGPUPipeline(
   addRegistrationCheck(pm, "kvcache-to-emulated-gpu");
   // Device memory is host memory on the emulator: checked mode's host
   // checks run before the first launch.
-  addArgumentChecks(pm, options.checked);
+  addArgumentChecks(pm, options.bufferize, options.checked);
   buildKVCacheToNVVMPipeline(pm, options);
   pm.addPass(createKVCacheGPUMemoryToHost());
   addHostToLLVMPasses(pm, /*withGPU=*/true);

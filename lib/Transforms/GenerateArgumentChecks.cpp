@@ -451,6 +451,8 @@ struct GenerateArgumentChecksPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (failed(verifyKernelOpsInMemRefForm(module, getArgument())))
+      return signalPassFailure();
     if (checked)
       for (StringRef name : getCheckedModeSymbols())
         if (Operation *symbol = module.lookupSymbol(name)) {

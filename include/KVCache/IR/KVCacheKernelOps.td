@@ -2,9 +2,10 @@
 //
 // Part of the kvcache-mlir project.
 //
-// Whole-batch operations (destination-passing on memrefs), lowered to loops
-// for the CPU (convert-kvcache-to-scf) or GPU kernels
-// (convert-kvcache-to-gpu). Included by KVCacheOps.td.
+// Whole-batch operations, destination-passing on memrefs or (the tensor
+// form, docs/Contract.md section 3.5) destination-style on tensors, lowered
+// from the memref form to loops for the CPU (convert-kvcache-to-scf) or GPU
+// kernels (convert-kvcache-to-gpu). Included by KVCacheOps.td.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,37 +32,57 @@ class KVCache_KernelMemRef<Type base, list<Pred> predicates, string summary>
                    summary # " in the default memory space",
                    "::mlir::MemRefType">;
 
+// A data operand of a kernel op: a memref in the default memory space, or
+// (the tensor form, docs/Contract.md section 3.5) a ranked tensor of the
+// same rank and element types. The verifiers check that an op uses one form
+// for all its data operands.
+class KVCache_KernelData<list<Type> elementTypes, int rank,
+                         list<Pred> predicates, string summary>
+    : AnyTypeOf<[KVCache_KernelMemRef<MemRefRankOf<elementTypes, [rank]>,
+                                      predicates, summary>,
+                 ConfinedType<TensorRankOf<elementTypes, [rank]>, predicates>],
+                summary # " in the default memory space, or a tensor of "
+                          "that shape",
+                "::mlir::ShapedType">;
+
 // Token rows; the op verifiers check the element type and the static dims
 // against the cache.
-def KVCache_TokenRowsMemRef
-    : KVCache_KernelMemRef<MemRefRankOf<[AnyType], [3]>, [],
-                           "3-D memref [tokens, heads, head_size]">;
+def KVCache_TokenRows
+    : KVCache_KernelData<[AnyType], 3, [],
+                         "3-D memref [tokens, heads, head_size]">;
 
 // Ragged offsets: sequence b owns rows [offsets[b], offsets[b+1]).
-def KVCache_RaggedOffsetsMemRef
-    : KVCache_KernelMemRef<MemRefRankOf<[I32], [1]>, [],
-                           "1-D memref of i32 [batch + 1]">;
+def KVCache_RaggedOffsets
+    : KVCache_KernelData<[I32], 1, [], "1-D memref of i32 [batch + 1]">;
 
-def KVCache_PagePairsMemRef
-    : KVCache_KernelMemRef<
-          MemRefRankOf<[I32], [2]>,
-          [CPred<"::llvm::cast<::mlir::MemRefType>($_self).getDimSize(1) "
+def KVCache_PagePairs
+    : KVCache_KernelData<
+          [I32], 2,
+          [CPred<"::llvm::cast<::mlir::ShapedType>($_self).getDimSize(1) "
                  "== 2">],
           "2-D memref of i32 [num_pairs, 2] of (src, dst) page pairs">;
 
+// Scratch space, not data: a memref in both forms.
 def KVCache_WorkspaceMemRef
     : KVCache_KernelMemRef<MemRefRankOf<[F32], [1]>, [], "1-D memref of f32">;
 
 // One f32 per query head (sinks, ALiBi slopes); the verifier checks the
 // static size.
-def KVCache_PerHeadMemRef
-    : KVCache_KernelMemRef<MemRefRankOf<[F32], [1]>, [],
-                           "1-D memref of f32 [q_heads]">;
+def KVCache_PerHead
+    : KVCache_KernelData<[F32], 1, [], "1-D memref of f32 [q_heads]">;
 
 // A log-sum-exp per row and query head, row-major.
-def KVCache_LseMemRef
-    : KVCache_KernelMemRef<MemRefRankOf<[F32], [2]>, [],
-                           "2-D memref of f32 [tokens, q_heads]">;
+def KVCache_Lse
+    : KVCache_KernelData<[F32], 2, [], "2-D memref of f32 [tokens, q_heads]">;
+
+// The new values of the inits of a kernel op in tensor form (`out`, then
+// `lse`), none in the memref form.
+defvar KVCache_KernelResults = (outs Variadic<AnyRankedTensor>:$results);
+
+// The ops that write data are destination-style: `out` (then `lse`) are
+// their inits.
+defvar KVCache_DestinationStyle =
+    DestinationStyleOpInterface;
 
 def KVCache_StoreRaggedOp
     : KVCache_Op<"store_ragged", [KVCache_KernelOpInterface,
@@ -87,8 +108,8 @@ def KVCache_StoreRaggedOp
   }];
   let arguments = (ins
     Arg<KVCache_AnyLayerCache, "cache written", [MemRead, MemWrite]>:$cache,
-    Arg<KVCache_TokenRowsMemRef, "new rows", [MemRead]>:$values,
-    Arg<KVCache_RaggedOffsetsMemRef, "row offsets", [MemRead]>:$row_offsets);
+    Arg<KVCache_TokenRows, "new rows", [MemRead]>:$values,
+    Arg<KVCache_RaggedOffsets, "row offsets", [MemRead]>:$row_offsets);
   let assemblyFormat = [{
     $cache `,` $values `,` $row_offsets attr-dict `:` qualified(type($cache))
     `,` type($values) `,` type($row_offsets)
@@ -98,10 +119,12 @@ def KVCache_StoreRaggedOp
 
 def KVCache_GatherRaggedOp
     : KVCache_Op<"gather_ragged", [KVCache_KernelOpInterface,
-                                   KVCache_ArgumentChecks]> {
+                                   KVCache_ArgumentChecks,
+                                   KVCache_DestinationStyle]> {
   let summary = "Reads the contexts of a ragged batch out of the cache";
   let description = [{
-    The inverse of `store_ragged` for reading a context: `out` row `r` in
+    The inverse of `store_ragged` for reading a context (in the tensor form
+    it returns the new `out`): `out` row `r` in
     `[ctx_offsets[b], ctx_offsets[b+1])` receives token position
     `r - ctx_offsets[b]` of sequence `b`. On a quantized cache, `out` of
     the storage type receives the codes and f32, f16 or bf16 `out` the
@@ -109,15 +132,22 @@ def KVCache_GatherRaggedOp
 
     ```mlir
     kvcache.gather_ragged %k, %out, %ctx_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x8x128xf16>, memref<?xi32>
+    %rows = kvcache.gather_ragged %k, %init, %ctx : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, tensor<?x8x128xf16>, tensor<?xi32> -> tensor<?x8x128xf16>
     ```
   }];
   let arguments = (ins
     Arg<KVCache_AnyLayerCache, "cache read", [MemRead]>:$cache,
-    Arg<KVCache_TokenRowsMemRef, "gathered rows", [MemWrite]>:$out,
-    Arg<KVCache_RaggedOffsetsMemRef, "context offsets", [MemRead]>:$ctx_offsets);
+    Arg<KVCache_TokenRows, "gathered rows", [MemWrite]>:$out,
+    Arg<KVCache_RaggedOffsets, "context offsets", [MemRead]>:$ctx_offsets);
+  let results = KVCache_KernelResults;
   let assemblyFormat = [{
     $cache `,` $out `,` $ctx_offsets attr-dict `:` qualified(type($cache))
-    `,` type($out) `,` type($ctx_offsets)
+    `,` type($out) `,` type($ctx_offsets) (`->` type($results)^)?
+  }];
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return getOutMutable();
+    }
   }];
   let hasVerifier = 1;
 }
@@ -139,7 +169,7 @@ def KVCache_CopyPagesOp
   }];
   let arguments = (ins
     Arg<KVCache_AnyCollection, "cache copied", [MemRead, MemWrite]>:$collection,
-    Arg<KVCache_PagePairsMemRef, "page pairs", [MemRead]>:$pairs);
+    Arg<KVCache_PagePairs, "page pairs", [MemRead]>:$pairs);
   let assemblyFormat = [{
     $collection `,` $pairs attr-dict `:` qualified(type($collection)) `,`
     type($pairs)
@@ -148,9 +178,11 @@ def KVCache_CopyPagesOp
 }
 
 def KVCache_AttentionRaggedOp
-    : KVCache_Op<"attention_ragged", [KVCache_KernelOpInterface,
-                                      KVCache_ArgumentChecks,
-                                      AttrSizedOperandSegments]> {
+    : KVCache_Op<"attention_ragged",
+                 [DeclareOpInterfaceMethods<KVCache_KernelOpInterface,
+                                            ["getKernelOperands"]>,
+                  KVCache_ArgumentChecks, KVCache_DestinationStyle,
+                  AttrSizedOperandSegments]> {
   let summary = "Paged attention over a ragged batch, with optional masks, "
                 "score transforms, sinks and log-sum-exp";
   let description = [{
@@ -186,26 +218,33 @@ def KVCache_AttentionRaggedOp
       included; `-inf` for a row with no keys and no sink, whose `out` is
       0), for `kvcache.merge_states`.
 
+    In the tensor form `q`, `row_offsets`, `out`, `sinks`, `alibi` and
+    `lse` are ranked tensors (the workspace stays a memref) and the op
+    returns the new `out`, then the new `lse`.
+
     ```mlir
     kvcache.attention_ragged %q, %k, %v, %row_offsets, %out {scale = 0.0883883 : f32}
         : memref<?x32x128xf16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?xi32>, memref<?x32x128xf16>
     kvcache.attention_ragged %q, %k, %v, %row_offsets, %out sinks(%sinks) lse(%lse)
         {scale = 0.0883883 : f32, softcap = 30.0 : f32, window = 4096 : i64}
         : memref<?x32x128xbf16>, !kvcache.paged_cache<bf16, num_heads = 8, head_size = 128, page_size = 16>, !kvcache.paged_cache<bf16, num_heads = 8, head_size = 128, page_size = 16>, memref<?xi32>, memref<?x32x128xbf16>, memref<32xf32>, memref<?x32xf32>
+    %o, %l = kvcache.attention_ragged %tq, %k, %v, %offsets, %init lse(%lse_init) {scale = 0.0883883 : f32}
+        : tensor<?x32x128xf16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, tensor<?xi32>, tensor<?x32x128xf16>, tensor<?x32xf32> -> tensor<?x32x128xf16>, tensor<?x32xf32>
     ```
   }];
   let arguments = (ins
-    Arg<KVCache_TokenRowsMemRef, "queries", [MemRead]>:$q,
+    Arg<KVCache_TokenRows, "queries", [MemRead]>:$q,
     Arg<KVCache_AnyLayerCache, "key cache", [MemRead]>:$key_cache,
     Arg<KVCache_AnyLayerCache, "value cache", [MemRead]>:$value_cache,
-    Arg<KVCache_RaggedOffsetsMemRef, "row offsets", [MemRead]>:$row_offsets,
-    Arg<KVCache_TokenRowsMemRef, "attention output", [MemWrite]>:$out,
+    Arg<KVCache_RaggedOffsets, "row offsets", [MemRead]>:$row_offsets,
+    Arg<KVCache_TokenRows, "attention output", [MemWrite]>:$out,
+    // `lse` follows `out`: the inits are one range of operands.
+    Arg<Optional<KVCache_Lse>, "log-sum-exp of each row and head",
+        [MemWrite]>:$lse,
     Arg<Optional<KVCache_WorkspaceMemRef>, "scratch space",
         [MemRead, MemWrite]>:$workspace,
-    Arg<Optional<KVCache_PerHeadMemRef>, "sink logits", [MemRead]>:$sinks,
-    Arg<Optional<KVCache_PerHeadMemRef>, "ALiBi slopes", [MemRead]>:$alibi,
-    Arg<Optional<KVCache_LseMemRef>, "log-sum-exp of each row and head",
-        [MemWrite]>:$lse,
+    Arg<Optional<KVCache_PerHead>, "sink logits", [MemRead]>:$sinks,
+    Arg<Optional<KVCache_PerHead>, "ALiBi slopes", [MemRead]>:$alibi,
     F32Attr:$scale,
     OptionalAttr<F32Attr>:$softcap,
     OptionalAttr<I64Attr>:$window,
@@ -220,8 +259,17 @@ def KVCache_AttentionRaggedOp
     custom<OptionalOperandTypes>(type($out), ref($workspace), type($workspace),
                                  ref($sinks), type($sinks), ref($alibi),
                                  type($alibi), ref($lse), type($lse))
+    (`->` type($results)^)?
   }];
+  let results = KVCache_KernelResults;
   let extraClassDeclaration = [{
+    /// `out`, then `lse` if present.
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return ::mlir::MutableOperandRange(getOperation(),
+                                         getOutMutable().getOperandNumber(),
+                                         getLse() ? 2 : 1);
+    }
+
     /// Whether any optional clause (window, chunk, noncausal, softcap,
     /// alibi, sinks, lse) is present: plain causal attention otherwise.
     bool hasClauses() {
@@ -234,7 +282,8 @@ def KVCache_AttentionRaggedOp
 
 def KVCache_MergeStatesOp
     : KVCache_Op<"merge_states", [KVCache_KernelOpInterface,
-                                  KVCache_ArgumentChecks]> {
+                                  KVCache_ArgumentChecks,
+                                  KVCache_DestinationStyle]> {
   let summary = "Merges two partial attention results by their log-sum-exp";
   let description = [{
     Two attention results over disjoint key sets, each with the log-sum-exp
@@ -249,24 +298,37 @@ def KVCache_MergeStatesOp
     bf16), the lses `[T, q_heads]` f32; `out` may be `out_a` (in place), and
     the optional `lse` receives the merged log-sum-exp (it may be `lse_a`).
     Equal, within rounding, to attention over the union when at most one
-    partial result had sinks (docs/Contract.md section 3.3).
+    partial result had sinks (docs/Contract.md section 3.3). In the tensor
+    form all six are tensors and the op returns the new `out`, then the new
+    `lse`.
 
     ```mlir
     kvcache.merge_states %out_a, %lse_a, %out_b, %lse_b, %out_a, %lse_a
         : memref<?x32x128xf16>, memref<?x32xf32>, memref<?x32x128xf16>, memref<?x32xf32>, memref<?x32x128xf16>, memref<?x32xf32>
+    %o, %l = kvcache.merge_states %ta, %tla, %tb, %tlb, %ta, %tla
+        : tensor<?x32x128xf16>, tensor<?x32xf32>, tensor<?x32x128xf16>, tensor<?x32xf32>, tensor<?x32x128xf16>, tensor<?x32xf32> -> tensor<?x32x128xf16>, tensor<?x32xf32>
     ```
   }];
   let arguments = (ins
-    Arg<KVCache_TokenRowsMemRef, "first partial output", [MemRead]>:$out_a,
-    Arg<KVCache_LseMemRef, "first log-sum-exp", [MemRead]>:$lse_a,
-    Arg<KVCache_TokenRowsMemRef, "second partial output", [MemRead]>:$out_b,
-    Arg<KVCache_LseMemRef, "second log-sum-exp", [MemRead]>:$lse_b,
-    Arg<KVCache_TokenRowsMemRef, "merged output", [MemWrite]>:$out,
-    Arg<Optional<KVCache_LseMemRef>, "merged log-sum-exp", [MemWrite]>:$lse);
+    Arg<KVCache_TokenRows, "first partial output", [MemRead]>:$out_a,
+    Arg<KVCache_Lse, "first log-sum-exp", [MemRead]>:$lse_a,
+    Arg<KVCache_TokenRows, "second partial output", [MemRead]>:$out_b,
+    Arg<KVCache_Lse, "second log-sum-exp", [MemRead]>:$lse_b,
+    Arg<KVCache_TokenRows, "merged output", [MemWrite]>:$out,
+    Arg<Optional<KVCache_Lse>, "merged log-sum-exp", [MemWrite]>:$lse);
+  let results = KVCache_KernelResults;
   let assemblyFormat = [{
     $out_a `,` $lse_a `,` $out_b `,` $lse_b `,` $out (`,` $lse^)? attr-dict
     `:` type($out_a) `,` type($lse_a) `,` type($out_b) `,` type($lse_b) `,`
-    type($out) (`,` type($lse)^)?
+    type($out) (`,` type($lse)^)? (`->` type($results)^)?
+  }];
+  let extraClassDeclaration = [{
+    /// `out`, then `lse` if present.
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return ::mlir::MutableOperandRange(getOperation(),
+                                         getOutMutable().getOperandNumber(),
+                                         getLse() ? 2 : 1);
+    }
   }];
   let hasVerifier = 1;
 }

@@ -16,6 +16,7 @@
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -23,5 +24,15 @@
 
 #define GET_OP_CLASSES
 #include "KVCache/IR/KVCacheOps.h.inc"
+
+namespace mlir::kvcache {
+
+/// Fails, with an error that names `passName` and says to bufferize first,
+/// when a kernel op under `root` is in the tensor form (docs/Contract.md
+/// section 3.5): the passes that read the kernel ops' buffers take the
+/// memref form.
+LogicalResult verifyKernelOpsInMemRefForm(Operation *root, StringRef passName);
+
+} // namespace mlir::kvcache
 
 #endif // KVCACHE_IR_KVCACHEOPS_H

@@ -11,6 +11,7 @@ include "KVCache/IR/KVCacheDialect.td"
 include "KVCache/IR/KVCacheInterfaces.td"
 include "KVCache/IR/KVCacheTypes.td"
 include "mlir/IR/OpAsmInterface.td"
+include "mlir/Interfaces/DestinationStyleOpInterface.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 

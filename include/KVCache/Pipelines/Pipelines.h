@@ -17,6 +17,13 @@ namespace kvcache {
 
 /// Options of the `kvcache-to-cpu` pipeline.
 struct KVCacheToCPUOptions : public PassPipelineOptions<KVCacheToCPUOptions> {
+  PassOptions::Option<bool> bufferize{
+      *this, "bufferize",
+      llvm::cl::desc("Bufferize a tensor-level input first "
+                     "(kvcache-bufferize: one-shot-bufferize, results that "
+                     "return an argument dropped); an input without tensors "
+                     "is left as it is"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> checked{
       *this, "checked",
       llvm::cl::desc("Check every cache access at run time"),
@@ -65,6 +72,13 @@ LogicalResult verifyOpenMPRuntimeLoaded(ModuleOp module);
 
 /// Options of the `kvcache-to-ptx` pipeline.
 struct KVCacheToPTXOptions : public PassPipelineOptions<KVCacheToPTXOptions> {
+  PassOptions::Option<bool> bufferize{
+      *this, "bufferize",
+      llvm::cl::desc("Bufferize a tensor-level input first "
+                     "(kvcache-bufferize: one-shot-bufferize, results that "
+                     "return an argument dropped); an input without tensors "
+                     "is left as it is"),
+      llvm::cl::init(true)};
   PassOptions::Option<std::string> chip{
       *this, "chip", llvm::cl::desc("NVIDIA GPU architecture (sm_XX)"),
       llvm::cl::init("sm_90")};

@@ -114,6 +114,44 @@ def KVCacheMergeGPUModules
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
+def KVCacheBufferize : Pass<"kvcache-bufferize", "::mlir::ModuleOp"> {
+  let summary = "Bufferize a tensor-level module: one-shot-bufferize with "
+                "identity layouts at function boundaries, then drop the "
+                "results that return an argument";
+  let description = [{
+    The first step of the pipelines (docs/Contract.md section 3.5). A module
+    with no value of a tensor type is left as it is. Otherwise it runs
+    one-shot-bufferize with `bufferize-function-boundaries` and
+    `function-boundary-type-conversion=identity-layout-map` (the kernel
+    ops' verifiers need identity layouts); a value whose bufferization
+    fails is an error. Then every function with a body, public or private,
+    loses each result that all its returns give as the same argument of its
+    entry block (a destination-style function: its tensor results were its
+    init arguments), and calls of it in the module use that operand
+    instead: a caller supplies the outputs, as for the memref form.
+
+    Before (after one-shot-bufferize):
+    ```mlir
+    func.func @attend(%q: memref<?x32x128xf16>, ..., %out: memref<?x32x128xf16>) -> memref<?x32x128xf16> {
+      kvcache.attention_ragged %q, %k, %v, %offsets, %out {scale = 0.0883883 : f32} : ...
+      return %out : memref<?x32x128xf16>
+    }
+    ```
+    After:
+    ```mlir
+    func.func @attend(%q: memref<?x32x128xf16>, ..., %out: memref<?x32x128xf16>) {
+      kvcache.attention_ragged %q, %k, %v, %offsets, %out {scale = 0.0883883 : f32} : ...
+      return
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
+}
+
 def KVCacheInlineAllocaScopes : Pass<"kvcache-inline-alloca-scopes"> {
   let summary = "Inline the memref.alloca_scope ops that allocate nothing";
   let description = [{

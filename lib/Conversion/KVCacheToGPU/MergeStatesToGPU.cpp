@@ -36,7 +36,7 @@ struct MergeStatesToGPU : OpRewritePattern<MergeStatesOp> {
 
   LogicalResult matchAndRewrite(MergeStatesOp op,
                                 PatternRewriter &rewriter) const override {
-    MemRefType outType = op.getOut().getType();
+    auto outType = cast<MemRefType>(op.getOut().getType());
     if (!hasUnitInnerStride({op.getOutA(), op.getOutB(), op.getOut()}))
       return op.emitOpError("cannot be lowered: the outs need a unit "
                             "innermost stride (copy them into contiguous "
@@ -68,7 +68,7 @@ struct MergeStatesToGPU : OpRewritePattern<MergeStatesOp> {
   static void emitBody(GPUKernel &kernel, MergeStatesOp op, int64_t width,
                        int64_t vectors) {
     GPUKernelBuilder &k = kernel.builder();
-    MemRefType outType = op.getOut().getType();
+    auto outType = cast<MemRefType>(op.getOut().getType());
     int64_t elementBytes =
         llvm::divideCeil(outType.getElementType().getIntOrFloatBitWidth(), 8);
     llvm::Align align(getAccessAlignment(width * elementBytes,

@@ -32,7 +32,7 @@ struct MergeStatesToSCF : OpRewritePattern<MergeStatesOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MergeStatesOp op,
                                 PatternRewriter &rewriter) const override {
-    MemRefType outType = op.getOut().getType();
+    auto outType = cast<MemRefType>(op.getOut().getType());
     if (!hasUnitInnerStride(op.getOut()))
       return op.emitOpError("cannot be lowered: the outs need a unit "
                             "innermost stride (copy them into contiguous "

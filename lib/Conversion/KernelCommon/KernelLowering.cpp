@@ -72,6 +72,8 @@ int64_t mlir::kvcache::getRaggedChunkWidth(const KVCacheParams &cacheParams,
 
 LogicalResult mlir::kvcache::applyKernelLoweringPatterns(
     Operation *root, RewritePatternSet &&patterns, StringRef passName) {
+  if (failed(verifyKernelOpsInMemRefForm(root, passName)))
+    return failure();
   MLIRContext *ctx = root->getContext();
   bool reported = false;
   {

@@ -95,7 +95,7 @@ func.func @alibi_dynamic(%q: memref<?x32x128xf16>, %k: !c, %o: memref<?xi32>, %s
 
 !c = !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>
 func.func @alibi_f16(%q: memref<?x32x128xf16>, %k: !c, %o: memref<?xi32>, %s: memref<32xf16>) {
-  // expected-error @below {{operand #5 must be 1-D memref of f32 [q_heads] in the default memory space, but got 'memref<32xf16>'}}
+  // expected-error @below {{operand #5 must be 1-D memref of f32 [q_heads] in the default memory space, or a tensor of that shape, but got 'memref<32xf16>'}}
   kvcache.attention_ragged %q, %k, %k, %o, %q alibi(%s) {scale = 1.0 : f32}
       : memref<?x32x128xf16>, !c, !c, memref<?xi32>, memref<?x32x128xf16>, memref<32xf16>
   return

@@ -891,7 +891,7 @@ func.func @tile_head_out_of_range(%cache: !kvcache.paged_cache<f16, num_heads = 
 //===----------------------------------------------------------------------===//
 
 func.func @store_ragged_rank_2(%cache: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %new: memref<?x1024xf16>, %row_offsets: memref<?xi32>) {
-  // expected-error @below {{operand #1 must be 3-D memref [tokens, heads, head_size] in the default memory space, but got 'memref<?x1024xf16>'}}
+  // expected-error @below {{operand #1 must be 3-D memref [tokens, heads, head_size] in the default memory space, or a tensor of that shape, but got 'memref<?x1024xf16>'}}
   kvcache.store_ragged %cache, %new, %row_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x1024xf16>, memref<?xi32>
   return
 }
@@ -939,7 +939,7 @@ func.func @store_ragged_dynamic_head_size(%cache: !kvcache.paged_cache<f16, num_
 // -----
 
 func.func @store_ragged_rows_memory_space(%cache: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %new: memref<?x8x128xf16, 1>, %row_offsets: memref<?xi32>) {
-  // expected-error @below {{operand #1 must be 3-D memref [tokens, heads, head_size] in the default memory space, but got 'memref<?x8x128xf16, 1>'}}
+  // expected-error @below {{operand #1 must be 3-D memref [tokens, heads, head_size] in the default memory space, or a tensor of that shape, but got 'memref<?x8x128xf16, 1>'}}
   kvcache.store_ragged %cache, %new, %row_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x8x128xf16, 1>, memref<?xi32>
   return
 }
@@ -947,7 +947,7 @@ func.func @store_ragged_rows_memory_space(%cache: !kvcache.paged_cache<f16, num_
 // -----
 
 func.func @store_ragged_offsets_rank_2(%cache: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %new: memref<?x8x128xf16>, %row_offsets: memref<?x2xi32>) {
-  // expected-error @below {{operand #2 must be 1-D memref of i32 [batch + 1] in the default memory space, but got 'memref<?x2xi32>'}}
+  // expected-error @below {{operand #2 must be 1-D memref of i32 [batch + 1] in the default memory space, or a tensor of that shape, but got 'memref<?x2xi32>'}}
   kvcache.store_ragged %cache, %new, %row_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x8x128xf16>, memref<?x2xi32>
   return
 }
@@ -955,7 +955,7 @@ func.func @store_ragged_offsets_rank_2(%cache: !kvcache.paged_cache<f16, num_hea
 // -----
 
 func.func @store_ragged_offsets_i64(%cache: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %new: memref<?x8x128xf16>, %row_offsets: memref<3xi64>) {
-  // expected-error @below {{operand #2 must be 1-D memref of i32 [batch + 1] in the default memory space, but got 'memref<3xi64>'}}
+  // expected-error @below {{operand #2 must be 1-D memref of i32 [batch + 1] in the default memory space, or a tensor of that shape, but got 'memref<3xi64>'}}
   kvcache.store_ragged %cache, %new, %row_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x8x128xf16>, memref<3xi64>
   return
 }
@@ -963,7 +963,7 @@ func.func @store_ragged_offsets_i64(%cache: !kvcache.paged_cache<f16, num_heads 
 // -----
 
 func.func @store_ragged_offsets_memory_space(%cache: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %new: memref<?x8x128xf16>, %row_offsets: memref<?xi32, 1>) {
-  // expected-error @below {{operand #2 must be 1-D memref of i32 [batch + 1] in the default memory space, but got 'memref<?xi32, 1>'}}
+  // expected-error @below {{operand #2 must be 1-D memref of i32 [batch + 1] in the default memory space, or a tensor of that shape, but got 'memref<?xi32, 1>'}}
   kvcache.store_ragged %cache, %new, %row_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x8x128xf16>, memref<?xi32, 1>
   return
 }
@@ -971,7 +971,7 @@ func.func @store_ragged_offsets_memory_space(%cache: !kvcache.paged_cache<f16, n
 // -----
 
 func.func @gather_ragged_rank_2(%cache: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %out: memref<?x1024xf16>, %ctx_offsets: memref<?xi32>) {
-  // expected-error @below {{operand #1 must be 3-D memref [tokens, heads, head_size] in the default memory space, but got 'memref<?x1024xf16>'}}
+  // expected-error @below {{operand #1 must be 3-D memref [tokens, heads, head_size] in the default memory space, or a tensor of that shape, but got 'memref<?x1024xf16>'}}
   kvcache.gather_ragged %cache, %out, %ctx_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x1024xf16>, memref<?xi32>
   return
 }
@@ -1019,7 +1019,7 @@ func.func @gather_ragged_dynamic_head_size(%cache: !kvcache.paged_cache<f16, num
 // -----
 
 func.func @gather_ragged_rows_memory_space(%cache: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %out: memref<?x8x128xf16, 1>, %ctx_offsets: memref<?xi32>) {
-  // expected-error @below {{operand #1 must be 3-D memref [tokens, heads, head_size] in the default memory space, but got 'memref<?x8x128xf16, 1>'}}
+  // expected-error @below {{operand #1 must be 3-D memref [tokens, heads, head_size] in the default memory space, or a tensor of that shape, but got 'memref<?x8x128xf16, 1>'}}
   kvcache.gather_ragged %cache, %out, %ctx_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x8x128xf16, 1>, memref<?xi32>
   return
 }
@@ -1027,7 +1027,7 @@ func.func @gather_ragged_rows_memory_space(%cache: !kvcache.paged_cache<f16, num
 // -----
 
 func.func @gather_ragged_offsets_rank_2(%cache: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %out: memref<?x8x128xf16>, %ctx_offsets: memref<?x2xi32>) {
-  // expected-error @below {{operand #2 must be 1-D memref of i32 [batch + 1] in the default memory space, but got 'memref<?x2xi32>'}}
+  // expected-error @below {{operand #2 must be 1-D memref of i32 [batch + 1] in the default memory space, or a tensor of that shape, but got 'memref<?x2xi32>'}}
   kvcache.gather_ragged %cache, %out, %ctx_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x8x128xf16>, memref<?x2xi32>
   return
 }
@@ -1035,7 +1035,7 @@ func.func @gather_ragged_offsets_rank_2(%cache: !kvcache.paged_cache<f16, num_he
 // -----
 
 func.func @gather_ragged_offsets_i64(%cache: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %out: memref<?x8x128xf16>, %ctx_offsets: memref<3xi64>) {
-  // expected-error @below {{operand #2 must be 1-D memref of i32 [batch + 1] in the default memory space, but got 'memref<3xi64>'}}
+  // expected-error @below {{operand #2 must be 1-D memref of i32 [batch + 1] in the default memory space, or a tensor of that shape, but got 'memref<3xi64>'}}
   kvcache.gather_ragged %cache, %out, %ctx_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x8x128xf16>, memref<3xi64>
   return
 }
@@ -1043,7 +1043,7 @@ func.func @gather_ragged_offsets_i64(%cache: !kvcache.paged_cache<f16, num_heads
 // -----
 
 func.func @gather_ragged_offsets_memory_space(%cache: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %out: memref<?x8x128xf16>, %ctx_offsets: memref<?xi32, 1>) {
-  // expected-error @below {{operand #2 must be 1-D memref of i32 [batch + 1] in the default memory space, but got 'memref<?xi32, 1>'}}
+  // expected-error @below {{operand #2 must be 1-D memref of i32 [batch + 1] in the default memory space, or a tensor of that shape, but got 'memref<?xi32, 1>'}}
   kvcache.gather_ragged %cache, %out, %ctx_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x8x128xf16>, memref<?xi32, 1>
   return
 }
@@ -1055,7 +1055,7 @@ func.func @gather_ragged_offsets_memory_space(%cache: !kvcache.paged_cache<f16, 
 //===----------------------------------------------------------------------===//
 
 func.func @pairs_three_columns(%collection: !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>, %pairs: memref<?x3xi32>) {
-  // expected-error @below {{operand #1 must be 2-D memref of i32 [num_pairs, 2] of (src, dst) page pairs in the default memory space, but got 'memref<?x3xi32>'}}
+  // expected-error @below {{operand #1 must be 2-D memref of i32 [num_pairs, 2] of (src, dst) page pairs in the default memory space, or a tensor of that shape, but got 'memref<?x3xi32>'}}
   kvcache.copy_pages %collection, %pairs : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x3xi32>
   return
 }
@@ -1063,7 +1063,7 @@ func.func @pairs_three_columns(%collection: !kvcache.paged_collection<f16, num_h
 // -----
 
 func.func @pairs_rank_1(%collection: !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>, %pairs: memref<?xi32>) {
-  // expected-error @below {{operand #1 must be 2-D memref of i32 [num_pairs, 2] of (src, dst) page pairs in the default memory space, but got 'memref<?xi32>'}}
+  // expected-error @below {{operand #1 must be 2-D memref of i32 [num_pairs, 2] of (src, dst) page pairs in the default memory space, or a tensor of that shape, but got 'memref<?xi32>'}}
   kvcache.copy_pages %collection, %pairs : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?xi32>
   return
 }
@@ -1071,7 +1071,7 @@ func.func @pairs_rank_1(%collection: !kvcache.paged_collection<f16, num_heads = 
 // -----
 
 func.func @pairs_dynamic_columns(%collection: !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>, %pairs: memref<?x?xi32>) {
-  // expected-error @below {{operand #1 must be 2-D memref of i32 [num_pairs, 2] of (src, dst) page pairs in the default memory space, but got 'memref<?x?xi32>'}}
+  // expected-error @below {{operand #1 must be 2-D memref of i32 [num_pairs, 2] of (src, dst) page pairs in the default memory space, or a tensor of that shape, but got 'memref<?x?xi32>'}}
   kvcache.copy_pages %collection, %pairs : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x?xi32>
   return
 }
@@ -1079,7 +1079,7 @@ func.func @pairs_dynamic_columns(%collection: !kvcache.paged_collection<f16, num
 // -----
 
 func.func @pairs_i64(%collection: !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>, %pairs: memref<?x2xi64>) {
-  // expected-error @below {{operand #1 must be 2-D memref of i32 [num_pairs, 2] of (src, dst) page pairs in the default memory space, but got 'memref<?x2xi64>'}}
+  // expected-error @below {{operand #1 must be 2-D memref of i32 [num_pairs, 2] of (src, dst) page pairs in the default memory space, or a tensor of that shape, but got 'memref<?x2xi64>'}}
   kvcache.copy_pages %collection, %pairs : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x2xi64>
   return
 }
@@ -1087,7 +1087,7 @@ func.func @pairs_i64(%collection: !kvcache.paged_collection<f16, num_heads = 8, 
 // -----
 
 func.func @pairs_rank_3(%collection: !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>, %pairs: memref<?x2x1xi32>) {
-  // expected-error @below {{operand #1 must be 2-D memref of i32 [num_pairs, 2] of (src, dst) page pairs in the default memory space, but got 'memref<?x2x1xi32>'}}
+  // expected-error @below {{operand #1 must be 2-D memref of i32 [num_pairs, 2] of (src, dst) page pairs in the default memory space, or a tensor of that shape, but got 'memref<?x2x1xi32>'}}
   kvcache.copy_pages %collection, %pairs : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x2x1xi32>
   return
 }
@@ -1095,7 +1095,7 @@ func.func @pairs_rank_3(%collection: !kvcache.paged_collection<f16, num_heads = 
 // -----
 
 func.func @pairs_memory_space(%collection: !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>, %pairs: memref<?x2xi32, 1>) {
-  // expected-error @below {{operand #1 must be 2-D memref of i32 [num_pairs, 2] of (src, dst) page pairs in the default memory space, but got 'memref<?x2xi32, 1>'}}
+  // expected-error @below {{operand #1 must be 2-D memref of i32 [num_pairs, 2] of (src, dst) page pairs in the default memory space, or a tensor of that shape, but got 'memref<?x2xi32, 1>'}}
   kvcache.copy_pages %collection, %pairs : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x2xi32, 1>
   return
 }
@@ -1179,7 +1179,7 @@ func.func @attention_q_element_type(%q: memref<?x32x128xf32>, %key: !kvcache.pag
 // -----
 
 func.func @attention_q_rank_2(%q: memref<?x4096xf16>, %key: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %value: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %row_offsets: memref<?xi32>, %out: memref<?x4096xf16>) {
-  // expected-error @below {{operand #0 must be 3-D memref [tokens, heads, head_size] in the default memory space, but got 'memref<?x4096xf16>'}}
+  // expected-error @below {{operand #0 must be 3-D memref [tokens, heads, head_size] in the default memory space, or a tensor of that shape, but got 'memref<?x4096xf16>'}}
   kvcache.attention_ragged %q, %key, %value, %row_offsets, %out {scale = 0.0883883 : f32} : memref<?x4096xf16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?xi32>, memref<?x4096xf16>
   return
 }
@@ -1187,7 +1187,7 @@ func.func @attention_q_rank_2(%q: memref<?x4096xf16>, %key: !kvcache.paged_cache
 // -----
 
 func.func @attention_q_memory_space(%q: memref<?x32x128xf16, 1>, %key: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %value: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %row_offsets: memref<?xi32>, %out: memref<?x32x128xf16, 1>) {
-  // expected-error @below {{operand #0 must be 3-D memref [tokens, heads, head_size] in the default memory space, but got 'memref<?x32x128xf16, 1>'}}
+  // expected-error @below {{operand #0 must be 3-D memref [tokens, heads, head_size] in the default memory space, or a tensor of that shape, but got 'memref<?x32x128xf16, 1>'}}
   kvcache.attention_ragged %q, %key, %value, %row_offsets, %out {scale = 0.0883883 : f32} : memref<?x32x128xf16, 1>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?xi32>, memref<?x32x128xf16, 1>
   return
 }
@@ -1219,7 +1219,7 @@ func.func @attention_mla(%q: memref<?x32x128xf16>, %key: !kvcache.paged_cache<f1
 // -----
 
 func.func @attention_row_offsets_i64(%q: memref<?x32x128xf16>, %key: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %value: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %row_offsets: memref<?xi64>, %out: memref<?x32x128xf16>) {
-  // expected-error @below {{operand #3 must be 1-D memref of i32 [batch + 1] in the default memory space, but got 'memref<?xi64>'}}
+  // expected-error @below {{operand #3 must be 1-D memref of i32 [batch + 1] in the default memory space, or a tensor of that shape, but got 'memref<?xi64>'}}
   kvcache.attention_ragged %q, %key, %value, %row_offsets, %out {scale = 0.0883883 : f32} : memref<?x32x128xf16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?xi64>, memref<?x32x128xf16>
   return
 }
@@ -1227,7 +1227,7 @@ func.func @attention_row_offsets_i64(%q: memref<?x32x128xf16>, %key: !kvcache.pa
 // -----
 
 func.func @attention_row_offsets_rank_2(%q: memref<?x32x128xf16>, %key: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %value: !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, %row_offsets: memref<?x?xi32>, %out: memref<?x32x128xf16>) {
-  // expected-error @below {{operand #3 must be 1-D memref of i32 [batch + 1] in the default memory space, but got 'memref<?x?xi32>'}}
+  // expected-error @below {{operand #3 must be 1-D memref of i32 [batch + 1] in the default memory space, or a tensor of that shape, but got 'memref<?x?xi32>'}}
   kvcache.attention_ragged %q, %key, %value, %row_offsets, %out {scale = 0.0883883 : f32} : memref<?x32x128xf16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x?xi32>, memref<?x32x128xf16>
   return
 }

@@ -1,0 +1,124 @@
+//===- Bufferize.cpp - kvcache-bufferize ------------------------*- C++ -*-===//
+//
+// Part of the kvcache-mlir project.
+//
+// A tensor-level module to the memref form the kernel lowerings take:
+// one-shot-bufferize with identity layouts at function boundaries, then the
+// results of destination-style functions (an argument's buffer returned)
+// dropped, public functions included, so callers supply the outputs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KVCache/Transforms/Passes.h"
+
+#include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
+#include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
+#include "mlir/Dialect/Bufferization/Transforms/OneShotModuleBufferize.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir::kvcache {
+#define GEN_PASS_DEF_KVCACHEBUFFERIZE
+#include "KVCache/Transforms/Passes.h.inc"
+} // namespace mlir::kvcache
+
+using namespace mlir;
+
+/// Whether any value in `module` has a tensor type.
+static bool hasTensorValues(ModuleOp module) {
+  auto isTensor = [](Value value) { return isa<TensorType>(value.getType()); };
+  WalkResult result = module->walk([&](Operation *op) {
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        if (llvm::any_of(block.getArguments(), isTensor))
+          return WalkResult::interrupt();
+    if (llvm::any_of(op->getOperands(), isTensor) ||
+        llvm::any_of(op->getResults(), isTensor))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return result.wasInterrupted();
+}
+
+/// The number of the entry-block argument of `func` that `value` is, if it
+/// is one.
+static std::optional<unsigned> getArgumentNumber(func::FuncOp func,
+                                                 Value value) {
+  auto argument = dyn_cast<BlockArgument>(value);
+  if (!argument || argument.getOwner() != &func.front())
+    return std::nullopt;
+  return argument.getArgNumber();
+}
+
+/// For each result of `func`, the entry-block argument every return gives
+/// for it, if there is one.
+static SmallVector<std::optional<unsigned>>
+getReturnedArguments(func::FuncOp func) {
+  SmallVector<func::ReturnOp> returns;
+  func.walk([&](func::ReturnOp ret) { returns.push_back(ret); });
+  SmallVector<std::optional<unsigned>> returned(func.getNumResults());
+  if (returns.empty())
+    return returned;
+  for (unsigned index = 0; index < func.getNumResults(); ++index) {
+    returned[index] = getArgumentNumber(func, returns[0].getOperand(index));
+    for (func::ReturnOp ret : ArrayRef(returns).drop_front())
+      if (getArgumentNumber(func, ret.getOperand(index)) != returned[index])
+        returned[index] = std::nullopt;
+  }
+  return returned;
+}
+
+/// Drops the results of `func` that return an argument, and of its calls in
+/// `module`, whose uses take the call's operand instead.
+static void dropReturnedArguments(func::FuncOp func, ModuleOp module) {
+  SmallVector<std::optional<unsigned>> returned = getReturnedArguments(func);
+  llvm::BitVector dropped(func.getNumResults());
+  for (auto [index, argument] : llvm::enumerate(returned))
+    if (argument)
+      dropped.set(index);
+  if (dropped.none())
+    return;
+  func.walk([&](func::ReturnOp ret) { ret->eraseOperands(dropped); });
+  if (failed(func.eraseResults(dropped)))
+    return;
+  std::optional<SymbolTable::UseRange> uses = func.getSymbolUses(module);
+  if (!uses)
+    return;
+  for (SymbolTable::SymbolUse use : *uses) {
+    auto call = dyn_cast<func::CallOp>(use.getUser());
+    if (!call)
+      continue;
+    OpBuilder builder(call);
+    auto newCall = func::CallOp::create(builder, call.getLoc(), func,
+                                        call.getOperands());
+    unsigned kept = 0;
+    for (auto [index, result] : llvm::enumerate(call.getResults()))
+      result.replaceAllUsesWith(
+          returned[index] ? call.getOperand(*returned[index])
+                          : newCall.getResult(kept++));
+    call.erase();
+  }
+}
+
+namespace {
+
+struct KVCacheBufferize
+    : public kvcache::impl::KVCacheBufferizeBase<KVCacheBufferize> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (!hasTensorValues(module))
+      return;
+    bufferization::OneShotBufferizationOptions options;
+    options.bufferizeFunctionBoundaries = true;
+    options.setFunctionBoundaryTypeConversion(
+        bufferization::LayoutMapOption::IdentityLayoutMap);
+    bufferization::BufferizationState state;
+    if (failed(bufferization::runOneShotModuleBufferize(module, options,
+                                                        state)))
+      return signalPassFailure();
+    for (auto func : module.getOps<func::FuncOp>())
+      if (!func.isExternal())
+        dropReturnedArguments(func, module);
+  }
+};
+
+} // namespace
