@@ -214,8 +214,8 @@ LogicalResult MergeStatesOp::verify() {
 SmallVector<Value> AttentionRaggedOp::getKernelOperands() {
   SmallVector<Value> operands = {getQ(), getKeyCache(), getValueCache(),
                                  getRowOffsets(), getOut()};
-  for (Value optional : ArrayRef<Value>{getWorkspace(), getSinks(),
-                                        getAlibi(), getLse()})
+  Value optionals[] = {getWorkspace(), getSinks(), getAlibi(), getLse()};
+  for (Value optional : optionals)
     if (optional)
       operands.push_back(optional);
   return operands;
