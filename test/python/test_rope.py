@@ -3,7 +3,8 @@ reference and against PyTorch code written the way Meta's Llama reference
 (complex products: torch.polar, torch.view_as_complex; interleaved pairs)
 and Hugging Face's `apply_rotary_pos_emb` (rotate_half; half style) compute
 rotary embedding: both styles, partial rotary, explicit positions, in place,
-GQA, MLA and a tensor-scaled fp8 cache. (A position past the table under
+GQA, MLA and a tensor-scaled fp8 cache; and the GPU kernel on the
+emulator against the same reference. (A position past the table under
 checked mode: test/Integration/CPU/rope-checked.mlir.) f32 matches bit for bit (both
 PyTorch formulas round each product and sum to f32, as the op does); f16
 and bf16 match the reference bit for bit and PyTorch within its rounding."""
@@ -80,10 +81,11 @@ def to_numpy(tensor, dtype):
     return tensor.numpy()
 
 
-def run(config, style, rotary_dims, positions=None, in_place=False, seed=0):
-    """A step's keys stored, then rope_ragged on the CPU: (q, q_out, the
-    cache before, the cache after, the reference's q_out and cache,
-    row offsets, table)."""
+def run(config, style, rotary_dims, positions=None, in_place=False, seed=0,
+        target=kvcache.CPUModule):
+    """A step's keys stored, then rope_ragged on `target` in checked mode:
+    (q, q_out, the cache before, the cache after, the reference's q_out and
+    cache, row offsets, table)."""
     rng = np.random.default_rng(seed)
     cache = testing.random_cache(config, CACHE_LENGTHS, NEW_LENGTHS, rng)
     offsets = testing.row_offsets(NEW_LENGTHS)
@@ -92,7 +94,7 @@ def run(config, style, rotary_dims, positions=None, in_place=False, seed=0):
                             config.rows_element)
     table, freqs_cis = cos_sin_table(rotary_dims)
     q_out = np.full_like(q, 7)
-    cpu = kvcache.CPUModule(builders.rope_ragged(
+    module = target(builders.rope_ragged(
         config, rotary_dims=rotary_dims, style=style,
         positions=positions is not None, in_place=in_place), checked=True)
     layer = 1
@@ -106,7 +108,7 @@ def run(config, style, rotary_dims, positions=None, in_place=False, seed=0):
         arguments.append(positions)
     before = cache.copy()
     q_given = q.copy()
-    cpu.rope_ragged(*arguments)
+    module.rope_ragged(*arguments)
     return dict(q=q_given, q_after=q, q_out=q if in_place else q_out,
                 before=before,
                 after=cache, expected_q=expected_q,
@@ -232,3 +234,45 @@ def test_continuous_cache(style):
     np.testing.assert_array_equal(r["q_out"], r["expected_q"])
     np.testing.assert_array_equal(r["after"].blocks, r["expected_cache"].blocks)
     assert not np.array_equal(r["after"].blocks, r["before"].blocks)
+
+
+# The GPU kernel (kvcache-to-emulated-gpu, the emulator's checks on) gives
+# the CPU's bits.
+GPU_CASES = [("f32", "interleaved", 64, False, False),
+             ("bf16", "half", 16, True, False),
+             ("f16", "interleaved", 32, False, True)]
+
+
+@pytest.mark.parametrize("dtype,style,rotary_dims,positions,in_place", GPU_CASES)
+def test_emulated_gpu(dtype, style, rotary_dims, positions, in_place):
+    given = np.array([3, 0, 23, 11, 11, 2], np.int32) if positions else None
+    r = run(config_of(dtype), style, rotary_dims, positions=given,
+            in_place=in_place, target=kvcache.EmulatedGPUModule)
+    np.testing.assert_array_equal(r["q_out"], r["expected_q"])
+    np.testing.assert_array_equal(r["after"].blocks, r["expected_cache"].blocks)
+
+
+def test_emulated_gpu_mla_and_tensor_scale():
+    for config, style, rotary_dims in (
+            (config_of("bf16", head_size=576, num_heads=1, q_heads=2, mla=True),
+             "interleaved", 64),
+            (config_of("f8E4M3FN", scales="tensor", rows_dtype="f32"), "half", 32)):
+        r = run(config, style, rotary_dims, target=kvcache.EmulatedGPUModule)
+        np.testing.assert_array_equal(r["q_out"], r["expected_q"])
+        np.testing.assert_array_equal(r["after"].blocks,
+                                      r["expected_cache"].blocks)
+
+
+def test_emulated_gpu_position_past_the_table_asserts():
+    config = config_of("f32", head_size=8, num_heads=1, q_heads=1)
+    cache = testing.random_cache(config, [1], [1], np.random.default_rng(0))
+    module = kvcache.EmulatedGPUModule(
+        builders.rope_ragged(config, positions=True), checked=True)
+    q = np.zeros((1, 1, 8), np.float32)
+    table, _ = cos_sin_table(8, rows=4)
+    with pytest.raises(kvcache.EmulatorError) as raised:
+        module.rope_ragged(*cache.arguments(), 0, q, testing.row_offsets([1]),
+                           table, q.copy(), np.array([4], np.int32))
+    assert raised.value.kinds == ["assert"]
+    assert ("rotary position is out of range (must be below max_positions "
+            "(the rows of cos_sin))") in raised.value.reports[0]

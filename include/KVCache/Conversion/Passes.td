@@ -291,8 +291,7 @@ def ConvertKVCacheToGPU : Pass<"convert-kvcache-to-gpu", "ModuleOp"> {
   let description = [{
     Lowers `kvcache.store_ragged`, `kvcache.gather_ragged`,
     `kvcache.copy_pages`, `kvcache.attention_ragged` and
-    `kvcache.merge_states` (`kvcache.rope_ragged` has no kernel yet: an
-    error) to kernels written
+    `kvcache.merge_states` and `kvcache.rope_ragged` to kernels written
     with kvcache access ops: a `gpu.func` named `<function>_<op>` (`_0`,
     `_1`, ... when taken) in `gpu.module @kvcache_kernels`, whose parameters
     are exactly the op's operands in order (the kernel ABI,
@@ -354,7 +353,12 @@ def ConvertKVCacheToGPU : Pass<"convert-kvcache-to-gpu", "ModuleOp"> {
 
     - `merge_states`: block `(x, y)` merges rows x, x + gridDim.x, ... of
       query head y, a thread per 16-byte vector of the head; in place is
-      safe (a barrier orders the log-sum-exp reads before the write).
+      safe (a barrier orders the log-sum-exp reads before the write);
+    - `rope_ragged`: block x rotates rows x, x + gridDim.x, ... (every
+      thread resolves the row: sequence, positions, one lookup), thread t
+      the row's chunks of pairs t, t + blockDim.x, ... of its query heads,
+      then of its key heads, with the CPU's chunks and arithmetic (the same
+      bits); in place is safe (each element is one thread's).
 
     A launch with no work (no rows, no sequences, no pairs) is skipped. Vector
     widths follow `convert-kvcache-to-scf` (16 bytes when head_size allows).
@@ -399,8 +403,10 @@ def ConvertKVCacheToGPU : Pass<"convert-kvcache-to-gpu", "ModuleOp"> {
            "sm_80 or newer runs on tensor cores (ldmatrix + mma.sync); "
            "false: on CUDA cores">,
     Option<"checked", "checked", "bool", /*default=*/"false",
-           "Fail a device assertion when store_ragged quantizes a NaN into "
-           "an i8 cache (kvcache-to-ptx{checked=true} sets it)">,
+           "Fail a device assertion when store_ragged or rope_ragged "
+           "quantizes a NaN into an i8 cache, or rope_ragged reads a rotary "
+           "position past its cos_sin table (kvcache-to-ptx{checked=true} "
+           "sets it)">,
   ];
 }
 

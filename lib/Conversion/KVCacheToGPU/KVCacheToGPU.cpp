@@ -52,18 +52,6 @@ int64_t getBlockThreads(int64_t chunks, const GPUKernelTarget &target) {
   return std::min(chunks, target.threadsPerBlock);
 }
 
-/// rope_ragged has no GPU kernel yet: an error that says so and where it
-/// runs, rather than the generic missing lowering.
-struct RopeRaggedToGPU : OpRewritePattern<RopeRaggedOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(RopeRaggedOp op,
-                                PatternRewriter &) const override {
-    return op.emitOpError("is not supported on the GPU pipelines yet "
-                          "(convert-kvcache-to-gpu has no kernel for it); "
-                          "it runs on the CPU (kvcache-to-cpu)");
-  }
-};
-
 /// copy_pages as one launch for every pair, layer, K and V: block (x, y)
 /// copies pair x (grid-stride) of layer y, K then V; a page of a layer is
 /// page_size * num_heads * head_size contiguous elements.
@@ -205,8 +193,8 @@ struct ConvertKVCacheToGPUPass
 void mlir::kvcache::populateKVCacheToGPUConversionPatterns(
     RewritePatternSet &patterns, const GPUKernelTarget &target) {
   patterns.add<CopyPagesToGPU>(patterns.getContext(), target);
-  patterns.add<RopeRaggedToGPU>(patterns.getContext());
   populateRaggedCopyToGPUConversionPatterns(patterns, target);
+  populateRopeToGPUConversionPatterns(patterns, target);
   populateAttentionToGPUConversionPatterns(patterns, target);
   populateMergeStatesToGPUConversionPatterns(patterns, target);
 }
