@@ -276,3 +276,22 @@ def test_emulated_gpu_position_past_the_table_asserts():
     assert raised.value.kinds == ["assert"]
     assert ("rotary position is out of range (must be below max_positions "
             "(the rows of cos_sin))") in raised.value.reports[0]
+
+
+def test_argument_checks_name_rope_operands():
+    # positions with fewer rows than the batch: the argument checks stop
+    # the call (capture mode) before anything is written.
+    config = config_of("f32", head_size=8, num_heads=1, q_heads=1)
+    cache = testing.random_cache(config, [1, 2], [1, 2], np.random.default_rng(0))
+    module = kvcache.CPUModule(builders.rope_ragged(config, positions=True),
+                               checked=True)
+    q = np.ones((3, 1, 8), np.float32)
+    table, _ = cos_sin_table(8, rows=8)
+    before = cache.blocks.copy()
+    with pytest.raises(kvcache.CheckError,
+                       match=r"'positions' \(function argument \d+\) has 2 rows, "
+                             r"but row_offsets\[2\] \(the end of the batch's "
+                             r"rows\) is 3"):
+        module.rope_ragged(*cache.arguments(), 0, q, testing.row_offsets([1, 2]),
+                           table, q.copy(), np.array([0, 1], np.int32))
+    np.testing.assert_array_equal(cache.blocks, before)
