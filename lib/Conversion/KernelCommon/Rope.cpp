@@ -35,6 +35,21 @@ Type RopeEmitter::chunkType(Type elementType) {
   return VectorType::get({width}, elementType);
 }
 
+llvm::Align RopeEmitter::chunkAlignment(Type type) {
+  auto memref = cast<MemRefType>(type);
+  KVCacheParams params{};
+  params.elementType = memref.getElementType();
+  params.headSize = memref.getShape().back();
+  int64_t elementBytes =
+      llvm::divideCeil(params.elementType.getIntOrFloatBitWidth(), 8);
+  int64_t bytes = width * elementBytes;
+  // The width divides the rows' (or the table's) last dim: it divides R
+  // and head_size - R.
+  if (getRowVectorWidth(params, memref, bytes) < width)
+    return llvm::Align(elementBytes);
+  return llvm::Align(getAccessAlignment(bytes, bytes));
+}
+
 std::pair<Value, Value> RopeEmitter::loadCosSin(Value table, Value position,
                                                 Value pair) {
   // The chunk's (cos, sin) pairs: table elements [2 pair, 2 pair + 2w).
@@ -44,7 +59,8 @@ std::pair<Value, Value> RopeEmitter::loadCosSin(Value table, Value position,
     if (width == 1)
       return memref::LoadOp::create(k.b, k.loc, table, at);
     return vector::LoadOp::create(
-        k.b, k.loc, cast<VectorType>(chunkType(k.b.getF32Type())), table, at);
+        k.b, k.loc, cast<VectorType>(chunkType(k.b.getF32Type())), table, at,
+        /*nontemporal=*/false, chunkAlignment(table.getType()));
   };
   return deinterleave(load(first), load(k.add(first, k.index(width))));
 }
@@ -79,20 +95,27 @@ void RopeEmitter::copyChunk(Value from, Value to, Value row, Value head,
     return;
   }
   Value chunk =
-      vector::LoadOp::create(k.b, k.loc, cast<VectorType>(type), from, at);
-  vector::StoreOp::create(k.b, k.loc, chunk, to, at);
+      vector::LoadOp::create(k.b, k.loc, cast<VectorType>(type), from, at,
+                             /*nontemporal=*/false,
+                             chunkAlignment(from.getType()));
+  vector::StoreOp::create(k.b, k.loc, chunk, to, at, /*nontemporal=*/false,
+                          chunkAlignment(to.getType()));
 }
 
 RotatedRows RopeEmitter::queries(Value q, Value qOut, Value row) {
   auto qType = cast<MemRefType>(q.getType());
   Type f32 = chunkType(k.b.getF32Type());
   Type chunk = chunkType(qType.getElementType());
+  llvm::Align loadAlign = chunkAlignment(q.getType());
+  llvm::Align storeAlign = chunkAlignment(qOut.getType());
   KernelBuilder &kb = k;
   return {
       [=, &kb](Value head, Value element) -> Value {
         SmallVector<Value, 3> at = {row, head, element};
         if (auto vector = dyn_cast<VectorType>(chunk))
-          return kb.widen(vector::LoadOp::create(kb.b, kb.loc, vector, q, at),
+          return kb.widen(vector::LoadOp::create(kb.b, kb.loc, vector, q, at,
+                                                 /*nontemporal=*/false,
+                                                 loadAlign),
                           f32);
         return kb.widen(memref::LoadOp::create(kb.b, kb.loc, q, at), f32);
       },
@@ -100,7 +123,8 @@ RotatedRows RopeEmitter::queries(Value q, Value qOut, Value row) {
         SmallVector<Value, 3> at = {row, head, element};
         Value narrow = kb.narrow(values, chunk);
         if (isa<VectorType>(chunk))
-          vector::StoreOp::create(kb.b, kb.loc, narrow, qOut, at);
+          vector::StoreOp::create(kb.b, kb.loc, narrow, qOut, at,
+                                  /*nontemporal=*/false, storeAlign);
         else
           memref::StoreOp::create(kb.b, kb.loc, narrow, qOut, at);
       },

@@ -65,6 +65,10 @@ private:
   std::pair<Value, Value> interleave(Value x, Value y);
   /// The chunk type of `elementType`: a vector of the width, or a scalar.
   Type chunkType(Type elementType);
+  /// The alignment a chunk access of the memref `type` may claim: the
+  /// chunk's bytes (at most 16) when its strides and offset keep every
+  /// chunk at a multiple of the width, else one element's.
+  llvm::Align chunkAlignment(Type type);
 
   KernelBuilder &k;
   int64_t width, half, offset;

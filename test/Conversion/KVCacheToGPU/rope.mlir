@@ -28,12 +28,12 @@
 // CHECK: %[[PAGE:[a-z0-9_]+]], %[[SLOT:[a-z0-9_]+]] = kvcache.lookup %[[K]]
 // The unrotated elements: 4 heads x 2 chunks of 4.
 // CHECK: scf.for %{{.*}} = %[[THREAD]] to %{{.*}} step %[[THREADS]] {
-// CHECK: %[[RAW:[a-z0-9_]+]] = vector.load %[[Q]][%[[ROW]], %{{.*}}, %{{.*}}] : memref<?x4x16xf16>, vector<4xf16>
-// CHECK-NEXT: vector.store %[[RAW]], %[[OUT]][%[[ROW]], %{{.*}}, %{{.*}}] : memref<?x4x16xf16>, vector<4xf16>
+// CHECK: %[[RAW:[a-z0-9_]+]] = vector.load %[[Q]][%[[ROW]], %{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<?x4x16xf16>, vector<4xf16>
+// CHECK-NEXT: vector.store %[[RAW]], %[[OUT]][%[[ROW]], %{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<?x4x16xf16>, vector<4xf16>
 // The query heads' pairs (8 + i, 12 + i).
 // CHECK: scf.for %{{.*}} = %[[THREAD]] to %{{.*}} step %[[THREADS]] {
-// CHECK: vector.load %[[TABLE]][%[[P]], %{{.*}}] : memref<?x8xf32>, vector<4xf32>
-// CHECK: vector.load %[[TABLE]][%[[P]], %{{.*}}] : memref<?x8xf32>, vector<4xf32>
+// CHECK: vector.load %[[TABLE]][%[[P]], %{{.*}}] {alignment = 16 : i64} : memref<?x8xf32>, vector<4xf32>
+// CHECK: vector.load %[[TABLE]][%[[P]], %{{.*}}] {alignment = 16 : i64} : memref<?x8xf32>, vector<4xf32>
 // CHECK: %[[COS:[a-z0-9_]+]] = vector.shuffle {{.*}} [0, 2, 4, 6]
 // CHECK: %[[SIN:[a-z0-9_]+]] = vector.shuffle {{.*}} [1, 3, 5, 7]
 // CHECK: %[[X:[a-z0-9_]+]] = arith.extf

@@ -29,9 +29,9 @@
 // CHECK: %[[C4:[a-z0-9_]+]] = arith.constant 4 : index
 // CHECK-NEXT: scf.for %[[PAIR:[a-z0-9_]+]] = %[[C0]] to %[[C4]] step %[[C4]] {
 // CHECK-NEXT: %[[TWO_PAIR:[a-z0-9_]+]] = arith.addi %[[PAIR]], %[[PAIR]]
-// CHECK-NEXT: %[[T0:[a-z0-9_]+]] = vector.load %[[TABLE]][%[[TOKEN]], %[[TWO_PAIR]]] : memref<?x8xf32>, vector<4xf32>
+// CHECK-NEXT: %[[T0:[a-z0-9_]+]] = vector.load %[[TABLE]][%[[TOKEN]], %[[TWO_PAIR]]] {alignment = 16 : i64} : memref<?x8xf32>, vector<4xf32>
 // CHECK-NEXT: %[[NEXT:[a-z0-9_]+]] = arith.addi %[[TWO_PAIR]], %[[C4]]
-// CHECK-NEXT: %[[T1:[a-z0-9_]+]] = vector.load %[[TABLE]][%[[TOKEN]], %[[NEXT]]]
+// CHECK-NEXT: %[[T1:[a-z0-9_]+]] = vector.load %[[TABLE]][%[[TOKEN]], %[[NEXT]]] {alignment = 16 : i64}
 // CHECK-NEXT: %[[COS:[a-z0-9_]+]] = vector.shuffle %[[T0]], %[[T1]] [0, 2, 4, 6]
 // CHECK-NEXT: %[[SIN:[a-z0-9_]+]] = vector.shuffle %[[T0]], %[[T1]] [1, 3, 5, 7]
 // Query heads: pairs (8 + 2i, 8 + 2i + 1).
@@ -39,9 +39,9 @@
 // CHECK-NEXT: %[[C8:[a-z0-9_]+]] = arith.constant 8 : index
 // CHECK-NEXT: %[[AT:[a-z0-9_]+]] = arith.addi %[[C8]], %[[TWO_PAIR]]
 // CHECK-NEXT: %[[AT2:[a-z0-9_]+]] = arith.addi %[[AT]], %[[C4]]
-// CHECK-NEXT: %[[A:[a-z0-9_]+]] = vector.load %[[Q]][%[[ROW]], %[[HEAD]], %[[AT]]] : memref<?x4x16xf16>, vector<4xf16>
+// CHECK-NEXT: %[[A:[a-z0-9_]+]] = vector.load %[[Q]][%[[ROW]], %[[HEAD]], %[[AT]]] {alignment = 8 : i64} : memref<?x4x16xf16>, vector<4xf16>
 // CHECK-NEXT: %[[AF:[a-z0-9_]+]] = arith.extf %[[A]]
-// CHECK-NEXT: %[[B:[a-z0-9_]+]] = vector.load %[[Q]][%[[ROW]], %[[HEAD]], %[[AT2]]]
+// CHECK-NEXT: %[[B:[a-z0-9_]+]] = vector.load %[[Q]][%[[ROW]], %[[HEAD]], %[[AT2]]] {alignment = 8 : i64}
 // CHECK-NEXT: %[[BF:[a-z0-9_]+]] = arith.extf %[[B]]
 // CHECK-NEXT: %[[X:[a-z0-9_]+]] = vector.shuffle %[[AF]], %[[BF]] [0, 2, 4, 6]
 // CHECK-NEXT: %[[Y:[a-z0-9_]+]] = vector.shuffle %[[AF]], %[[BF]] [1, 3, 5, 7]
@@ -54,9 +54,9 @@
 // CHECK-NEXT: %[[LOW:[a-z0-9_]+]] = vector.shuffle %[[RX]], %[[RY]] [0, 4, 1, 5]
 // CHECK-NEXT: %[[HIGH:[a-z0-9_]+]] = vector.shuffle %[[RX]], %[[RY]] [2, 6, 3, 7]
 // CHECK-NEXT: %[[LOW16:[a-z0-9_]+]] = arith.truncf %[[LOW]] : vector<4xf32> to vector<4xf16>
-// CHECK-NEXT: vector.store %[[LOW16]], %[[Q]][%[[ROW]], %[[HEAD]], %[[AT]]]
+// CHECK-NEXT: vector.store %[[LOW16]], %[[Q]][%[[ROW]], %[[HEAD]], %[[AT]]] {alignment = 8 : i64}
 // CHECK-NEXT: %[[HIGH16:[a-z0-9_]+]] = arith.truncf %[[HIGH]]
-// CHECK-NEXT: vector.store %[[HIGH16]], %[[Q]][%[[ROW]], %[[HEAD]], %[[AT2]]]
+// CHECK-NEXT: vector.store %[[HIGH16]], %[[Q]][%[[ROW]], %[[HEAD]], %[[AT2]]] {alignment = 8 : i64}
 // CHECK-NEXT: }
 // Key heads of the cached row, in place, with the same cos and sin.
 // CHECK: scf.for %[[KHEAD:[a-z0-9_]+]] = %[[C0]] to %{{.*}} step %[[C1]] {
@@ -76,7 +76,7 @@
 // CHECKED: kvcache.cache_length
 // CHECKED: %[[TOKEN:[a-z0-9_]+]] = arith.addi
 // CHECKED-NEXT: arith.cmpi ult, %[[TOKEN]], %[[ROWS]] : index
-// CHECKED: vector.load %{{.*}}[%[[TOKEN]], %{{.*}}] : memref<?x8xf32>
+// CHECKED: vector.load %{{.*}}[%[[TOKEN]], %{{.*}}] {alignment = 16 : i64} : memref<?x8xf32>
 func.func @interleaved_in_place(%q: memref<?x4x16xf16>, %k: !c, %o: memref<?xi32>, %cs: memref<?x8xf32>) {
   kvcache.rope_ragged %q, %k, %o, %cs, %q {rotary_dims = 8 : i64, style = "interleaved"}
       : memref<?x4x16xf16>, !c, memref<?xi32>, memref<?x8xf32>, memref<?x4x16xf16>
@@ -95,8 +95,8 @@ func.func @interleaved_in_place(%q: memref<?x4x16xf16>, %k: !c, %o: memref<?xi32
 // CHECK-NEXT: kvcache.lookup
 // CHECK: scf.for %[[HEAD:[a-z0-9_]+]] =
 // CHECK: scf.for %[[E:[a-z0-9_]+]] = %{{.*}} to %{{.*}} step %{{.*}} {
-// CHECK-NEXT: %[[RAW:[a-z0-9_]+]] = vector.load %[[Q]][%[[ROW]], %[[HEAD]], %[[E]]] : memref<?x4x16xf16>, vector<4xf16>
-// CHECK-NEXT: vector.store %[[RAW]], %[[OUT]][%[[ROW]], %[[HEAD]], %[[E]]] : memref<?x4x16xf16>, vector<4xf16>
+// CHECK-NEXT: %[[RAW:[a-z0-9_]+]] = vector.load %[[Q]][%[[ROW]], %[[HEAD]], %[[E]]] {alignment = 8 : i64} : memref<?x4x16xf16>, vector<4xf16>
+// CHECK-NEXT: vector.store %[[RAW]], %[[OUT]][%[[ROW]], %[[HEAD]], %[[E]]] {alignment = 8 : i64} : memref<?x4x16xf16>, vector<4xf16>
 // CHECK: vector.load %[[TABLE]][%[[P]], %{{.*}}]
 // CHECK: vector.load %[[TABLE]][%[[P]], %{{.*}}]
 // CHECK: vector.load %[[Q]]
@@ -127,5 +127,19 @@ func.func @tensor_scale(%q: memref<?x4x16xf16>, %k: !kvcache.paged_cache<f8E4M3F
                         %o: memref<?xi32>, %cs: memref<?x8xf32>) {
   kvcache.rope_ragged %q, %k, %o, %cs, %q {rotary_dims = 8 : i64, style = "half"}
       : memref<?x4x16xf16>, !kvcache.paged_cache<f8E4M3FN, num_heads = 2, head_size = 16, page_size = 16, scales = tensor>, memref<?xi32>, memref<?x8xf32>, memref<?x4x16xf16>
+  return
+}
+
+// Chunks claim their 8 bytes of alignment only where the strides and the
+// offset keep them at multiples of their width; here q's are dynamic: an
+// element's.
+
+// CHECK-LABEL: func.func @dynamic_strides
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<?x8xf32>, vector<4xf32>
+// CHECK: vector.load %{{.*}} {alignment = 2 : i64} : memref<?x4x16xf16, strided<[?, ?, 1], offset: ?>>, vector<4xf16>
+func.func @dynamic_strides(%q: memref<?x4x16xf16, strided<[?, ?, 1], offset: ?>>, %k: !c, %o: memref<?xi32>,
+                           %cs: memref<?x8xf32>) {
+  kvcache.rope_ragged %q, %k, %o, %cs, %q {rotary_dims = 8 : i64, style = "half"}
+      : memref<?x4x16xf16, strided<[?, ?, 1], offset: ?>>, !c, memref<?xi32>, memref<?x8xf32>, memref<?x4x16xf16, strided<[?, ?, 1], offset: ?>>
   return
 }
