@@ -295,3 +295,39 @@ def test_argument_checks_name_rope_operands():
         module.rope_ragged(*cache.arguments(), 0, q, testing.row_offsets([1, 2]),
                            table, q.copy(), np.array([0, 1], np.int32))
     np.testing.assert_array_equal(cache.blocks, before)
+
+
+@pytest.mark.skipif(not kvcache._kvcache.HAS_TEST_DIALECTS,
+                    reason="the extension was built without KVCACHE_INCLUDE_TESTS")
+@pytest.mark.parametrize("target", ["cpu", "emulated_gpu"])
+def test_csr_kind(target):
+    """rope_ragged on the test dialect's CSR kind (test_kinds.py), reached
+    through the type interfaces only: the same rows rotated."""
+    from test_kinds import CACHE, CSRCache, D, H
+    rows_type = f"memref<?x{H}x{D}xf32>"
+    ir = f"""
+func.func @rope(%cache: {CACHE}, %q: {rows_type}, %offsets: memref<?xi32>,
+                %cos_sin: memref<?x{D}xf32>) {{
+  kvcache.rope_ragged %q, %cache, %offsets, %cos_sin, %q
+      {{rotary_dims = {D} : i64, style = "interleaved"}}
+      : {rows_type}, {CACHE}, memref<?xi32>, memref<?x{D}xf32>, {rows_type}
+  return
+}}
+"""
+    module = (kvcache.CPUModule(ir, threads=1) if target == "cpu"
+              else kvcache.EmulatedGPUModule(ir, checked=True))
+    rng = np.random.default_rng(3)
+    cache = CSRCache(rng)
+    q = rng.uniform(-1, 1, (3, H, D)).astype(np.float32)
+    table = rng.uniform(-1, 1, (8, D)).astype(np.float32)
+    offsets = np.array([0, 2, 3], np.int32)
+    expected_q, expected = q.copy(), cache.blocks.copy()
+    for b, r in [(0, 0), (0, 1), (1, 2)]:
+        s = cache.cache_lengths[b] + r - offsets[b]
+        page, slot = cache.where(b, s)
+        expected[page, 1, 1, slot] = reference.rotate(
+            cache.blocks[page, 1, 1, slot], table[s], "interleaved")
+        expected_q[r] = reference.rotate(q[r], table[s], "interleaved")
+    module.rope(cache.arguments() + (1, 1), q, offsets, table)
+    np.testing.assert_array_equal(q, expected_q)
+    np.testing.assert_array_equal(cache.blocks, expected)
