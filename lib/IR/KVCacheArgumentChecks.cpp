@@ -311,6 +311,17 @@ static BatchMaxima checkSequences(Checker &c, const Named &cache,
 // Kernel ops
 //===----------------------------------------------------------------------===//
 
+/// The positions a step's rows are written at (store_ragged) or rotated at
+/// (rope_ragged): [cache_length, cache_length + rows).
+static SequenceTokens getStepTokens(Checker &c, Value cache, Value b,
+                                    Value rows) {
+  Value length = CacheLengthOp::create(c.b, c.loc, cache, b);
+  Value end = c.add(length, rows);
+  return SequenceTokens{
+      end, length, end, "cache_lengths[%lld] = %lld + %lld rows",
+      {b, length, rows}};
+}
+
 void StoreRaggedOp::emitArgumentChecks(OpBuilder &builder,
                                        const IRMapping &operands,
                                        KVCheckReporter &reporter) {
@@ -318,15 +329,20 @@ void StoreRaggedOp::emitArgumentChecks(OpBuilder &builder,
   Named offsets = c.get("row_offsets", getRowOffsets());
   Value batch = checkOffsets(c, offsets, {c.get("values", getValues())});
   checkSequences(c, c.get("cache", getCache()), offsets, batch,
-                 [](Checker &c, Value cache, Value b, Value rows) {
-                   Value length = CacheLengthOp::create(c.b, c.loc, cache, b);
-                   Value end = c.add(length, rows);
-                   return SequenceTokens{end,
-                                         length,
-                                         end,
-                                         "cache_lengths[%lld] = %lld + %lld rows",
-                                         {b, length, rows}};
-                 });
+                 getStepTokens);
+}
+
+void RopeRaggedOp::emitArgumentChecks(OpBuilder &builder,
+                                      const IRMapping &operands,
+                                      KVCheckReporter &reporter) {
+  Checker c(builder, *this, operands, reporter);
+  Named offsets = c.get("row_offsets", getRowOffsets());
+  SmallVector<Named> rows = {c.get("q", getQ()), c.get("q_out", getQOut())};
+  if (getPositions())
+    rows.push_back(c.get("positions", getPositions()));
+  Value batch = checkOffsets(c, offsets, rows);
+  checkSequences(c, c.get("key_cache", getKeyCache()), offsets, batch,
+                 getStepTokens);
 }
 
 void GatherRaggedOp::emitArgumentChecks(OpBuilder &builder,

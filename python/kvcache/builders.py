@@ -58,7 +58,8 @@ from .config import FLOAT_TYPES, CacheConfig
 __all__ = ["CacheConfig", "attention_ragged", "blocks_type", "cache_type",
            "collection_type", "copy_pages", "decode_step", "gather_ragged",
            "kernel_names", "kernels", "lookup_table_type", "merge_states",
-           "module", "rows_type", "scales_type", "store_ragged"]
+           "module", "rope_ragged", "rows_type", "scales_type",
+           "store_ragged"]
 
 OFFSETS_TYPE = "memref<?xi32>"
 CACHE_LENGTHS_TYPE = "memref<?xi32>"
@@ -346,6 +347,35 @@ def merge_states(config, name="merge_states", lse=True):
         fn.argument(argument, type_)
     fn.op(f"kvcache.merge_states {', '.join('%' + n for n, _ in names)} : "
           f"{', '.join(t for _, t in names)}")
+    return fn.text()
+
+
+def rope_ragged(config, name="rope_ragged", rotary_dims=None,
+                style="interleaved", positions=False, in_place=False):
+    """`(collection..., %layer, %q: [T, Hq, D], %row_offsets, %cos_sin:
+    [P, R] f32 [, %q_out: [T, Hq, D]] [, %positions: [T] i32])`: rotary
+    embedding (docs/Contract.md 3.3) of q's rows into q_out (into q itself
+    with `in_place`) and, in place, of the layer's keys the step stored;
+    the last `rotary_dims` (default head_size) elements of each head, pairs
+    `style` "interleaved" or "half", at cache_length + row index or at
+    `positions` (True: an argument)."""
+    rotary_dims = config.head_size if rotary_dims is None else int(rotary_dims)
+    fn = _Function(config, name)
+    fn.collection()
+    q_type = rows_type(config, config.query_heads)
+    table_type = f"memref<?x{rotary_dims}xf32>"
+    q = fn.argument("q", q_type)
+    fn.argument("row_offsets", OFFSETS_TYPE)
+    fn.argument("cos_sin", table_type)
+    q_out = q if in_place else fn.argument("q_out", q_type)
+    clause, types = "", ""
+    if positions:
+        clause = f" positions({fn.argument('positions', OFFSETS_TYPE)})"
+        types = f", {OFFSETS_TYPE}"
+    fn.op(f"kvcache.rope_ragged %q, {fn.layer_cache('key')}, %row_offsets, "
+          f"%cos_sin, {q_out}{clause} {{rotary_dims = {rotary_dims} : i64, "
+          f"style = \"{style}\"}} : {q_type}, {cache_type(config)}, "
+          f"{OFFSETS_TYPE}, {table_type}, {q_type}{types}")
     return fn.text()
 
 

@@ -11,8 +11,11 @@ changing its inputs (every function returns new arrays or a new cache).
     stored, out = reference.decode_step(cache, layer, q, k, v, row_offsets,
                                         out, scale)
     out, lse = reference.merge_states(out_a, lse_a, out_b, lse_b, "f16")
+    q_out, rotated = reference.rope_ragged(q, stored.key_cache(layer),
+                                           row_offsets, cos_sin, "half")
 
-Here: `gather_ragged`, `decode_step`, and (from kvcache.attention_reference)
+Here: `gather_ragged`, `decode_step`, `rope_ragged` (with `rotate`, the
+rotation of one row), and (from kvcache.attention_reference)
 `attention_ragged` with its optional clauses, `key_range` and
 `merge_states`. The writes are methods of the caches, returning the new
 cache, blocks and scales: `view.store_ragged(new, row_offsets)` and
@@ -34,10 +37,11 @@ and `cache.copy_pages(pairs).blocks`.
 
 import warnings
 
-import numpy as np  # noqa: F401  (kvcache.reference.np, as before the split)
+import numpy as np
 
 from .attention_reference import attention_ragged, key_range, merge_states
-from .caches import CacheCollection, CacheView, ContinuousCache, PagedCache
+from .caches import (CacheCollection, CacheView, ContinuousCache,
+                     PagedCache, _ragged, _rows_element)
 from .config import ELEMENT_TYPES, CacheConfig  # noqa: F401  (as before)
 from .dtypes import (FP8_FORMATS, MAX_FINITE, dequantize,  # noqa: F401
                      dynamic_scale, fp8_encode, fp8_values, from_float32,
@@ -49,8 +53,8 @@ __all__ = ["CacheCollection", "CacheView", "ContinuousCache", "PagedCache",
            "attention_ragged", "copy_pages", "decode_step", "dequantize",
            "dynamic_scale", "fp8_encode", "fp8_values", "from_float32",
            "gather_ragged", "group_scales", "key_range", "merge_states",
-           "quantize", "random_cache", "random_rows", "row_offsets",
-           "storage_dtype", "store_ragged", "to_float32"]
+           "quantize", "random_cache", "random_rows", "rope_ragged", "rotate",
+           "row_offsets", "storage_dtype", "store_ragged", "to_float32"]
 
 
 def gather_ragged(view, ctx_offsets, out):
@@ -71,6 +75,68 @@ def decode_step(cache, layer, q, new_keys, new_values, row_offsets, out, scale):
     return stored, attention_ragged(q, stored.key_cache(layer),
                                     stored.value_cache(layer), row_offsets,
                                     out, scale)
+
+
+def rotate(values, table_row, style):
+    """float32 `values` [..., D] with their last R = len(table_row)
+    elements rotated (docs/Contract.md 3.3): table_row holds the pairs
+    (cos t_i, sin t_i); pair i is (o + 2i, o + 2i + 1) for "interleaved",
+    (o + i, o + i + R/2) for "half", o = D - R; (x, y) -> (x cos - y sin,
+    x sin + y cos), each product and sum rounded to float32."""
+    values = np.array(values, np.float32)
+    table_row = np.asarray(table_row, np.float32)
+    half = table_row.shape[-1] // 2
+    o = values.shape[-1] - 2 * half
+    if style == "interleaved":
+        first, second = slice(o, None, 2), slice(o + 1, None, 2)
+    elif style == "half":
+        first, second = slice(o, o + half), slice(o + half, None)
+    else:
+        raise ValueError(f"style must be 'interleaved' or 'half', got {style!r}")
+    cos, sin = table_row[0::2], table_row[1::2]
+    x, y = values[..., first].copy(), values[..., second].copy()
+    values[..., first] = x * cos - y * sin
+    values[..., second] = x * sin + y * cos
+    return values
+
+
+def rope_ragged(q, view, row_offsets, cos_sin, style, positions=None,
+                q_out=None):
+    """`kvcache.rope_ragged`: (new q_out, new cache). Row r of sequence b
+    (r in [row_offsets[b], row_offsets[b+1])) sits at storage position
+    s = cache_length(b) + r - row_offsets[b]; with table row p = positions[r]
+    (or s), q's row r rotated (rotate) and rounded once to its element type
+    goes to q_out (default: q itself, in place), and the key row at s of
+    `view` is rotated in place (on a cache with a tensor scale: dequantized,
+    rotated, quantized again with that scale). Other elements unchanged."""
+    cache = view.cache
+    if cache.scales_kind not in (None, "tensor"):
+        raise ValueError("rope_ragged rotates keys in place on caches without "
+                         f"scales or with a tensor scale, not {cache.scales_kind}")
+    element = _rows_element(cache, q, "rope_ragged's q")
+    q_out = np.array(q if q_out is None else q_out)
+    cos_sin = np.asarray(cos_sin, np.float32)
+    blocks = cache.blocks.copy()
+    rotary = cos_sin.shape[1]
+    for b, begin, end in _ragged(row_offsets, cache.batch):
+        for r in range(begin, end):
+            s = int(cache.cache_lengths[b]) + r - begin
+            p = s if positions is None else int(positions[r])
+            if not 0 <= p < cos_sin.shape[0]:
+                raise IndexError(f"rotary position {p} of row {r} is past the "
+                                 f"{cos_sin.shape[0]} rows of cos_sin")
+            rotated = rotate(to_float32(q[r], element), cos_sin[p], style)
+            q_out[r] = from_float32(rotated, element)
+            codes = view.row(b, s, blocks)
+            if cache.scales is None:
+                values = rotate(to_float32(codes, cache.dtype), cos_sin[p], style)
+                codes[...] = from_float32(values, cache.dtype)
+                continue
+            scale = view.scale_row(b, s)[0]
+            keys = rotate(dequantize(codes, cache.dtype, scale), cos_sin[p], style)
+            new_codes = quantize(keys, cache.dtype, scale).view(codes.dtype)
+            codes[..., -rotary:] = new_codes[..., -rotary:]
+    return q_out, cache.copy(blocks)
 
 
 def _deprecated_blocks_only(cache, function, method):

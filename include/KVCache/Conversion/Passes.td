@@ -88,8 +88,9 @@ def ConvertKVCacheToSCF : Pass<"convert-kvcache-to-scf"> {
   let summary = "Lower kvcache kernel ops to scf loops over access ops (CPU)";
   let description = [{
     Lowers `kvcache.store_ragged`, `kvcache.gather_ragged`,
-    `kvcache.copy_pages`, `kvcache.attention_ragged` and
-    `kvcache.merge_states` to loop nests written with kvcache access ops,
+    `kvcache.copy_pages`, `kvcache.attention_ragged`,
+    `kvcache.merge_states` and `kvcache.rope_ragged` to loop nests written
+    with kvcache access ops,
     for CPU execution (`kvcache-to-cpu` runs it first). The outer loop of
     each op is an `scf.parallel` whose iterations write disjoint outputs
     (sequences; page pairs; (sequence, KV head, tile of rows) triples of
@@ -131,7 +132,16 @@ def ConvertKVCacheToSCF : Pass<"convert-kvcache-to-scf"> {
       prefetched (a head's rows are num_heads * head_size elements apart: a
       stride the hardware prefetchers miss), and 2^x is inline arithmetic
       (a degree-7 polynomial and the exponent bits: no libm call in the
-      loop). The `workspace` is not needed on the CPU.
+      loop). The `workspace` is not needed on the CPU;
+    - `rope_ragged`: for each sequence and each of its rows, one lookup of
+      the row's storage position; then per chunk of W pairs (W the largest
+      power of two of at most `vector-bytes` that divides R/2 and the
+      rotary offset head_size - R) the chunk's cos and sin, read from the
+      row's table row and deinterleaved once, rotate every query head into
+      `q_out` and every key head of the cached row in place (products and
+      sums in f32, no fused multiply-add, rounded once); `q_out` other than
+      `q` first receives the elements that do not rotate. On a cache with
+      a `tensor` scale the keys are read dequantized and quantized again.
 
     On a quantized cache (docs/Contract.md section 2.2) `store_ragged` of
     float rows quantizes each scale group (computing and writing the
@@ -182,8 +192,9 @@ def ConvertKVCacheToSCF : Pass<"convert-kvcache-to-scf"> {
            "Largest vector access of the data-movement loops, in bytes (a "
            "power of two; 64 = one cache line)">,
     Option<"checked", "checked", "bool", /*default=*/"false",
-           "Stop at run time when store_ragged quantizes a NaN into an i8 "
-           "cache (kvcache-to-cpu{checked=true} sets it)">,
+           "Stop at run time when store_ragged or rope_ragged quantizes a "
+           "NaN into an i8 cache, or rope_ragged reads a rotary position "
+           "past its cos_sin table (kvcache-to-cpu{checked=true} sets it)">,
   ];
 }
 
@@ -280,7 +291,7 @@ def ConvertKVCacheToGPU : Pass<"convert-kvcache-to-gpu", "ModuleOp"> {
   let description = [{
     Lowers `kvcache.store_ragged`, `kvcache.gather_ragged`,
     `kvcache.copy_pages`, `kvcache.attention_ragged` and
-    `kvcache.merge_states` to kernels written
+    `kvcache.merge_states` and `kvcache.rope_ragged` to kernels written
     with kvcache access ops: a `gpu.func` named `<function>_<op>` (`_0`,
     `_1`, ... when taken) in `gpu.module @kvcache_kernels`, whose parameters
     are exactly the op's operands in order (the kernel ABI,
@@ -342,7 +353,12 @@ def ConvertKVCacheToGPU : Pass<"convert-kvcache-to-gpu", "ModuleOp"> {
 
     - `merge_states`: block `(x, y)` merges rows x, x + gridDim.x, ... of
       query head y, a thread per 16-byte vector of the head; in place is
-      safe (a barrier orders the log-sum-exp reads before the write).
+      safe (a barrier orders the log-sum-exp reads before the write);
+    - `rope_ragged`: block x rotates rows x, x + gridDim.x, ... (every
+      thread resolves the row: sequence, positions, one lookup), thread t
+      the row's chunks of pairs t, t + blockDim.x, ... of its query heads,
+      then of its key heads, with the CPU's chunks and arithmetic (the same
+      bits); in place is safe (each element is one thread's).
 
     A launch with no work (no rows, no sequences, no pairs) is skipped. Vector
     widths follow `convert-kvcache-to-scf` (16 bytes when head_size allows).
@@ -387,8 +403,10 @@ def ConvertKVCacheToGPU : Pass<"convert-kvcache-to-gpu", "ModuleOp"> {
            "sm_80 or newer runs on tensor cores (ldmatrix + mma.sync); "
            "false: on CUDA cores">,
     Option<"checked", "checked", "bool", /*default=*/"false",
-           "Fail a device assertion when store_ragged quantizes a NaN into "
-           "an i8 cache (kvcache-to-ptx{checked=true} sets it)">,
+           "Fail a device assertion when store_ragged or rope_ragged "
+           "quantizes a NaN into an i8 cache, or rope_ragged reads a rotary "
+           "position past its cos_sin table (kvcache-to-ptx{checked=true} "
+           "sets it)">,
   ];
 }
 

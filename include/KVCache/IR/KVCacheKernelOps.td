@@ -333,4 +333,85 @@ def KVCache_MergeStatesOp
   let hasVerifier = 1;
 }
 
+// A table of rotary cos/sin pairs `[max_positions, rotary_dims]`; the
+// verifier checks dim 1 against `rotary_dims`.
+def KVCache_CosSinMemRef
+    : KVCache_KernelMemRef<MemRefRankOf<[F32], [2]>, [],
+                           "2-D memref of f32 [max_positions, rotary_dims]">;
+
+// One i32 per ragged row.
+def KVCache_PositionsMemRef
+    : KVCache_KernelMemRef<MemRefRankOf<[I32], [1]>, [],
+                           "1-D memref of i32 [tokens]">;
+
+// The pairing of rotary_dims' elements.
+def KVCache_RopeStyleAttr
+    : ConfinedAttr<StrAttr, [AttrConstraint<
+          CPred<"::llvm::is_contained({\"interleaved\", \"half\"}, "
+                "::llvm::cast<::mlir::StringAttr>($_self).getValue())">,
+          "\"interleaved\" or \"half\"">]>;
+
+def KVCache_RopeRaggedOp
+    : KVCache_Op<"rope_ragged", [KVCache_KernelOpInterface,
+                                 KVCache_ArgumentChecks]> {
+  let summary = "Rotary position embedding of a step's queries and of the "
+                "keys it stored";
+  let description = [{
+    MAX's `fused_qk_rope_ragged`. Row `r` of sequence `b` (`row_offsets` as
+    in `store_ragged`) has the storage position
+    `s = cache_length(b) + r - row_offsets[b]` and the rotary position
+    `p = positions[r]` with the optional `positions(%positions)`
+    (`memref<T x i32>`: speculative trees, packed sequences), else `s`.
+    Row `p` of `cos_sin` (`[max_positions, rotary_dims]` f32, computed by
+    the caller: any frequency scaling) holds `rotary_dims / 2` pairs
+    `(cos t_i, sin t_i)`. Only the last `R = rotary_dims` elements of each
+    head rotate (offset `o = head_size - R`; for an `mla = true` cache, the
+    last R of the latent row, e.g. 64 of 576). Pair `i` is the elements
+    `(o + 2i, o + 2i + 1)` with `style = "interleaved"` (Meta's Llama,
+    GPT-J) and `(o + i, o + i + R/2)` with `style = "half"` (NeoX, Hugging
+    Face's `rotate_half`):
+    `(x, y) -> (x cos t_i - y sin t_i, x sin t_i + y cos t_i)` in f32,
+    rounded once to the element type.
+
+    The op writes every head of `q`'s rows, rotated, to `q_out` (which may
+    be `q`: in place) and rotates in place the rows of `key_cache` at the
+    positions `s` (store the step's keys with `store_ragged` first); every
+    other element is unchanged. On a cache with `scales = tensor` the keys
+    are dequantized, rotated and quantized again with the layer's scale; a
+    cache with `token_head` or `block<G>` scales is an error (re-encoding
+    would change the scale, and so the codes, of the elements that do not
+    rotate).
+
+    ```mlir
+    kvcache.rope_ragged %q, %k, %row_offsets, %cos_sin, %q {rotary_dims = 128 : i64, style = "interleaved"}
+        : memref<?x32x128xbf16>, !kvcache.paged_cache<bf16, num_heads = 8, head_size = 128, page_size = 16>, memref<?xi32>, memref<?x128xf32>, memref<?x32x128xbf16>
+    kvcache.rope_ragged %q, %k, %row_offsets, %cos_sin, %q_out positions(%positions) {rotary_dims = 32 : i64, style = "half"}
+        : memref<?x32x128xf16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?xi32>, memref<?x32xf32>, memref<?x32x128xf16>, memref<?xi32>
+    ```
+  }];
+  let arguments = (ins
+    Arg<KVCache_TokenRowsMemRef, "queries", [MemRead]>:$q,
+    Arg<KVCache_AnyLayerCache, "key cache, rotated in place",
+        [MemRead, MemWrite]>:$key_cache,
+    Arg<KVCache_RaggedOffsetsMemRef, "row offsets", [MemRead]>:$row_offsets,
+    Arg<KVCache_CosSinMemRef, "cos/sin table", [MemRead]>:$cos_sin,
+    Arg<KVCache_TokenRowsMemRef, "rotated queries", [MemWrite]>:$q_out,
+    Arg<Optional<KVCache_PositionsMemRef>, "rotary position of each row",
+        [MemRead]>:$positions,
+    ConfinedAttr<I64Attr, [IntPositive]>:$rotary_dims,
+    KVCache_RopeStyleAttr:$style);
+  let assemblyFormat = [{
+    $q `,` $key_cache `,` $row_offsets `,` $cos_sin `,` $q_out
+    (`positions` `(` $positions^ `)`)? attr-dict `:` type($q) `,`
+    qualified(type($key_cache)) `,` type($row_offsets) `,` type($cos_sin)
+    `,` type($q_out) (`,` type($positions)^)?
+  }];
+  let extraClassDeclaration = [{
+    /// Whether pair i is (o + i, o + i + R/2) (`half`), not
+    /// (o + 2i, o + 2i + 1) (`interleaved`).
+    bool isHalfStyle() { return getStyle() == "half"; }
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // KVCACHE_IR_KVCACHEKERNELOPS_TD

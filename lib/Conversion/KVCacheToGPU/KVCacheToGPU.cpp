@@ -194,6 +194,7 @@ void mlir::kvcache::populateKVCacheToGPUConversionPatterns(
     RewritePatternSet &patterns, const GPUKernelTarget &target) {
   patterns.add<CopyPagesToGPU>(patterns.getContext(), target);
   populateRaggedCopyToGPUConversionPatterns(patterns, target);
+  populateRopeToGPUConversionPatterns(patterns, target);
   populateAttentionToGPUConversionPatterns(patterns, target);
   populateMergeStatesToGPUConversionPatterns(patterns, target);
 }

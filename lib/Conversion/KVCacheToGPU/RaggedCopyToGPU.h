@@ -15,6 +15,10 @@ namespace mlir::kvcache {
 void populateRaggedCopyToGPUConversionPatterns(RewritePatternSet &patterns,
                                                const GPUKernelTarget &target);
 
+/// The rope_ragged part: one kernel, block x on rows x, x + gridDim.x, ...
+void populateRopeToGPUConversionPatterns(RewritePatternSet &patterns,
+                                         const GPUKernelTarget &target);
+
 } // namespace mlir::kvcache
 
 #endif // KVCACHE_LIB_CONVERSION_KVCACHETOGPU_RAGGEDCOPYTOGPU_H

@@ -376,4 +376,5 @@ void mlir::kvcache::populateKVCacheToSCFConversionPatterns(
       patterns.getContext(), vectorBytes, checked);
   populateAttentionToSCFConversionPatterns(patterns);
   populateMergeStatesToSCFConversionPatterns(patterns);
+  populateRopeToSCFConversionPatterns(patterns, vectorBytes, checked);
 }

@@ -15,8 +15,8 @@ class RewritePatternSet;
 namespace kvcache {
 
 /// Patterns lowering the kernel ops (store_ragged, gather_ragged,
-/// copy_pages, attention_ragged) to scf loops over kvcache access ops, for
-/// CPU execution.
+/// copy_pages, attention_ragged, merge_states, rope_ragged) to scf loops
+/// over kvcache access ops, for CPU execution.
 /// `vectorBytes` bounds the vector accesses of the data-movement loops;
 /// with `checked`, a quantizing store_ragged into an i8 cache stops the
 /// program on a NaN.
@@ -26,6 +26,12 @@ void populateKVCacheToSCFConversionPatterns(RewritePatternSet &patterns,
 
 /// The attention_ragged part of the above: an online-softmax loop nest.
 void populateAttentionToSCFConversionPatterns(RewritePatternSet &patterns);
+
+/// The rope_ragged part: one pass over the step's rows (`vectorBytes` and
+/// `checked` as above; with `checked`, a rotary position past the table's
+/// rows stops the program).
+void populateRopeToSCFConversionPatterns(RewritePatternSet &patterns,
+                                         int64_t vectorBytes, bool checked);
 
 /// The merge_states part: a loop over rows and query heads.
 void populateMergeStatesToSCFConversionPatterns(RewritePatternSet &patterns);

@@ -1,0 +1,100 @@
+//===- RopeToSCF.cpp - rope_ragged to loops ---------------------*- C++ -*-===//
+//
+// Part of the kvcache-mlir project.
+//
+// kvcache.rope_ragged on the CPU, one pass over the step's rows: per row
+// one lookup, then, chunk of pairs by chunk of pairs, the chunk's cos and
+// sin read once from the row's table row and applied to every query head
+// (q -> q_out) and every key head of the cached row (in place), in f32,
+// rounded once (docs/Contract.md 3.3; the chunks: RopeEmitter).
+//
+//===----------------------------------------------------------------------===//
+
+#include "KVCache/Conversion/KVCacheToSCF/KVCacheToSCF.h"
+#include "KVCache/IR/KVCacheOps.h"
+#include "../KernelCommon/Rope.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+using namespace mlir::kvcache;
+
+namespace {
+
+struct RopeRaggedToSCF : OpRewritePattern<RopeRaggedOp> {
+  RopeRaggedToSCF(MLIRContext *ctx, int64_t vectorBytes, bool checked)
+      : OpRewritePattern(ctx), vectorBytes(vectorBytes), checked(checked) {}
+
+  LogicalResult matchAndRewrite(RopeRaggedOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!hasUnitInnerStride({op.getQ(), op.getQOut(), op.getCosSin()}))
+      return op.emitOpError("cannot be lowered: 'q', 'q_out' and 'cos_sin' "
+                            "need a unit innermost stride (copy them into "
+                            "contiguous buffers)");
+    KernelBuilder k{rewriter, getKernelLoc(op)};
+    RopeEmitter rope(k, op, vectorBytes);
+    Value cache = op.getKeyCache(), offsets = op.getRowOffsets();
+    Value tableRows = memref::DimOp::create(k.b, k.loc, op.getCosSin(), 0);
+    Value zero = k.index(0), one = k.index(1);
+    // Sequences are independent (each rotates its own rows).
+    k.parallelLoop(zero, k.numSequences(offsets), [&](Value batch) {
+      Value first = k.loadOffset(offsets, batch);
+      Value end = k.loadOffset(offsets, k.add(batch, one));
+      Value length = k.writeCacheLength(cache, batch);
+      k.forLoop(first, end, one, [&](Value row) {
+        Value token = k.rowPosition(length, row, first);
+        Value position = token;
+        if (Value positions = op.getPositions())
+          position = k.loadOffset(positions, row);
+        if (checked)
+          RuntimeChecker(k.b, op, k.runsOn())
+              .checkLess(position, tableRows, "rotary position",
+                         "max_positions (the rows of cos_sin)");
+        auto [page, slot] =
+            k.lookup(cache, batch, token, /*servesWrite=*/true);
+        emitRow(k, rope, op, row, page, slot, position);
+      });
+    });
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  /// Rotates q's row `row` into q_out and the key row at (`page`, `slot`).
+  void emitRow(KernelBuilder &k, RopeEmitter &rope, RopeRaggedOp op,
+               Value row, Value page, Value slot, Value position) const {
+    Value q = op.getQ(), qOut = op.getQOut();
+    int64_t width = rope.getWidth();
+    Value zero = k.index(0), one = k.index(1), step = k.index(width);
+    int64_t qHeads = op.getQ().getType().getDimSize(1);
+    if (qOut != q)
+      k.forLoop(zero, k.index(qHeads), one, [&](Value head) {
+        k.forLoop(zero, k.index(rope.getUnrotatedChunks() * width), step,
+                  [&](Value element) {
+                    rope.copyChunk(q, qOut, row, head, element);
+                  });
+      });
+    RotatedRows sides[] = {
+        rope.queries(q, qOut, row),
+        rope.keys(op.getKeyCache(), row, page, slot, checked)};
+    k.forLoop(zero, k.index(rope.getPairChunks() * width), step,
+              [&](Value pair) {
+      Value cos, sin;
+      std::tie(cos, sin) = rope.loadCosSin(op.getCosSin(), position, pair);
+      for (const RotatedRows &rows : sides)
+        k.forLoop(zero, k.index(rows.numHeads), one, [&](Value head) {
+          rope.rotateChunk(rows, head, pair, cos, sin);
+        });
+    });
+  }
+
+  int64_t vectorBytes;
+  bool checked;
+};
+
+} // namespace
+
+void mlir::kvcache::populateRopeToSCFConversionPatterns(
+    RewritePatternSet &patterns, int64_t vectorBytes, bool checked) {
+  patterns.add<RopeRaggedToSCF>(patterns.getContext(), vectorBytes, checked);
+}
