@@ -333,6 +333,15 @@ def KVCache_MergeStatesOp
   let hasVerifier = 1;
 }
 
+// rope_ragged has the memref form only, for now: its token rows and
+// offsets are memrefs.
+def KVCache_TokenRowsMemRef
+    : KVCache_KernelMemRef<MemRefRankOf<[AnyType], [3]>, [],
+                           "3-D memref [tokens, heads, head_size]">;
+def KVCache_RaggedOffsetsMemRef
+    : KVCache_KernelMemRef<MemRefRankOf<[I32], [1]>, [],
+                           "1-D memref of i32 [batch + 1]">;
+
 // A table of rotary cos/sin pairs `[max_positions, rotary_dims]`; the
 // verifier checks dim 1 against `rotary_dims`.
 def KVCache_CosSinMemRef
