@@ -32,10 +32,8 @@ struct RopeRaggedToGPU : OpRewritePattern<RopeRaggedOp> {
 
   LogicalResult matchAndRewrite(RopeRaggedOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!hasUnitInnerStride({op.getQ(), op.getQOut(), op.getCosSin()}))
-      return op.emitOpError("cannot be lowered: 'q', 'q_out' and 'cos_sin' "
-                            "need a unit innermost stride (copy them into "
-                            "contiguous buffers)");
+    if (failed(RopeEmitter::checkStrides(op)))
+      return failure();
     KernelBuilder host{rewriter, getKernelLoc(op)};
     RopeEmitter sizes(host, op, target.vectorBytes);
     int64_t chunks = (op.getQ().getType().getDimSize(1) +

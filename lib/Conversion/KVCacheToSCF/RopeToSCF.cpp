@@ -28,10 +28,8 @@ struct RopeRaggedToSCF : OpRewritePattern<RopeRaggedOp> {
 
   LogicalResult matchAndRewrite(RopeRaggedOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!hasUnitInnerStride({op.getQ(), op.getQOut(), op.getCosSin()}))
-      return op.emitOpError("cannot be lowered: 'q', 'q_out' and 'cos_sin' "
-                            "need a unit innermost stride (copy them into "
-                            "contiguous buffers)");
+    if (failed(RopeEmitter::checkStrides(op)))
+      return failure();
     KernelBuilder k{rewriter, getKernelLoc(op)};
     RopeEmitter rope(k, op, vectorBytes);
     Value cache = op.getKeyCache(), offsets = op.getRowOffsets();

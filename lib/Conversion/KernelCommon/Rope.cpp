@@ -15,6 +15,14 @@
 using namespace mlir;
 using namespace mlir::kvcache;
 
+LogicalResult RopeEmitter::checkStrides(RopeRaggedOp op) {
+  if (hasUnitInnerStride({op.getQ(), op.getQOut(), op.getCosSin()}))
+    return success();
+  return op.emitOpError("cannot be lowered: 'q', 'q_out' and 'cos_sin' "
+                        "need a unit innermost stride (copy them into "
+                        "contiguous buffers)");
+}
+
 RopeEmitter::RopeEmitter(KernelBuilder &k, RopeRaggedOp op,
                          int64_t vectorBytes)
     : k(k), half(op.getRotaryDims() / 2),

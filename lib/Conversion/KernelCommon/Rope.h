@@ -34,6 +34,10 @@ class RopeEmitter {
 public:
   RopeEmitter(KernelBuilder &k, RopeRaggedOp op, int64_t vectorBytes);
 
+  /// Fails with an error on `op` unless q, q_out and cos_sin have a unit
+  /// innermost stride (both lowerings read them in vectors).
+  static LogicalResult checkStrides(RopeRaggedOp op);
+
   int64_t getWidth() const { return width; }
   /// Chunks of pairs of one head: R/2 / width.
   int64_t getPairChunks() const { return half / width; }
