@@ -152,23 +152,8 @@ LogicalResult AttentionRaggedOp::verify() {
            << params.elementType
            << " cache has no 'scales'; give its type 'scales = tensor | "
               "token_head | block<G>'";
-  if (params.scales) {
-    if (!isDequantizedType(qType.getElementType()))
-      return emitOpError("expects 'q' of f32, f16 or bf16 over a quantized "
-                         "cache, got ")
-             << qType;
-  } else if (failed(verifyCacheElementType(*this, "q", qType,
-                                           keyType.getElementType()))) {
+  if (failed(verifyQueryRows(*this, qType, params)))
     return failure();
-  }
-  if (failed(verifyStaticDim(*this, "q", qType, 2, "head_size",
-                             keyType.getHeadSize())))
-    return failure();
-  if (qType.isDynamicDim(1) || qType.getDimSize(1) <= 0 ||
-      qType.getDimSize(1) % keyType.getNumHeads() != 0)
-    return emitOpError("expects 'q' dim 1 (q_heads) to be a static multiple "
-                       "of num_heads = ")
-           << keyType.getNumHeads() << ", got " << qType;
   return verifyAttentionClauses(*this);
 }
 

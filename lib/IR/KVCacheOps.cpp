@@ -112,6 +112,28 @@ LogicalResult opverify::verifyTokenRows(Operation *op, StringRef what,
   return success();
 }
 
+LogicalResult opverify::verifyQueryRows(Operation *op, ShapedType qType,
+                                       const KVCacheParams &params) {
+  if (params.scales) {
+    if (!isDequantizedType(qType.getElementType()))
+      return op->emitOpError("expects 'q' of f32, f16 or bf16 over a "
+                             "quantized cache, got ")
+             << qType;
+  } else if (failed(verifyCacheElementType(op, "q", qType,
+                                           params.elementType))) {
+    return failure();
+  }
+  if (failed(verifyStaticDim(op, "q", qType, 2, "head_size",
+                             params.headSize)))
+    return failure();
+  if (qType.isDynamicDim(1) || qType.getDimSize(1) <= 0 ||
+      qType.getDimSize(1) % params.numHeads != 0)
+    return op->emitOpError("expects 'q' dim 1 (q_heads) to be a static "
+                           "multiple of num_heads = ")
+           << params.numHeads << ", got " << qType;
+  return success();
+}
+
 /// Checks the value type, head and element range of an element access;
 /// `read`: a load, which may dequantize.
 static LogicalResult verifyElementAccess(Operation *op,

@@ -42,23 +42,8 @@ LogicalResult RopeRaggedOp::verify() {
   if (qType != getQOut().getType())
     return emitOpError("expects 'q' and 'q_out' to have one type, got ")
            << qType << " and " << getQOut().getType();
-  if (params.scales) {
-    if (!isDequantizedType(qType.getElementType()))
-      return emitOpError("expects 'q' of f32, f16 or bf16 over a quantized "
-                         "cache, got ")
-             << qType;
-  } else if (failed(verifyCacheElementType(*this, "q", qType,
-                                           params.elementType))) {
+  if (failed(verifyQueryRows(*this, qType, params)))
     return failure();
-  }
-  if (failed(verifyStaticDim(*this, "q", qType, 2, "head_size",
-                             params.headSize)))
-    return failure();
-  if (qType.isDynamicDim(1) || qType.getDimSize(1) <= 0 ||
-      qType.getDimSize(1) % params.numHeads != 0)
-    return emitOpError("expects 'q' dim 1 (q_heads) to be a static multiple "
-                       "of num_heads = ")
-           << params.numHeads << ", got " << qType;
   int64_t rotaryDims = getRotaryDims();
   if (rotaryDims % 2 != 0 || rotaryDims > params.headSize)
     return emitOpError("expects 'rotary_dims' to be even and at most "

@@ -44,6 +44,13 @@ bool isDequantizedType(Type type);
 LogicalResult verifyTokenRows(Operation *op, StringRef what, ShapedType type,
                               const KVCacheParams &params);
 
+/// Checks the queries `q` `[tokens, q_heads, head_size]` of attention and
+/// rotary embedding against the cache: the cache's element type (f32, f16
+/// or bf16 over a quantized cache), head_size, and q_heads a static
+/// multiple of num_heads.
+LogicalResult verifyQueryRows(Operation *op, ShapedType qType,
+                              const KVCacheParams &params);
+
 } // namespace opverify
 
 /// `out`'s type, then the types of the optional operands, each present
