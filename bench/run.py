@@ -100,6 +100,23 @@ def access_module(num_ops, gpu):
     return "\n".join(body) + "\n"
 
 
+def decoder_layer_times(build, tmp):
+    """(sizes, (min, median) s) of kvcache-to-cpu on examples/decoder_layer
+    at its default sizes and at Llama 3 8B's (32 query / 8 KV heads of 128;
+    the hidden and MLP sizes are dynamic in the IR)."""
+    source = os.path.join(ROOT, "examples", "decoder_layer", "decoder_layer.mlir")
+    large = os.path.join(tmp, "layer_8b.mlir")
+    emitted = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "examples", "decoder_layer", "run.py"), "--emit",
+         "--kv-heads", "8", "--head-size", "128", "--hidden", "4096", "--mlp", "14336"],
+        check=True, capture_output=True, text=True,
+        env=dict(os.environ, PYTHONPATH=os.path.join(build, "python")))
+    open(large, "w").write(emitted.stdout)
+    return [(label, timed([f"{build}/bin/kvcache-opt", path, "-kvcache-to-cpu", "-o", os.devnull], 5))
+            for label, path in (("8 query / 2 KV heads of 32", source),
+                                ("32 / 8 heads of 128", large))]
+
+
 def compiler_section(build, quick, lines, plots):
     sizes = [1000, 10000] if quick else [1000, 10000, 100000]
     reps = 2 if quick else 3
@@ -116,6 +133,7 @@ def compiler_section(build, quick, lines, plots):
             print(f"compiler: {n} ops: kvcache-to-cpu {opt[0]:.2f} s, kvcache-compile {ptx[0]:.2f} s", flush=True)
         step = timed([f"{build}/bin/kvcache-compile", os.path.join(ROOT, "examples", "decode_step.mlir"),
                       "-o", os.path.join(tmp, "step.ptx")], 3)
+        layers = decoder_layer_times(build, tmp)
     base = rows[0]
     lines += ["## 1. Compiler", "",
               f"Generated modules of N kvcache ops (functions of 10 ops; for PTX, `gpu.func` kernels). "
@@ -129,7 +147,11 @@ def compiler_section(build, quick, lines, plots):
                      f"{ptx[0] / n * 1e6:.0f} | {(ptx[0] / n) / (base[2][0] / base[0]):.2f} |")
     lines += ["", f"Full decode step (`examples/decode_step.mlir`: 2 store_ragged, attention with "
               f"workspace, a user function) to PTX with kvcache-compile: "
-              f"{step[0]:.2f} s (min), {step[1]:.2f} s (median of 3).", ""]
+              f"{step[0]:.2f} s (min), {step[1]:.2f} s (median of 3).", "",
+              "The decoder layer of examples/decoder_layer (linalg on tensors: RMSNorm, projections, "
+              "rotary embedding, SwiGLU; store_ragged x 2, attention_ragged) through "
+              "`kvcache-opt <file> -kvcache-to-cpu` (bufferization included), min / median of 5: "
+              + "; ".join(f"{name} {t[0]:.2f} / {t[1]:.2f} s" for name, t in layers) + ".", ""]
     plots.append(("compiler_scaling", [r[0] for r in rows],
                   {"kvcache-to-cpu us/op": [r[1][0] / r[0] * 1e6 for r in rows],
                    "kvcache-compile us/op": [r[2][0] / r[0] * 1e6 for r in rows]},

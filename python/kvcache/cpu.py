@@ -157,17 +157,22 @@ class CompiledModule:
 
     def __init__(self, source, lowered, opt_level, shared_libs,
                  emulator_library=""):
-        """`source`: the parsed input (its func.func signatures are the
-        calling convention); `lowered`: its LLVM-dialect lowering;
+        """`source`: the parsed input (its func.func signatures, bufferized,
+        are the calling convention); `lowered`: its LLVM-dialect lowering;
         `emulator_library`: the GPU emulator runtime to load, each call
         then running in its capture mode (the failures it records are
         raised as kvcache.EmulatorError once the call returns), or "" for
         none."""
+        # The pipelines bufferize a tensor-level input first: its functions
+        # are called as kvcache-bufferize leaves them (memrefs, the outputs
+        # passed as arguments; docs/Contract.md 3.5).
+        interface = source.clone()
+        interface.run_pipeline("kvcache-bufferize")
         self.signatures = {name: (arguments, results)
-                           for name, kind, arguments, results in source.functions()
-                           if kind == "func.func"}
+                           for name, kind, arguments, results
+                           in interface.functions() if kind == "func.func"}
         self.abi = {name: [ArgumentABI(argument) for argument in arguments]
-                    for name, arguments in source.abi()}
+                    for name, arguments in interface.abi()}
         self.lowered = lowered
         libs = RUNNER_UTILS if shared_libs is None else list(shared_libs)
         self._engine = _kvcache.JitModule(lowered, opt_level, libs,
