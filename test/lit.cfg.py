@@ -106,6 +106,11 @@ ptxas = shutil.which("ptxas") or (
 if ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
+    # The toolkit around it, whose libdevice gpu-module-to-binary links
+    # into kernels that call __nv_* functions (math ops) when CUDA_HOME
+    # names it: `env CUDA_HOME=%cuda_home kvcache-compile ...`.
+    config.substitutions.append(
+        ("%cuda_home", os.path.dirname(os.path.dirname(os.path.realpath(ptxas)))))
 
 # The test dialects of test/lib are in kvcache-opt only in test builds
 # (KVCACHE_INCLUDE_TESTS); without them the tests of test/TestDialect are

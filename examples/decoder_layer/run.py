@@ -178,12 +178,13 @@ class TorchLayer:
         return self._residual(h, self._project(act, "w_down")), (k, v)
 
 
-def compile_layer(sizes, gpu=False):
+def compile_layer(sizes, gpu=False, linalg_to_gpu=False):
     """The compiled layer: a kvcache.CPUModule, or with `gpu` an
-    EmulatedGPUModule."""
+    EmulatedGPUModule (with `linalg_to_gpu`, the linalg ops as GPU kernels
+    too)."""
     ir = instantiate(sizes)
     if gpu:
-        return kvcache.EmulatedGPUModule(ir)
+        return kvcache.EmulatedGPUModule(ir, linalg_to_gpu=linalg_to_gpu)
     return kvcache.CPUModule(ir)
 
 
@@ -270,6 +271,9 @@ def parse_args(argv=None):
                         help="prompt lengths of the batch, comma-separated")
     parser.add_argument("--gpu", action="store_true",
                         help="run the kernels on the GPU emulator")
+    parser.add_argument("--linalg-to-gpu", action="store_true",
+                        help="with --gpu, the linalg ops as GPU kernels too "
+                        "(the whole layer on the GPU)")
     parser.add_argument("--emit", action="store_true",
                         help="print the layer's MLIR for these sizes and stop")
     return parser.parse_args(argv)
@@ -285,11 +289,12 @@ def main(argv=None):
     prompts = [int(n) for n in args.prompts.split(",")]
     target = "the CPU"
     if args.gpu:
-        target = "the GPU emulator"
+        target = "the GPU emulator" + (", linalg as GPU kernels too"
+                                       if args.linalg_to_gpu else "")
     print(f"-- decoder layer: hidden {sizes.hidden}, {sizes.q_heads} query / "
           f"{sizes.kv_heads} KV heads of {sizes.head_size}, MLP {sizes.mlp}, "
           f"pages of {sizes.page_size}; prompts {prompts}; on {target}")
-    module = compile_layer(sizes, args.gpu)
+    module = compile_layer(sizes, args.gpu, args.linalg_to_gpu)
     errors = Run(module, sizes, prompts, args.steps, args.seed).run(args.steps)
     print(f"-- prefill + {args.steps} decode steps match torch; max |error| "
           f"{max(errors):.2e}")

@@ -21,14 +21,17 @@
 #include "mlir/Conversion/OpenMPToLLVM/ConvertOpenMPToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/SCFToGPU/SCFToGPUPass.h"
 #include "mlir/Conversion/SCFToOpenMP/SCFToOpenMP.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -108,11 +111,15 @@ static void addRegistrationCheck(OpPassManager &pm, StringRef pipeline) {
 }
 
 /// The first step of every pipeline after that check: a tensor-level input
-/// bufferized (with `bufferize`), then the check routines, and checked mode.
-static void addArgumentChecks(OpPassManager &pm, bool bufferize,
-                              bool checked) {
-  if (bufferize)
-    pm.addPass(createKVCacheBufferize());
+/// bufferized (with `bufferize`; its buffers gpu.alloc with `gpuAlloc`),
+/// then the check routines, and checked mode.
+static void addArgumentChecks(OpPassManager &pm, bool bufferize, bool checked,
+                              bool gpuAlloc = false) {
+  if (bufferize) {
+    KVCacheBufferizeOptions bufferization;
+    bufferization.gpuAlloc = gpuAlloc;
+    pm.addPass(createKVCacheBufferize(bufferization));
+  }
   KVCacheGenerateArgumentChecksOptions checks;
   checks.checked = checked;
   pm.addPass(createKVCacheGenerateArgumentChecks(checks));
@@ -192,8 +199,25 @@ std::string mlir::kvcache::getPTXFeaturesForChip(StringRef chip) {
   return "+ptx80";
 }
 
+/// `linalg-to-gpu`: the linalg ops on buffers as parallel loops (their
+/// reductions sequential inside), each tiled 16 x 16 on its two outer loops
+/// (inbound checks instead of partial tiles), then tiles mapped to blocks
+/// and a tile's elements to threads: gpu.launch ops, which the GPU
+/// pipelines outline with the others. Plain, not fast: one thread per
+/// output element.
+static void addLinalgToGPUPasses(OpPassManager &pm) {
+  OpPassManager &function = pm.nest<func::FuncOp>();
+  function.addPass(createConvertLinalgToParallelLoopsPass());
+  function.addPass(createParallelLoopTilingPass({16, 16},
+                                                /*noMinMaxBounds=*/true));
+  function.addPass(createGpuMapParallelLoopsPass());
+  function.addPass(createConvertParallelLoopToGpuPass());
+}
+
 void mlir::kvcache::buildKVCacheToNVVMPipeline(
     OpPassManager &pm, const KVCacheToPTXOptions &options) {
+  if (options.linalgToGPU)
+    addLinalgToGPUPasses(pm);
   ConvertKVCacheToGPUOptions kernels;
   kernels.chip = options.chip;
   kernels.checked = options.checked;
@@ -232,7 +256,8 @@ void mlir::kvcache::buildKVCacheToPTXPipeline(
   // The check routines only: checked mode's entry call would read the
   // offsets and the metadata on the host, which are device memory on a GPU
   // (a host calls the routine on its host copies; docs/KernelABI.md).
-  addArgumentChecks(pm, options.bufferize, /*checked=*/false);
+  addArgumentChecks(pm, options.bufferize, /*checked=*/false,
+                    options.linalgToGPU);
   buildKVCacheToNVVMPipeline(pm, options);
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = "isa";
@@ -245,7 +270,8 @@ void mlir::kvcache::buildKVCacheToEmulatedGPUPipeline(
   addRegistrationCheck(pm, "kvcache-to-emulated-gpu");
   // Device memory is host memory on the emulator: checked mode's host
   // checks run before the first launch.
-  addArgumentChecks(pm, options.bufferize, options.checked);
+  addArgumentChecks(pm, options.bufferize, options.checked,
+                    options.linalgToGPU);
   buildKVCacheToNVVMPipeline(pm, options);
   pm.addPass(createKVCacheGPUMemoryToHost());
   addHostToLLVMPasses(pm, /*withGPU=*/true);

@@ -5,7 +5,8 @@
 // A tensor-level module to the memref form the kernel lowerings take:
 // one-shot-bufferize with identity layouts at function boundaries, then the
 // results of destination-style functions (an argument's buffer returned)
-// dropped, public functions included, so callers supply the outputs.
+// dropped, public functions included, so callers supply the outputs. With
+// `gpu-alloc` the buffers it creates are device memory (gpu.alloc).
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +15,7 @@
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotModuleBufferize.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/SymbolTable.h"
 
 namespace mlir::kvcache {
@@ -99,10 +101,50 @@ static void dropReturnedArguments(func::FuncOp func, ModuleOp module) {
   }
 }
 
+/// Creates the asynchronous GPU op `create(tokenType, dependency)` on a new
+/// stream and waits for it: synchronous code in the form gpu-to-llvm lowers
+/// (its gpu.alloc and gpu.memcpy need one dependency).
+template <typename CreateFn>
+static Operation *createAndWait(OpBuilder &builder, Location loc,
+                                CreateFn create) {
+  Type tokenType = gpu::AsyncTokenType::get(builder.getContext());
+  Value stream =
+      gpu::WaitOp::create(builder, loc, tokenType, ValueRange()).getAsyncToken();
+  Operation *op = create(tokenType, stream);
+  gpu::WaitOp::create(builder, loc, Type(),
+                      cast<gpu::AsyncOpInterface>(op).getAsyncToken());
+  return op;
+}
+
+/// Makes `options` create device memory: gpu.alloc for buffers, gpu.memcpy
+/// for copies.
+static void allocateOnTheGPU(bufferization::OneShotBufferizationOptions &options) {
+  options.allocationFn = [](OpBuilder &builder, Location loc, MemRefType type,
+                            ValueRange dynamicSizes,
+                            unsigned /*alignment*/) -> FailureOr<Value> {
+    Operation *alloc =
+        createAndWait(builder, loc, [&](Type tokenType, Value stream) {
+          return gpu::AllocOp::create(builder, loc, type, tokenType, stream,
+                                      dynamicSizes,
+                                      /*symbolOperands=*/ValueRange());
+        });
+    return cast<gpu::AllocOp>(alloc).getMemref();
+  };
+  options.memCpyFn = [](OpBuilder &builder, Location loc, Value from,
+                        Value to) {
+    createAndWait(builder, loc, [&](Type tokenType, Value stream) {
+      return gpu::MemcpyOp::create(builder, loc, tokenType, stream, to, from);
+    });
+    return success();
+  };
+}
+
 namespace {
 
 struct KVCacheBufferize
     : public kvcache::impl::KVCacheBufferizeBase<KVCacheBufferize> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (!hasTensorValues(module))
@@ -111,6 +153,8 @@ struct KVCacheBufferize
     options.bufferizeFunctionBoundaries = true;
     options.setFunctionBoundaryTypeConversion(
         bufferization::LayoutMapOption::IdentityLayoutMap);
+    if (gpuAlloc)
+      allocateOnTheGPU(options);
     bufferization::BufferizationState state;
     if (failed(bufferization::runOneShotModuleBufferize(module, options,
                                                         state)))

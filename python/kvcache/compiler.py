@@ -81,13 +81,14 @@ def check_gpu_options(chip, opt_level):
 
 
 def compile_ptx(ir, chip="sm_90", opt_level=3, checked=False,
-                filename="<string>"):
+                filename="<string>", linalg_to_gpu=False):
     """The PTX of every kernel of `ir` (kernel ops and gpu.modules), through
     the kvcache-to-ptx pipeline, as one string: what `kvcache-compile` writes.
-    No CUDA toolkit is needed."""
+    With `linalg_to_gpu` the linalg ops are kernels too (the pipeline's
+    option). No CUDA toolkit is needed."""
     check_gpu_options(chip, opt_level)
     module = _copy(ir, filename)
-    module.lower_to_ptx(chip, opt_level, bool(checked))
+    module.lower_to_ptx(chip, opt_level, bool(checked), bool(linalg_to_gpu))
     ptx = module.collect_ptx()
     if not ptx:
         raise CompileError(
@@ -116,14 +117,16 @@ def lower_to_cpu(ir, checked=False, filename="<string>", parallel=False,
 
 
 def lower_to_emulated_gpu(ir, chip="sm_90", opt_level=3, checked=False,
-                          filename="<string>"):
+                          filename="<string>", linalg_to_gpu=False):
     """A new Module in the LLVM dialect (the kvcache-to-emulated-gpu
     pipeline): the kernels, as kvcache-to-ptx builds them for `chip`, become
     CPU code calling the GPU emulator runtime (libKVCacheGPUEmulator.so);
-    host functions keep their kvcache-to-cpu signatures."""
+    host functions keep their kvcache-to-cpu signatures. `linalg_to_gpu`:
+    the linalg ops run as kernels too (the pipeline's option)."""
     check_gpu_options(chip, opt_level)
     module = _copy(ir, filename)
-    module.lower_to_emulated_gpu(chip, opt_level, bool(checked))
+    module.lower_to_emulated_gpu(chip, opt_level, bool(checked),
+                                 bool(linalg_to_gpu))
     return module
 
 

@@ -75,19 +75,24 @@ class EmulatedGPUModule(CompiledModule):
                  runner utils)
     library:     path of libKVCacheGPUEmulator.so (default:
                  find_emulator_library())
+    linalg_to_gpu: the linalg ops run as GPU kernels too
+                 (kvcache-to-emulated-gpu{linalg-to-gpu=true}); by default
+                 they are host code
 
     `module.<name>(*args)` or `module.call(name, *args)` calls function
     `name`; `module.lowered` is the LLVM-dialect module that was compiled.
     """
 
     def __init__(self, ir, chip="sm_90", checked=False, opt_level=2,
-                 shared_libs=None, library=None, filename="<string>"):
+                 shared_libs=None, library=None, filename="<string>",
+                 linalg_to_gpu=False):
         check_gpu_options(chip, opt_level)
         library = library or find_emulator_library()
         if not os.path.isfile(library):
             raise FileNotFoundError(f"no GPU emulator runtime at {library}")
         source = parse(ir, filename)
-        lowered = lower_to_emulated_gpu(source, chip, opt_level, checked)
+        lowered = lower_to_emulated_gpu(source, chip, opt_level, checked,
+                                        linalg_to_gpu=linalg_to_gpu)
         super().__init__(source, lowered, opt_level, shared_libs, library)
         self.chip = chip
         self.library = library

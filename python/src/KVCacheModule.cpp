@@ -76,9 +76,11 @@ PYBIND11_MODULE(_kvcache, m) {
            "Runs a textual pass pipeline on the module, in place.")
       .def("lower_to_ptx", &PyModule::lowerToPTX, py::arg("chip"),
            py::arg("opt_level"), py::arg("checked"),
+           py::arg("linalg_to_gpu") = false,
            "Runs the kvcache-to-ptx pipeline on the module, in place.")
       .def("lower_to_emulated_gpu", &PyModule::lowerToEmulatedGPU,
            py::arg("chip"), py::arg("opt_level"), py::arg("checked"),
+           py::arg("linalg_to_gpu") = false,
            "Runs the kvcache-to-emulated-gpu pipeline on the module, in "
            "place.")
       .def("collect_ptx", &PyModule::collectPTX)

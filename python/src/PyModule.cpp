@@ -134,15 +134,15 @@ void PyModule::runPipeline(const std::string &pipeline) {
 }
 
 void PyModule::lowerToPTX(const std::string &chip, unsigned optLevel,
-                          bool checked) {
+                          bool checked, bool linalgToGPU) {
   runGPUPipeline(buildKVCacheToPTXPipeline, "kvcache-to-ptx", chip, optLevel,
-                 checked);
+                 checked, linalgToGPU);
 }
 
 void PyModule::lowerToEmulatedGPU(const std::string &chip, unsigned optLevel,
-                                  bool checked) {
+                                  bool checked, bool linalgToGPU) {
   runGPUPipeline(buildKVCacheToEmulatedGPUPipeline, "kvcache-to-emulated-gpu",
-                 chip, optLevel, checked);
+                 chip, optLevel, checked, linalgToGPU);
 }
 
 std::string PyModule::collectPTX() const {
@@ -195,12 +195,13 @@ MLIRContext *PyModule::getContext() const { return context.get(); }
 void PyModule::runGPUPipeline(GPUPipelineBuilder build,
                               const std::string &name,
                               const std::string &chip, unsigned optLevel,
-                              bool checked) {
+                              bool checked, bool linalgToGPU) {
   PassManager pm(context.get());
   KVCacheToPTXOptions options;
   options.chip = chip;
   options.optLevel = optLevel;
   options.checked = checked;
+  options.linalgToGPU = linalgToGPU;
   build(pm, options);
   run(pm, name + " failed");
 }

@@ -67,11 +67,12 @@ public:
   void runPipeline(const std::string &pipeline);
 
   /// The kvcache-to-ptx pipeline in place.
-  void lowerToPTX(const std::string &chip, unsigned optLevel, bool checked);
+  void lowerToPTX(const std::string &chip, unsigned optLevel, bool checked,
+                  bool linalgToGPU);
 
   /// The kvcache-to-emulated-gpu pipeline in place.
   void lowerToEmulatedGPU(const std::string &chip, unsigned optLevel,
-                          bool checked);
+                          bool checked, bool linalgToGPU);
 
   /// The PTX of every gpu.binary object, in order.
   std::string collectPTX() const;
@@ -95,7 +96,7 @@ private:
   /// Builds the pipeline `name` with `build` and runs it in place.
   void runGPUPipeline(GPUPipelineBuilder build, const std::string &name,
                       const std::string &chip, unsigned optLevel,
-                      bool checked);
+                      bool checked, bool linalgToGPU);
 
   /// Runs `pm` on the module; CompileError (message `fallback` when MLIR
   /// said nothing) when it fails.

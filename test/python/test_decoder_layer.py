@@ -1,8 +1,9 @@
 """examples/decoder_layer: the whole decoder layer on tensors (linalg and the
 kernel ops) against the same layer in PyTorch, whose K/V grow like Hugging
 Face's past_key_values: a prefill of 2 sequences of different lengths, then
-4 decode steps, on the CPU and on the GPU emulator (one module per target,
-compiled once)."""
+4 decode steps, on the CPU, on the GPU emulator, and on the emulator with
+the linalg ops as GPU kernels too (linalg-to-gpu); one module per target,
+compiled once."""
 
 import importlib.util
 import os
@@ -20,26 +21,33 @@ _spec.loader.exec_module(layer)
 SIZES = layer.Sizes(kv_heads=2, head_size=32, group=4, mlp=128, page_size=16)
 PROMPTS = [11, 20]
 STEPS = 4
+TARGETS = {"cpu": {}, "emulated-gpu": {"gpu": True},
+           "emulated-gpu-linalg": {"gpu": True, "linalg_to_gpu": True}}
+_modules = {}
 
 
-@pytest.fixture(scope="module", params=["cpu", "emulated-gpu"])
-def module(request):
-    return layer.compile_layer(SIZES, gpu=request.param == "emulated-gpu")
+def compiled(target):
+    """The layer compiled for `target` (once per test run)."""
+    if target not in _modules:
+        _modules[target] = layer.compile_layer(SIZES, **TARGETS[target])
+    return _modules[target]
 
 
-def test_decoder_layer_matches_torch(module):
-    errors = layer.Run(module, SIZES, PROMPTS, STEPS).run(STEPS,
-                                                          report=lambda _: None)
+@pytest.mark.parametrize("target", TARGETS)
+def test_decoder_layer_matches_torch(target):
+    run = layer.Run(compiled(target), SIZES, PROMPTS, STEPS)
+    errors = run.run(STEPS, report=lambda _: None)
     assert len(errors) == STEPS + 1
-    # The prompts' second page is reached: positions past one page, and
-    # the cache holds every token the reference's past_key_values hold.
-    assert max(PROMPTS) + STEPS > SIZES.page_size
+    # The longer prompt's tokens fill its first page: positions and
+    # attention cross a page boundary.
+    assert max(PROMPTS) > SIZES.page_size
 
 
-def test_decoder_layer_reads_the_cache(module):
+@pytest.mark.parametrize("target", ["cpu", "emulated-gpu"])
+def test_decoder_layer_reads_the_cache(target):
     # Decode steps read the earlier tokens from the paged cache: with the
     # cache wiped after the prefill, the next step no longer matches.
-    run = layer.Run(module, SIZES, PROMPTS, STEPS)
+    run = layer.Run(compiled(target), SIZES, PROMPTS, STEPS)
     run.step(dict(zip(run.sequences, PROMPTS)))
     run.blocks.zero_()
     error, largest = run.step(dict.fromkeys(run.sequences, 1))

@@ -3,7 +3,7 @@
 // Part of the kvcache-mlir project.
 //
 // kvcache-compile INPUT.mlir -o OUT.ptx [--chip sm_90] [--opt-level 3]
-//                 [--checked] [--cubin]
+//                 [--checked] [--linalg-to-gpu] [--cubin]
 //
 // Runs the kvcache-to-ptx pipeline and writes the PTX of every kernel to one
 // file; --cubin also assembles it with NVIDIA's ptxas when that is installed.
@@ -49,6 +49,11 @@ static cl::opt<unsigned> optLevel("opt-level",
 static cl::opt<bool> checked("checked",
                              cl::desc("Check every cache access at run time"),
                              cl::init(false), cl::cat(category));
+static cl::opt<bool>
+    linalgToGPU("linalg-to-gpu",
+                cl::desc("Map the input's linalg ops to GPU kernels too "
+                         "(kvcache-to-ptx{linalg-to-gpu=true})"),
+                cl::init(false), cl::cat(category));
 static cl::opt<bool> cubin("cubin",
                            cl::desc("Also assemble OUT.cubin with ptxas"),
                            cl::init(false), cl::cat(category));
@@ -140,6 +145,7 @@ static LogicalResult compile(MLIRContext &context) {
   options.chip = chip;
   options.optLevel = optLevel;
   options.checked = checked;
+  options.linalgToGPU = linalgToGPU;
   kvcache::buildKVCacheToPTXPipeline(pm, options);
   if (failed(pm.run(*module)))
     return failure();

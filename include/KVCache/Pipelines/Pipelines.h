@@ -89,6 +89,13 @@ struct KVCacheToPTXOptions : public PassPipelineOptions<KVCacheToPTXOptions> {
       *this, "checked",
       llvm::cl::desc("Check every cache access at run time"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> linalgToGPU{
+      *this, "linalg-to-gpu",
+      llvm::cl::desc("Run the input's linalg ops (and scf.parallel loops) as "
+                     "GPU kernels: parallel loops tiled 16 x 16, tiles on "
+                     "blocks, elements on threads; the buffers "
+                     "bufferization creates are gpu.alloc"),
+      llvm::cl::init(false)};
 };
 
 /// The PTX ISA feature for `chip`: `+ptx80` up to sm_90a (`+ptx81` for

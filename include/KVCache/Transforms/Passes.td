@@ -144,10 +144,21 @@ def KVCacheBufferize : Pass<"kvcache-bufferize", "::mlir::ModuleOp"> {
       return
     }
     ```
+
+    With `gpu-alloc`, the buffers bufferization creates (`tensor.empty`,
+    copies) are `gpu.alloc` and its copies `gpu.memcpy`: device memory, for
+    a program whose every access to them runs on the GPU
+    (`kvcache-to-ptx{linalg-to-gpu=true}`).
   }];
+  let options = [
+    Option<"gpuAlloc", "gpu-alloc", "bool", /*default=*/"false",
+           "Allocate the buffers bufferization creates with gpu.alloc and "
+           "copy them with gpu.memcpy instead of host memory">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",
+    "::mlir::gpu::GPUDialect",
     "::mlir::memref::MemRefDialect"
   ];
 }
