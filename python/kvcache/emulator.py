@@ -28,7 +28,7 @@ each launch.
 import os
 
 from . import _kvcache
-from .compiler import check_gpu_options, lower_to_emulated_gpu, parse
+from .compiler import check_gpu_options, lower_to_emulated_gpu, parse_bufferized
 from .cpu import CompiledModule
 from .errors import EmulatorError  # noqa: F401  (raised by the extension)
 
@@ -63,7 +63,8 @@ class EmulatedGPUModule(CompiledModule):
     """Functions of kvcache IR whose kernels run on the GPU emulator.
 
     ir:          MLIR text or a kvcache.Module (func.func functions; kernel
-                 ops, gpu.launch or gpu.module kernels launched from them)
+                 ops, gpu.launch or gpu.module kernels launched from them;
+                 tensor-level functions as for CPUModule)
     chip:        the GPU the kernels are built for (sm_XX), as compile_ptx
     checked:     run-time checks: those of the kernel ops' operands that
                  the function computes itself, before anything runs
@@ -86,7 +87,7 @@ class EmulatedGPUModule(CompiledModule):
         library = library or find_emulator_library()
         if not os.path.isfile(library):
             raise FileNotFoundError(f"no GPU emulator runtime at {library}")
-        source = parse(ir, filename)
+        source = parse_bufferized(ir, filename)
         lowered = lower_to_emulated_gpu(source, chip, opt_level, checked)
         super().__init__(source, lowered, opt_level, shared_libs, library)
         self.chip = chip
