@@ -128,8 +128,9 @@ struct ReadingKernelModel
 };
 
 /// paged_collection, continuous_collection built from tensors: the buffers
-/// of `blocks` and `scales` are read and written (by the ops that write the
-/// collection), those of the metadata only read. None aliases a tensor
+/// of `blocks` and `scales` are read, and written when an op consumes the
+/// collection (writes it, or gives the buffers back as tensors that later
+/// ops may write); those of the metadata only read. None aliases a tensor
 /// result, so one-shot-bufferize copies `blocks` or `scales` exactly when
 /// writing it in place would be wrong (it is read after the collection, or
 /// not writable); kvcache-bufferize rejects such a program instead.
@@ -144,7 +145,9 @@ struct CollectionModel
   bool bufferizesToMemoryWrite(Operation *op, OpOperand &operand,
                                const AnalysisState &) const {
     return llvm::is_contained(
-        cast<CollectionOpInterface>(op).getCacheDataOperands(), &operand);
+               cast<CollectionOpInterface>(op).getCacheDataOperands(),
+               &operand) &&
+           isCollectionConsumed(op->getResult(0));
   }
 
   AliasingValueList getAliasingValues(Operation *, OpOperand &,

@@ -39,6 +39,32 @@ CollectionOpInterface mlir::kvcache::getCollectionConstructor(Value cache) {
   return {};
 }
 
+bool mlir::kvcache::consumesCollection(Operation *user, Value collection) {
+  if (isa<CollectionTensorsOp>(user))
+    return true;
+  auto writer = dyn_cast<CacheWriterOpInterface>(user);
+  return writer && getOwningCollection(writer.getWrittenCache()) == collection;
+}
+
+SmallVector<OpOperand *> mlir::kvcache::getCollectionUses(Value collection) {
+  SmallVector<OpOperand *> uses;
+  for (OpOperand &use : collection.getUses()) {
+    if (!isa<GetKeyCacheOp, GetValueCacheOp>(use.getOwner())) {
+      uses.push_back(&use);
+      continue;
+    }
+    for (OpOperand &cacheUse : use.getOwner()->getResult(0).getUses())
+      uses.push_back(&cacheUse);
+  }
+  return uses;
+}
+
+bool mlir::kvcache::isCollectionConsumed(Value collection) {
+  return llvm::any_of(getCollectionUses(collection), [&](OpOperand *use) {
+    return consumesCollection(use->getOwner(), collection);
+  });
+}
+
 LogicalResult mlir::kvcache::verifyCacheWriter(CacheWriterOpInterface op) {
   Value written = op.getWrittenCache();
   Value updated = op.getUpdatedCollection();

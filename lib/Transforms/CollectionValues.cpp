@@ -21,31 +21,6 @@
 using namespace mlir;
 using namespace mlir::kvcache;
 
-/// Whether `user` consumes `collection`: writes it (returning the updated
-/// collection) or gives its tensors back.
-static bool consumes(Operation *user, Value collection) {
-  if (isa<CollectionTensorsOp>(user))
-    return true;
-  auto writer = dyn_cast<CacheWriterOpInterface>(user);
-  return writer && getOwningCollection(writer.getWrittenCache()) == collection;
-}
-
-/// The uses of `collection`: its own, and those of the layer caches taken
-/// from it (instead of the `get_key_cache`, `get_value_cache` that take
-/// them).
-static SmallVector<OpOperand *> getCollectionUses(Value collection) {
-  SmallVector<OpOperand *> uses;
-  for (OpOperand &use : collection.getUses()) {
-    if (!isa<GetKeyCacheOp, GetValueCacheOp>(use.getOwner())) {
-      uses.push_back(&use);
-      continue;
-    }
-    for (OpOperand &cacheUse : use.getOwner()->getResult(0).getUses())
-      uses.push_back(&cacheUse);
-  }
-  return uses;
-}
-
 /// Checks the uses of one collection value built from tensors (a
 /// constructor's result or a write's updated collection).
 static LogicalResult verifyLinearUses(Value collection) {
@@ -59,7 +34,7 @@ static LogicalResult verifyLinearUses(Value collection) {
                                "layer cache of one), which only kvcache ops "
                                "of its function may use: bufferization "
                                "would not see the writes through it");
-    if (!consumes(user, collection))
+    if (!consumesCollection(user, collection))
       continue;
     if (user->getBlock() != block)
       return user->emitOpError("writes a collection built from tensors "

@@ -88,3 +88,35 @@ func.func @scaled(%blocks: tensor<?x2x?x16x8x128xi8>, %lengths: tensor<?xi32>,
   %b, %s = kvcache.collection_tensors %c1 : !q -> tensor<?x2x?x16x8x128xi8>, tensor<?x2xf32>
   return %b, %s : tensor<?x2x?x16x8x128xi8>, tensor<?x2xf32>
 }
+
+// -----
+
+// A collection only read (nothing writes it or gives its tensors back)
+// leaves its blocks as they are: the caller may read them after the call.
+!c = !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
+!k = !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>
+// CHECK-LABEL: func.func private @read_only(
+// CHECK-NOT: memref.alloc
+// CHECK-NOT: memref.copy
+// CHECK: kvcache.gather_ragged
+// CHECK-LABEL: func.func @reads_after(
+// CHECK-SAME: %[[B:[^:]*]]: memref<?x2x?x16x8x128xf16>,
+// CHECK-NOT: memref.alloc
+// CHECK-NOT: memref.copy
+// CHECK: call @read_only(%[[B]], {{.*}}) : ({{.*}}) -> (){{$}}
+// CHECK-NEXT: return{{$}}
+func.func private @read_only(%blocks: tensor<?x2x?x16x8x128xf16>, %lengths: tensor<?xi32>, %table: tensor<?x?xi32>, %n: i32,
+                             %o: tensor<?xi32>, %out: tensor<?x8x128xf16>) -> tensor<?x8x128xf16> {
+  %l0 = arith.constant 0 : index
+  %c = kvcache.paged_collection %blocks, %lengths, %table, %n, %n
+      : tensor<?x2x?x16x8x128xf16>, tensor<?xi32>, tensor<?x?xi32> -> !c
+  %k = kvcache.get_key_cache %c[%l0] : !c
+  %g = kvcache.gather_ragged %k, %out, %o : !k, tensor<?x8x128xf16>, tensor<?xi32> -> tensor<?x8x128xf16>
+  return %g : tensor<?x8x128xf16>
+}
+func.func @reads_after(%blocks: tensor<?x2x?x16x8x128xf16>, %lengths: tensor<?xi32>, %table: tensor<?x?xi32>, %n: i32,
+                       %o: tensor<?xi32>, %out: tensor<?x8x128xf16>) -> (tensor<?x8x128xf16>, tensor<?x2x?x16x8x128xf16>) {
+  %g = func.call @read_only(%blocks, %lengths, %table, %n, %o, %out)
+      : (tensor<?x2x?x16x8x128xf16>, tensor<?xi32>, tensor<?x?xi32>, i32, tensor<?xi32>, tensor<?x8x128xf16>) -> tensor<?x8x128xf16>
+  return %g, %blocks : tensor<?x8x128xf16>, tensor<?x2x?x16x8x128xf16>
+}

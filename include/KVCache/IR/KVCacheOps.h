@@ -42,6 +42,19 @@ Value getOwningCollection(Value cache);
 /// writes that returned it (CacheWriterOpInterface); null when not visible.
 CollectionOpInterface getCollectionConstructor(Value cache);
 
+/// Whether `user` consumes `collection`: writes it (a CacheWriterOpInterface
+/// op, through a layer cache or directly) or gives its tensors back
+/// (`collection_tensors`).
+bool consumesCollection(Operation *user, Value collection);
+
+/// The uses of `collection`: its own, and those of the layer caches its
+/// `get_key_cache` and `get_value_cache` take (instead of theirs).
+SmallVector<OpOperand *> getCollectionUses(Value collection);
+
+/// Whether an op consumes `collection` (consumesCollection): a constructor
+/// built from tensors writes its `blocks` and `scales` only then.
+bool isCollectionConsumed(Value collection);
+
 /// Checks a cache-writing op's updated collection: its type, and that the op
 /// returns one exactly when the collection is built from tensors (when its
 /// constructor is visible).
