@@ -23,8 +23,8 @@ using namespace mlir::kvcache::opverify;
 /// Checks the `blocks` operand of a collection constructor against its
 /// type: rank 6, element type, memory space, static dims kv_dim (1),
 /// num_heads (4), head_size (5) and, for the kinds with pages, page_size
-/// (3); contiguous inner dims; head rows aligned.
-static LogicalResult verifyBlocks(Operation *op, MemRefType blocks,
+/// (3); for a memref, contiguous inner dims and head rows aligned.
+static LogicalResult verifyBlocks(Operation *op, ShapedType blocks,
                                   const KVCacheParams &params,
                                   StringRef slotsName) {
   if (blocks.getRank() != 6)
@@ -36,7 +36,8 @@ static LogicalResult verifyBlocks(Operation *op, MemRefType blocks,
     return op->emitOpError("expects 'blocks' element type ")
            << blocks.getElementType()
            << " to match the collection element type " << params.elementType;
-  if (blocks.getMemorySpace())
+  auto memref = dyn_cast<MemRefType>(blocks);
+  if (memref && memref.getMemorySpace())
     return op->emitOpError("expects 'blocks' in the default memory space, got ")
            << blocks;
   if (failed(verifyStaticDim(op, "blocks", blocks, 1, "kv_dim",
@@ -49,9 +50,11 @@ static LogicalResult verifyBlocks(Operation *op, MemRefType blocks,
       failed(verifyStaticDim(op, "blocks", blocks, 5, "head_size",
                              params.headSize)))
     return failure();
+  if (!memref)
+    return success();
   SmallVector<int64_t> strides;
   int64_t offset;
-  if (failed(blocks.getStridesAndOffset(strides, offset)) ||
+  if (failed(memref.getStridesAndOffset(strides, offset)) ||
       strides[3] != params.rowElements() || strides[4] != params.headSize ||
       strides[5] != 1)
     return op->emitOpError("expects the inner dims [")
@@ -73,21 +76,23 @@ static LogicalResult verifyBlocks(Operation *op, MemRefType blocks,
   return success();
 }
 
-/// Checks the metadata memrefs of a collection constructor: i32, the given
-/// ranks, identity layout (the kernel ABI passes them as plain memrefs).
+/// Checks the metadata of a collection constructor: i32, the given ranks,
+/// memrefs with the identity layout (the kernel ABI passes them as plain
+/// memrefs).
 static LogicalResult verifyMetadata(Operation *op, Value cacheLengths,
                                     Value lookupTable, int64_t tableRank,
                                     StringRef tableShape) {
   Type i32 = IntegerType::get(op->getContext(), 32);
-  if (failed(verifyMemRef(op, "cache_lengths", cacheLengths, 1, i32,
-                          "[batch]")) ||
-      failed(verifyMemRef(op, "lookup_table", lookupTable, tableRank, i32,
-                          tableShape)))
+  if (failed(verifyDataOperand(op, "cache_lengths", cacheLengths, 1, i32,
+                               "[batch]")) ||
+      failed(verifyDataOperand(op, "lookup_table", lookupTable, tableRank, i32,
+                               tableShape)))
     return failure();
   for (auto [name, value] :
        {std::pair<StringRef, Value>{"cache_lengths", cacheLengths},
         {"lookup_table", lookupTable}})
-    if (!cast<MemRefType>(value.getType()).getLayout().isIdentity())
+    if (auto memref = dyn_cast<MemRefType>(value.getType());
+        memref && !memref.getLayout().isIdentity())
       return op->emitOpError("expects '")
              << name << "' with the identity (row-major) layout, got "
              << value.getType() << "; copy it into a contiguous buffer";
@@ -97,7 +102,7 @@ static LogicalResult verifyMetadata(Operation *op, Value cacheLengths,
 /// Checks the scales operand of a collection constructor: present exactly
 /// when the type has scales; f32, default memory space; the rank and static
 /// dims of its kind (docs/Contract.md, section 8); the dims after the layer
-/// dim contiguous.
+/// dim contiguous (for a memref).
 static LogicalResult verifyScalesOperand(Operation *op, Value scales,
                                          const KVCacheParams &params,
                                          StringRef slotsName) {
@@ -112,7 +117,7 @@ static LogicalResult verifyScalesOperand(Operation *op, Value scales,
     return op->emitOpError("expects a scales operand (the sixth) for a type "
                            "with 'scales = ")
            << params.scales << "'";
-  auto type = cast<MemRefType>(scales.getType());
+  auto type = cast<ShapedType>(scales.getType());
   std::string shape;
   SmallVector<std::pair<StringRef, int64_t>> dims;
   int64_t perHead = params.scales.scalesPerHead(params.headSize);
@@ -141,20 +146,23 @@ static LogicalResult verifyScalesOperand(Operation *op, Value scales,
       dims.push_back({"head_size / G", perHead});
     break;
   }
-  if (failed(verifyMemRef(op, "scales", scales, dims.size(),
-                          Float32Type::get(op->getContext()), shape)))
+  if (failed(verifyDataOperand(op, "scales", scales, dims.size(),
+                               Float32Type::get(op->getContext()), shape)))
     return failure();
   for (auto [dim, entry] : llvm::enumerate(dims))
     if (!ShapedType::isDynamic(entry.second) &&
         failed(verifyStaticDim(op, "scales", type, dim, entry.first,
                                entry.second)))
       return failure();
+  auto memref = dyn_cast<MemRefType>(type);
+  if (!memref)
+    return success();
   // Contiguous after the layer dim (dim 0 for tensor, dim 2 otherwise).
   SmallVector<int64_t> strides;
   int64_t offset;
   bool layered = params.scales.getKind() == KVScales::Kind::Tensor;
   size_t firstInner = layered ? 1 : 3;
-  bool contiguous = succeeded(type.getStridesAndOffset(strides, offset));
+  bool contiguous = succeeded(memref.getStridesAndOffset(strides, offset));
   int64_t expected = 1;
   SmallVector<int64_t> expectedStrides(dims.size() - firstInner);
   for (size_t dim = dims.size(); contiguous && dim-- > firstInner;) {
@@ -171,22 +179,45 @@ static LogicalResult verifyScalesOperand(Operation *op, Value scales,
     llvm::interleaveComma(expectedStrides, os);
     return op->emitOpError("expects the dims of 'scales' after num_layers to "
                            "be contiguous (strides [")
-           << list << "]), got " << type;
+           << list << "]), got " << memref;
   }
   return success();
 }
 
 /// The static num_layers (dim 2) of a constructor's `blocks`, if any.
 static std::optional<int64_t> getStaticLayers(Value blocks) {
-  auto type = cast<MemRefType>(blocks.getType());
+  auto type = cast<ShapedType>(blocks.getType());
   if (type.getRank() != 6 || type.isDynamicDim(2))
     return std::nullopt;
   return type.getDimSize(2);
 }
 
+/// Checks that a constructor takes its data operands in one form, all
+/// memrefs or all tensors (docs/Contract.md section 3.5).
+static LogicalResult verifyOneForm(CollectionOpInterface op) {
+  bool tensors = op.isTensorForm();
+  for (Value operand : op->getOperands())
+    if (isa<ShapedType>(operand.getType()) &&
+        isa<TensorType>(operand.getType()) != tensors)
+      return op->emitOpError("expects its data operands in one form, all "
+                             "memrefs or all tensors, got ")
+             << op->getOperand(0).getType() << " and " << operand.getType();
+  return success();
+}
+
+/// `blocks`, then `scales` when present: the operands the writes update.
+static SmallVector<OpOperand *> getBlocksAndScales(OpOperand &blocks,
+                                                   MutableOperandRange scales) {
+  SmallVector<OpOperand *> operands = {&blocks};
+  if (!scales.empty())
+    operands.push_back(&scales[0]);
+  return operands;
+}
+
 LogicalResult PagedCollectionOp::verify() {
   KVCacheParams params = KVCacheParams::get(getType());
-  if (failed(verifyBlocks(*this, getBlocks().getType(), params,
+  if (failed(verifyOneForm(*this)) ||
+      failed(verifyBlocks(*this, getBlocks().getType(), params,
                           "page_size")) ||
       failed(verifyScalesOperand(*this, getScales(), params, "page_size")))
     return failure();
@@ -200,7 +231,8 @@ std::optional<int64_t> PagedCollectionOp::getStaticNumLayers() {
 
 LogicalResult ContinuousCollectionOp::verify() {
   KVCacheParams params = KVCacheParams::get(getType());
-  if (failed(verifyBlocks(*this, getBlocks().getType(), params,
+  if (failed(verifyOneForm(*this)) ||
+      failed(verifyBlocks(*this, getBlocks().getType(), params,
                           "block_tokens")) ||
       failed(verifyScalesOperand(*this, getScales(), params, "block_tokens")))
     return failure();
@@ -212,3 +244,11 @@ std::optional<int64_t> ContinuousCollectionOp::getStaticNumLayers() {
   return getStaticLayers(getBlocks());
 }
 
+
+SmallVector<OpOperand *> PagedCollectionOp::getCacheDataOperands() {
+  return getBlocksAndScales(getBlocksMutable(), getScalesMutable());
+}
+
+SmallVector<OpOperand *> ContinuousCollectionOp::getCacheDataOperands() {
+  return getBlocksAndScales(getBlocksMutable(), getScalesMutable());
+}

@@ -47,7 +47,7 @@ static LogicalResult verifyOneForm(Operation *op,
 }
 
 LogicalResult StoreRaggedOp::verify() {
-  if (failed(verifyOneForm(*this)))
+  if (failed(verifyOneForm(*this)) || failed(verifyCacheWriter(*this)))
     return failure();
   return verifyTokenRows(*this, "values", getValues().getType(),
                          KVCacheParams::get(getCache().getType()));
@@ -158,7 +158,7 @@ LogicalResult AttentionRaggedOp::verify() {
 }
 
 LogicalResult CopyPagesOp::verify() {
-  if (failed(verifyOneForm(*this)))
+  if (failed(verifyOneForm(*this)) || failed(verifyCacheWriter(*this)))
     return failure();
   KVCollectionTypeInterface type = getCollection().getType();
   if (ShapedType::isDynamic(type.getPageSize()))
@@ -208,9 +208,11 @@ SmallVector<Value> AttentionRaggedOp::getKernelOperands() {
 
 LogicalResult mlir::kvcache::verifyKernelOpsInMemRefForm(Operation *root,
                                                          StringRef passName) {
-  WalkResult tensorForm = root->walk([&](KernelOpInterface op) {
-    if (llvm::none_of(op->getOperandTypes(),
-                      [](Type type) { return isa<TensorType>(type); }))
+  auto isTensor = [](Type type) { return isa<TensorType>(type); };
+  WalkResult tensorForm = root->walk([&](Operation *op) {
+    if (!isa_and_nonnull<KVCacheDialect>(op->getDialect()) ||
+        (llvm::none_of(op->getOperandTypes(), isTensor) &&
+         llvm::none_of(op->getResultTypes(), isTensor)))
       return WalkResult::advance();
     op->emitOpError("is in the tensor form, and ")
         << passName

@@ -31,15 +31,17 @@ static std::optional<int64_t> getConstantIndex(Value value) {
   return getConstantIntValue(OpFoldResult(value));
 }
 
-LogicalResult opverify::verifyMemRef(Operation *op, StringRef what,
-                                     Value value, int64_t rank,
-                                     Type elementType, StringRef shape) {
-  auto type = cast<MemRefType>(value.getType());
+LogicalResult opverify::verifyDataOperand(Operation *op, StringRef what,
+                                          Value value, int64_t rank,
+                                          Type elementType, StringRef shape) {
+  auto type = cast<ShapedType>(value.getType());
+  auto memref = dyn_cast<MemRefType>(type);
   if (type.getRank() != rank || type.getElementType() != elementType)
     return op->emitOpError("expects '")
-           << what << "' to be a " << rank << "-D memref of " << elementType
-           << " " << shape << ", got " << type;
-  if (type.getMemorySpace())
+           << what << "' to be a " << rank << "-D "
+           << (memref ? "memref" : "tensor") << " of " << elementType << " "
+           << shape << ", got " << type;
+  if (memref && memref.getMemorySpace())
     return op->emitOpError("expects '")
            << what << "' in the default memory space, got " << type;
   return success();
@@ -201,14 +203,12 @@ static LogicalResult verifyElementAccess(Operation *op,
   return success();
 }
 
-/// The collection a layer cache was taken from, if visible.
+/// The collection a layer cache was taken from, if visible; null for a
+/// collection.
 static Value getSourceCollection(Value cache) {
-  Operation *def = cache.getDefiningOp();
-  if (auto key = dyn_cast_or_null<GetKeyCacheOp>(def))
-    return key.getCollection();
-  if (auto value = dyn_cast_or_null<GetValueCacheOp>(def))
-    return value.getCollection();
-  return {};
+  if (isa<KVCollectionTypeInterface>(cache.getType()))
+    return {};
+  return getOwningCollection(cache);
 }
 
 /// Folds a metadata query on a layer cache to the same query on its

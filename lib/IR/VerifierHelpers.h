@@ -18,11 +18,12 @@
 namespace mlir::kvcache {
 namespace opverify {
 
-/// Checks that `value` is a memref in the default memory space with the given
-/// rank and element type. `what` names the operand, `shape` spells the
-/// expected shape for the message.
-LogicalResult verifyMemRef(Operation *op, StringRef what, Value value,
-                           int64_t rank, Type elementType, StringRef shape);
+/// Checks that `value`, a memref in the default memory space or a ranked
+/// tensor, has the given rank and element type. `what` names the operand,
+/// `shape` spells the expected shape for the message.
+LogicalResult verifyDataOperand(Operation *op, StringRef what, Value value,
+                                int64_t rank, Type elementType,
+                                StringRef shape);
 
 /// Checks that dimension `dim` of `type` is static and equal to `expected`.
 LogicalResult verifyStaticDim(Operation *op, StringRef what, ShapedType type,

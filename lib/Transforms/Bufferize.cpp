@@ -5,16 +5,21 @@
 // A tensor-level module to the memref form the kernel lowerings take:
 // one-shot-bufferize with identity layouts at function boundaries, then the
 // results of destination-style functions (an argument's buffer returned)
-// dropped, public functions included, so callers supply the outputs. With
-// `gpu-alloc` the buffers it creates are device memory (gpu.alloc).
+// dropped, public functions included, so callers supply the outputs. A
+// program in which that would copy a cache is rejected before (the checks
+// of CollectionValues.h). With `gpu-alloc` the buffers it creates are device
+// memory (gpu.alloc).
 //
 //===----------------------------------------------------------------------===//
+
+#include "CollectionValues.h"
 
 #include "KVCache/Transforms/Passes.h"
 
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotModuleBufferize.h"
+#include "mlir/Dialect/Bufferization/Transforms/Transforms.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -24,6 +29,7 @@ namespace mlir::kvcache {
 } // namespace mlir::kvcache
 
 using namespace mlir;
+using namespace mlir::kvcache;
 
 /// Whether any value in `module` has a tensor type.
 static bool hasTensorValues(ModuleOp module) {
@@ -155,9 +161,16 @@ struct KVCacheBufferize
         bufferization::LayoutMapOption::IdentityLayoutMap);
     if (gpuAlloc)
       allocateOnTheGPU(options);
+    // runOneShotModuleBufferize's steps, with the checks between the
+    // analysis and the copies it decides.
+    if (failed(verifyCollectionValues(module)))
+      return signalPassFailure();
+    bufferization::OneShotAnalysisState analysis(module, options);
     bufferization::BufferizationState state;
-    if (failed(bufferization::runOneShotModuleBufferize(module, options,
-                                                        state)))
+    if (failed(bufferization::analyzeModuleOp(module, analysis)) ||
+        failed(verifyCachesInPlace(module, analysis)) ||
+        failed(bufferization::insertTensorCopies(module, analysis, state)) ||
+        failed(bufferization::bufferizeModuleOp(module, options, state)))
       return signalPassFailure();
     for (auto func : module.getOps<func::FuncOp>())
       if (!func.isExternal())

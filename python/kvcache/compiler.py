@@ -67,6 +67,17 @@ def run_pipeline(ir, pipeline, filename="<string>"):
     return module if isinstance(ir, Module) else str(module)
 
 
+def parse_bufferized(ir, filename="<string>"):
+    """A new Module: `ir` parsed and bufferized (kvcache-bufferize, docs/
+    Contract.md section 3.5). A tensor-level function then takes buffers,
+    and the caller's buffers for its results that return an argument (the
+    cache it updates, its outputs); a module without tensors is unchanged.
+    The compiled modules call functions with these signatures."""
+    module = _copy(ir, filename)
+    module.run_pipeline("kvcache-bufferize")
+    return module
+
+
 def check_opt_level(opt_level):
     """ValueError unless `opt_level` is an LLVM optimization level."""
     if opt_level not in (0, 1, 2, 3):

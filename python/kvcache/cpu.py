@@ -56,7 +56,7 @@ from . import _kvcache
 from .arguments import ArgumentABI
 from .arrays import HOST_DEVICES, array_info
 from .caches import ContinuousCache, PagedCache
-from .compiler import check_opt_level, lower_to_cpu, parse
+from .compiler import check_opt_level, lower_to_cpu, parse_bufferized
 
 __all__ = ["CPUModule", "CompiledModule", "OPENMP_RUNTIME", "RUNNER_UTILS",
            "default_cpu_threads"]
@@ -215,7 +215,10 @@ class CompiledModule:
 class CPUModule(CompiledModule):
     """Functions of kvcache IR compiled for this CPU.
 
-    ir:          MLIR text or a kvcache.Module (func.func functions)
+    ir:          MLIR text or a kvcache.Module (func.func functions; a
+                 tensor-level one is bufferized first and called with
+                 buffers, the caller's for the results it drops:
+                 kvcache.compiler.parse_bufferized)
     checked:     run-time checks of every access (kvcache-to-cpu{checked}):
                  the kernel ops' checks of what a function computes itself
                  raise kvcache.CheckError (nothing written, the module
@@ -259,7 +262,7 @@ class CPUModule(CompiledModule):
                 "/usr/lib/llvm-22/lib/libomp.so (apt-get install "
                 "libomp-22-dev), or pass threads=1 for serial code")
         self.threads = threads
-        source = parse(ir, filename)
+        source = parse_bufferized(ir, filename)
         libs = list(RUNNER_UTILS if shared_libs is None else shared_libs)
         if parallel:
             libs.append(OPENMP_RUNTIME)

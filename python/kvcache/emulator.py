@@ -63,7 +63,8 @@ class EmulatedGPUModule(CompiledModule):
     """Functions of kvcache IR whose kernels run on the GPU emulator.
 
     ir:          MLIR text or a kvcache.Module (func.func functions; kernel
-                 ops, gpu.launch or gpu.module kernels launched from them)
+                 ops, gpu.launch or gpu.module kernels launched from them;
+                 tensor-level functions as for CPUModule)
     chip:        the GPU the kernels are built for (sm_XX), as compile_ptx
     checked:     run-time checks: those of the kernel ops' operands that
                  the function computes itself, before anything runs

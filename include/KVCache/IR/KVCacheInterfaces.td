@@ -265,6 +265,53 @@ def KVCache_CollectionOpInterface : OpInterface<"CollectionOpInterface"> {
       }],
       "::std::optional<int64_t>", "getStaticNumLayers", (ins), [{}],
       [{ return ::std::nullopt; }]>,
+    InterfaceMethod<[{
+        The operands that hold the cache's data, which the writing ops
+        update in place: `blocks` (by default the first operand), then
+        `scales` when the type has them. In the tensor form
+        (docs/Contract.md section 3.5) bufferization writes their buffers;
+        the other operands are only read.
+      }],
+      "::llvm::SmallVector<::mlir::OpOperand *>", "getCacheDataOperands",
+      (ins), [{}], [{
+        return {&$_op->getOpOperand(0)};
+      }]>,
+  ];
+
+  let extraClassDeclaration = [{
+    /// Whether the collection is built from tensors (docs/Contract.md
+    /// section 3.5): the ops that write it return the updated collection.
+    bool isTensorForm() {
+      return ::llvm::isa<::mlir::TensorType>(
+          getCacheDataOperands().front()->get().getType());
+    }
+  }];
+}
+
+def KVCache_CacheWriterOpInterface : OpInterface<"CacheWriterOpInterface"> {
+  let cppNamespace = "::mlir::kvcache";
+  let description = [{
+    An op that writes a cache (`store_ragged`, `copy_pages`): a layer cache
+    or a collection operand. On a collection built from tensors
+    (docs/Contract.md section 3.5) it returns the updated collection, which
+    the later ops use instead of the one it wrote; bufferization replaces
+    that result by the collection written in place, and kvcache-bufferize
+    checks that no collection value is used after a write supersedes it.
+  }];
+  let methods = [
+    InterfaceMethod<"The layer cache or collection the op writes",
+      "::mlir::Value", "getWrittenCache">,
+    InterfaceMethod<[{
+        The updated collection the op returns (on a collection built from
+        tensors), or null.
+      }],
+      "::mlir::Value", "getUpdatedCollection", (ins), [{}], [{
+        for (::mlir::Value result : $_op->getResults())
+          if (::llvm::isa<::mlir::kvcache::KVCollectionTypeInterface>(
+                  result.getType()))
+            return result;
+        return {};
+      }]>,
   ];
 }
 

@@ -84,9 +84,18 @@ defvar KVCache_KernelResults = (outs Variadic<AnyRankedTensor>:$results);
 defvar KVCache_DestinationStyle =
     DestinationStyleOpInterface;
 
+// The ops that write the cache return the updated collection when it is
+// built from tensors (docs/Contract.md section 3.5).
+defvar KVCache_CacheWriter =
+    DeclareOpInterfaceMethods<KVCache_CacheWriterOpInterface,
+                              ["getWrittenCache"]>;
+defvar KVCache_UpdatedCollection =
+    (outs Optional<KVCache_AnyCollection>:$updated);
+
 def KVCache_StoreRaggedOp
     : KVCache_Op<"store_ragged", [KVCache_KernelOpInterface,
-                                  KVCache_ArgumentChecks]> {
+                                  KVCache_ArgumentChecks,
+                                  KVCache_CacheWriter]> {
   let summary = "Appends a ragged batch of new tokens to the cache";
   let description = [{
     MAX's `kv_cache.store.paged.ragged`. `values` is `[T, num_heads,
@@ -102,17 +111,25 @@ def KVCache_StoreRaggedOp
     group's scale `amax / max_finite` (1 when amax is 0), which the op
     writes too (docs/Contract.md section 2.2).
 
+    When `cache` is a layer cache of a collection built from tensors
+    (docs/Contract.md section 3.5), the op is in the tensor form and
+    returns the updated collection, every layer (`-> type`): later ops use
+    it, not the collection it wrote.
+
     ```mlir
     kvcache.store_ragged %k, %new, %row_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x8x128xf16>, memref<?xi32>
+    %c2 = kvcache.store_ragged %k, %new, %row_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, tensor<?x8x128xf16>, tensor<?xi32> -> !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
     ```
   }];
   let arguments = (ins
     Arg<KVCache_AnyLayerCache, "cache written", [MemRead, MemWrite]>:$cache,
     Arg<KVCache_TokenRows, "new rows", [MemRead]>:$values,
     Arg<KVCache_RaggedOffsets, "row offsets", [MemRead]>:$row_offsets);
+  let results = KVCache_UpdatedCollection;
   let assemblyFormat = [{
     $cache `,` $values `,` $row_offsets attr-dict `:` qualified(type($cache))
     `,` type($values) `,` type($row_offsets)
+    (`->` qualified(type($updated))^)?
   }];
   let hasVerifier = 1;
 }
@@ -154,25 +171,30 @@ def KVCache_GatherRaggedOp
 
 def KVCache_CopyPagesOp
     : KVCache_Op<"copy_pages", [KVCache_KernelOpInterface,
-                                KVCache_ArgumentChecks]> {
+                                KVCache_ArgumentChecks,
+                                KVCache_CacheWriter]> {
   let summary = "Copies whole pages, every layer, K and V";
   let description = [{
     For each row `(src, dst)` of `pairs` (`memref<?x2xi32>`), copies physical
     page `src` to page `dst` in every layer, for K and V (prefix-cache
     copy-on-write). Pairs must not overlap (the dst of one is never the src
     of another). The collection must have pages of a static size (a
-    `!kvcache.continuous_collection` has none: it is an error).
+    `!kvcache.continuous_collection` has none: it is an error). On a
+    collection built from tensors (docs/Contract.md section 3.5) the op is
+    in the tensor form and returns the updated collection.
 
     ```mlir
     kvcache.copy_pages %c, %pairs : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x2xi32>
+    %c2 = kvcache.copy_pages %c, %pairs : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>, tensor<?x2xi32> -> !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
     ```
   }];
   let arguments = (ins
     Arg<KVCache_AnyCollection, "cache copied", [MemRead, MemWrite]>:$collection,
     Arg<KVCache_PagePairs, "page pairs", [MemRead]>:$pairs);
+  let results = KVCache_UpdatedCollection;
   let assemblyFormat = [{
     $collection `,` $pairs attr-dict `:` qualified(type($collection)) `,`
-    type($pairs)
+    type($pairs) (`->` qualified(type($updated))^)?
   }];
   let hasVerifier = 1;
 }

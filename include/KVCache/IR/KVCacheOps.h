@@ -28,10 +28,37 @@
 namespace mlir::kvcache {
 
 /// Fails, with an error that names `passName` and says to bufferize first,
-/// when a kernel op under `root` is in the tensor form (docs/Contract.md
-/// section 3.5): the passes that read the kernel ops' buffers take the
-/// memref form.
+/// when a kvcache op under `root` (a kernel op, a collection constructor,
+/// `collection_tensors`) is in the tensor form (docs/Contract.md section
+/// 3.5): the passes that read the ops' buffers take the memref form.
 LogicalResult verifyKernelOpsInMemRefForm(Operation *root, StringRef passName);
+
+/// The collection `cache` belongs to: `cache` itself when it is a
+/// collection, else the collection a `get_key_cache` or `get_value_cache`
+/// took it from; null when that is not visible.
+Value getOwningCollection(Value cache);
+
+/// The constructor of the collection `cache` belongs to, looking through the
+/// writes that returned it (CacheWriterOpInterface); null when not visible.
+CollectionOpInterface getCollectionConstructor(Value cache);
+
+/// Whether `user` consumes `collection`: writes it (a CacheWriterOpInterface
+/// op, through a layer cache or directly) or gives its tensors back
+/// (`collection_tensors`).
+bool consumesCollection(Operation *user, Value collection);
+
+/// The uses of `collection`: its own, and those of the layer caches its
+/// `get_key_cache` and `get_value_cache` take (instead of theirs).
+SmallVector<OpOperand *> getCollectionUses(Value collection);
+
+/// Whether an op consumes `collection` (consumesCollection): a constructor
+/// built from tensors writes its `blocks` and `scales` only then.
+bool isCollectionConsumed(Value collection);
+
+/// Checks a cache-writing op's updated collection: its type, and that the op
+/// returns one exactly when the collection is built from tensors (when its
+/// constructor is visible).
+LogicalResult verifyCacheWriter(CacheWriterOpInterface op);
 
 } // namespace mlir::kvcache
 

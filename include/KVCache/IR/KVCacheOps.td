@@ -19,9 +19,17 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 // Collection construction and metadata
 //===----------------------------------------------------------------------===//
 
+// An operand of a collection constructor that holds data: a memref, or (the
+// tensor form, docs/Contract.md section 3.5) a ranked tensor. The verifiers
+// check that a constructor uses one form for all of them.
+def KVCache_CollectionData
+    : AnyTypeOf<[AnyMemRef, AnyRankedTensor], "memref or ranked tensor",
+                "::mlir::ShapedType">;
+
 def KVCache_PagedCollectionOp : KVCache_Op<"paged_collection",
     [Pure, DeclareOpInterfaceMethods<KVCache_CollectionOpInterface,
-                                     ["getStaticNumLayers"]>,
+                                     ["getStaticNumLayers",
+                                      "getCacheDataOperands"]>,
      DeclareOpInterfaceMethods<KVCache_ArgumentChecksOpInterface>]> {
   let summary = "Builds a paged KV cache collection from its memrefs";
   let description = [{
@@ -41,20 +49,30 @@ def KVCache_PagedCollectionOp : KVCache_Op<"paged_collection",
     the layer dim are static (as the type says) and contiguous; the outer
     strides and the offset may be dynamic.
 
+    The tensor form (docs/Contract.md section 3.5) takes `blocks`,
+    `cache_lengths`, `lookup_table` and `scales` as ranked tensors of the
+    same shapes (one form for all of them): the collection is then a value,
+    `store_ragged` and `copy_pages` return the updated one, and
+    `kvcache.collection_tensors` gives its `blocks` and `scales` back.
+    Bufferization writes the buffers of `blocks` and `scales` in place
+    (kvcache-bufferize rejects a program where that would need a copy).
+
     ```mlir
     %c = kvcache.paged_collection %blocks, %cache_lengths, %lookup_table, %max_seq_length, %max_cache_length
            : memref<?x2x?x16x8x128xf16>, memref<?xi32>, memref<?x?xi32> -> !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
+    %t = kvcache.paged_collection %tblocks, %tlengths, %ttable, %max_seq_length, %max_cache_length
+           : tensor<?x2x?x16x8x128xf16>, tensor<?xi32>, tensor<?x?xi32> -> !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
     %q = kvcache.paged_collection %qblocks, %cache_lengths, %lookup_table, %max_seq_length, %max_cache_length, %scales
            : memref<?x2x?x16x8x128xf8E4M3FN>, memref<?xi32>, memref<?x?xi32>, memref<?x2x?x16x8xf32> -> !kvcache.paged_collection<f8E4M3FN, num_heads = 8, head_size = 128, page_size = 16, scales = token_head>
     ```
   }];
   let arguments = (ins
-    AnyMemRef:$blocks,
-    AnyMemRef:$cache_lengths,
-    AnyMemRef:$lookup_table,
+    KVCache_CollectionData:$blocks,
+    KVCache_CollectionData:$cache_lengths,
+    KVCache_CollectionData:$lookup_table,
     I32:$max_seq_length,
     I32:$max_cache_length,
-    Optional<AnyMemRef>:$scales
+    Optional<KVCache_CollectionData>:$scales
   );
   let results = (outs KVCache_PagedCollectionType:$result);
   let assemblyFormat = [{
@@ -68,7 +86,8 @@ def KVCache_PagedCollectionOp : KVCache_Op<"paged_collection",
 
 def KVCache_ContinuousCollectionOp : KVCache_Op<"continuous_collection",
     [Pure, DeclareOpInterfaceMethods<KVCache_CollectionOpInterface,
-                                     ["getStaticNumLayers"]>,
+                                     ["getStaticNumLayers",
+                                      "getCacheDataOperands"]>,
      DeclareOpInterfaceMethods<KVCache_ArgumentChecksOpInterface>]> {
   let summary = "Builds a continuous-batching KV cache collection";
   let description = [{
@@ -83,7 +102,7 @@ def KVCache_ContinuousCollectionOp : KVCache_Op<"continuous_collection",
     dynamic. All memrefs are in the default memory space. A type with
     `scales` takes the f32 scales memref as a sixth operand, shaped as for
     `kvcache.paged_collection` with `block_tokens` (dynamic) for
-    `page_size`.
+    `page_size`. Like `kvcache.paged_collection`, it has a tensor form.
 
     ```mlir
     %c = kvcache.continuous_collection %blocks, %cache_lengths, %lookup_table, %max_seq_length, %max_cache_length
@@ -91,12 +110,12 @@ def KVCache_ContinuousCollectionOp : KVCache_Op<"continuous_collection",
     ```
   }];
   let arguments = (ins
-    AnyMemRef:$blocks,
-    AnyMemRef:$cache_lengths,
-    AnyMemRef:$lookup_table,
+    KVCache_CollectionData:$blocks,
+    KVCache_CollectionData:$cache_lengths,
+    KVCache_CollectionData:$lookup_table,
     I32:$max_seq_length,
     I32:$max_cache_length,
-    Optional<AnyMemRef>:$scales
+    Optional<KVCache_CollectionData>:$scales
   );
   let results = (outs KVCache_ContinuousCollectionType:$result);
   let assemblyFormat = [{
@@ -104,6 +123,33 @@ def KVCache_ContinuousCollectionOp : KVCache_Op<"continuous_collection",
     $max_cache_length (`,` $scales^)? attr-dict `:` type($blocks) `,`
     type($cache_lengths) `,` type($lookup_table) (`,` type($scales)^)? `->`
     qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def KVCache_CollectionTensorsOp : KVCache_Op<"collection_tensors", [Pure]> {
+  let summary = "The blocks (and scales) of a collection built from tensors";
+  let description = [{
+    The current `blocks` tensor of a collection built from tensors
+    (docs/Contract.md section 3.5), then its `scales` when the type has
+    them: the constructor's tensors with every write of the collection
+    before this op applied. A function returns them to give the updated
+    cache back; kvcache-bufferize drops such results when they are the
+    function's own `blocks` and `scales` arguments (a destination-style
+    function: the caller's buffers are written in place). The result types
+    are those of the constructor's `blocks` and `scales`. The op ends the
+    collection value: no op may use it (or a layer cache of it) after this
+    one.
+
+    ```mlir
+    %blocks2 = kvcache.collection_tensors %c2 : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16> -> tensor<?x2x?x16x8x128xf16>
+    ```
+  }];
+  let arguments = (ins KVCache_AnyCollection:$collection);
+  let results = (outs Variadic<AnyRankedTensor>:$tensors);
+  let assemblyFormat = [{
+    $collection attr-dict `:` qualified(type($collection)) `->`
+    type($tensors)
   }];
   let hasVerifier = 1;
 }

@@ -405,9 +405,10 @@ func.func @max_seq_length_i64_custom(%blocks: memref<?x2x?x16x8x128xf16>, %cache
 
 // -----
 
+// A tensor among memrefs: the tensor form takes tensors only.
 func.func @cache_lengths_tensor(%blocks: memref<?x2x?x16x8x128xf16>, %cache_lengths: tensor<?xi32>, %lookup_table: memref<?x?xi32>,
     %max_seq_length: i32, %max_cache_length: i32) {
-  // expected-error @below {{invalid kind of type specified: expected builtin.memref, but found 'tensor<?xi32>'}}
+  // expected-error @below {{'kvcache.paged_collection' op expects its data operands in one form, all memrefs or all tensors, got 'memref<?x2x?x16x8x128xf16>' and 'tensor<?xi32>'}}
   %collection = kvcache.paged_collection %blocks, %cache_lengths, %lookup_table, %max_seq_length, %max_cache_length : memref<?x2x?x16x8x128xf16>, tensor<?xi32>, memref<?x?xi32> -> !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
   return
 }
