@@ -164,10 +164,14 @@ public:
     Value pageSize = bytesPerPage(blocks), one = index(1);
     Value directPages =
         arith::CeilDivUIOp::create(b, loc, index(directBytes), pageSize);
-    Value stagingPages = arith::MaxUIOp::create(
-        b, loc, one,
-        arith::DivUIOp::create(b, loc, index(2 * directBytes), pageSize));
-    Value staging = getStagingBuffer();
+    Value stagingPages = arith::MinUIOp::create(
+        b, loc, count,
+        arith::MaxUIOp::create(
+            b, loc, one,
+            arith::DivUIOp::create(b, loc, index(2 * directBytes), pageSize)));
+    Value staging = memref::AllocOp::create(
+        b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
+        ValueRange{mul(stagingPages, pageSize)});
     // The first pair not yet moved nor staged.
     Value pending =
         memref::AllocaOp::create(b, loc, MemRefType::get({}, b.getIndexType()));
@@ -206,6 +210,7 @@ public:
           memref::StoreOp::create(b, loc, start, pending);
         });
     flushTo(count);
+    memref::DeallocOp::create(b, loc, staging);
   }
 
   /// Sends (`sending`) or receives the pages `first, ..., first + count - 1`
@@ -288,25 +293,6 @@ private:
   /// staging buffer of shorter ones holds twice as many, so that any short
   /// run fits.
   int64_t directBytes;
-
-  /// The module's staging buffer of `2 * directBytes` bytes, a global:
-  /// a buffer allocated per transfer would fault its pages in again on
-  /// every call (mmap'ed memory), a cost of the order of the copies. The
-  /// transfers of a process run one at a time (MPI_Init's single thread).
-  Value getStagingBuffer() {
-    auto type = MemRefType::get({2 * directBytes}, b.getI8Type());
-    std::string name =
-        "__kvcache_transfer_staging_" + std::to_string(2 * directBytes);
-    auto module = op->getParentOfType<ModuleOp>();
-    if (!module.lookupSymbol(name)) {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(module.getBody());
-      memref::GlobalOp::create(b, loc, name, b.getStringAttr("private"), type,
-                               b.getUnitAttr(), /*constant=*/false,
-                               b.getI64IntegerAttr(64));
-    }
-    return memref::GetGlobalOp::create(b, loc, type, name);
-  }
 
   Value pointer(Value address) {
     Value address64 =
