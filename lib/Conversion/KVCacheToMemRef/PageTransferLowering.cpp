@@ -5,10 +5,11 @@
 // kvcache.send_pages and kvcache.recv_pages on the lowered values of a paged
 // collection (docs/Contract.md section 3.6): a handshake (the page count and
 // size and the source ids one way, the receiver's verdict and destination
-// ids back), then one message of bytes per run of pages that are
-// consecutive on both sides, straight from and into `blocks` (and the
-// per-page scales). The handshake turns the direction twice only: each
-// turn waits for the other process to be scheduled.
+// ids back), then the pages as bytes, cut into runs consecutive on both
+// sides: a long run is one message straight from and into `blocks` (and
+// the per-page scales), short runs are packed into staging messages. The
+// handshake turns the direction twice only: each turn, and each message,
+// waits for the other process to be scheduled.
 //
 //===----------------------------------------------------------------------===//
 
@@ -169,9 +170,14 @@ public:
         arith::MaxUIOp::create(
             b, loc, one,
             arith::DivUIOp::create(b, loc, index(2 * directBytes), pageSize)));
+    // The buffer takes the staged pages of `blocks`, then of the scales,
+    // whose pages may be the larger (head_size * element bytes < 4).
+    Value slotSize =
+        scales ? arith::MaxUIOp::create(b, loc, pageSize, bytesPerPage(scales))
+               : pageSize;
     Value staging = memref::AllocOp::create(
         b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
-        ValueRange{mul(stagingPages, pageSize)});
+        ValueRange{mul(stagingPages, slotSize)});
     // The first pair not yet moved nor staged.
     Value pending =
         memref::AllocaOp::create(b, loc, MemRefType::get({}, b.getIndexType()));
