@@ -169,7 +169,7 @@ public:
         b, loc, count,
         arith::MaxUIOp::create(
             b, loc, one,
-            arith::DivUIOp::create(b, loc, index(2 * directBytes), pageSize)));
+            arith::DivUIOp::create(b, loc, index(stagingBytes()), pageSize)));
     // The buffer takes the staged pages of `blocks`, then of the scales,
     // whose pages may be the larger (head_size * element bytes < 4).
     Value slotSize =
@@ -270,6 +270,13 @@ public:
         eachPage(/*toStaging=*/false);
       }
     }
+  }
+
+  /// The bytes of the staging buffer: twice `directBytes`, at most what
+  /// one message can count (an i32).
+  int64_t stagingBytes() const {
+    return std::min<int64_t>(2 * directBytes,
+                             std::numeric_limits<int32_t>::max());
   }
 
   /// The `count` destination ids of a reply `[verdict, ids...]`.
