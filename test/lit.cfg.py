@@ -67,10 +67,12 @@ libmpi = next((path for path in ("/usr/lib/x86_64-linux-gnu/libmpi.so",
 if mpirun and libmpi:
     config.available_features.add("mpi")
     # Root (containers) needs --allow-run-as-root; --oversubscribe lets two
-    # processes share one core.
+    # processes share one core; when one aborts (a checked-mode report) the
+    # other is killed at once instead of after a second's grace.
     as_root = " --allow-run-as-root" if os.geteuid() == 0 else ""
     config.substitutions.append(
-        ("%mpirun2", mpirun + as_root + " --oversubscribe -np 2"))
+        ("%mpirun2", mpirun + as_root + " --oversubscribe"
+         " --mca odls_base_sigkill_timeout 0 -np 2"))
     config.substitutions.append(("%libmpi", libmpi))
 # Parallel regions of the tests are short and lit runs several tests at
 # once: OpenMP threads sleep as soon as a region ends instead of spinning
