@@ -7,7 +7,7 @@ LLVM_PREFIX=/usr/lib/llvm-22
 
 KVCACHE_PACKAGES=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22 lld-22
-  libclang-rt-22-dev libomp-22-dev
+  libclang-rt-22-dev libomp-22-dev libopenmpi-dev openmpi-bin
   ninja-build cmake git python3-dev pybind11-dev python3-pybind11
   python3-numpy python3-pytest python3-torch
 )

@@ -54,6 +54,26 @@ libomp = os.path.join(config.mlir_lib_dir, "libomp" + config.llvm_shlib_ext)
 if os.path.exists(libomp):
     config.available_features.add("libomp")
     config.substitutions.append(("%libomp", libomp))
+# OpenMPI (libopenmpi-dev, openmpi-bin) for the page transfers between
+# processes: `REQUIRES: mpi`, then `%mpirun2 mlir-runner ...
+# -shared-libs=...,%libmpi` runs two processes. Both are in the install
+# list; a machine set up by hand without them reports the tests
+# UNSUPPORTED.
+mpirun = shutil.which("mpirun")
+libmpi = next((path for path in ("/usr/lib/x86_64-linux-gnu/libmpi.so",
+                                 "/usr/lib/aarch64-linux-gnu/libmpi.so",
+                                 "/usr/lib64/openmpi/lib/libmpi.so")
+               if os.path.exists(path)), None)
+if mpirun and libmpi:
+    config.available_features.add("mpi")
+    # Root (containers) needs --allow-run-as-root; --oversubscribe lets two
+    # processes share one core; when one aborts (a checked-mode report) the
+    # other is killed at once instead of after a second's grace.
+    as_root = " --allow-run-as-root" if os.geteuid() == 0 else ""
+    config.substitutions.append(
+        ("%mpirun2", mpirun + as_root + " --oversubscribe"
+         " --mca odls_base_sigkill_timeout 0 -np 2"))
+    config.substitutions.append(("%libmpi", libmpi))
 # Parallel regions of the tests are short and lit runs several tests at
 # once: OpenMP threads sleep as soon as a region ends instead of spinning
 # for 200 ms on cores that other tests need.

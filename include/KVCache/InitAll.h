@@ -53,8 +53,9 @@ inline void registerAllPasses() {
 /// Adds to `registry` what the three pipelines need of the context besides
 /// the kvcache dialect, and no more of upstream MLIR:
 ///  - the dialects their inputs may hold and that they lower: affine, arith,
-///    bufferization, cf, func, gpu, linalg, llvm, math, memref, nvgpu, nvvm,
-///    omp, scf, tensor, ub and vector;
+///    bufferization, cf, dlti, func, gpu, linalg, llvm, math, memref, mpi,
+///    nvgpu, nvvm, omp, scf, tensor, ub and vector (mpi and dlti: the page
+///    transfers' messages, kvcache-mpi-to-llvm);
 ///  - the BufferizableOpInterface models of arith, func, linalg, scf and
 ///    tensor, with which `kvcache-bufferize` bufferizes a tensor-level input;
 ///  - the ConvertToLLVMPatternInterface of arith, cf, func, gpu, math,

@@ -51,6 +51,7 @@ void mlir::kvcache::buildKVCacheAccessLoweringPipeline(
     pm.addPass(createLoopInvariantCodeMotionPass());
   ConvertKVCacheToMemRefOptions memref;
   memref.checked = options.checked;
+  memref.transferDirectBytes = options.transferDirectBytes;
   pm.addPass(createConvertKVCacheToMemRef(memref));
   // Every fp8 conversion is target-neutral up to here (the kernel ops'
   // lowerings and the dequantizing reads); the target's lowering runs
@@ -87,6 +88,8 @@ static void addHostToLLVMPasses(OpPassManager &pm, bool withGPU,
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  // kvcache.send_pages and recv_pages' messages: calls of the MPI library.
+  pm.addPass(createKVCacheMPIToLLVM());
   pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
@@ -133,6 +136,7 @@ void mlir::kvcache::buildKVCacheToCPUPipeline(
   pm.addPass(createConvertKVCacheToSCF(kernels));
   KVCacheAccessLoweringOptions accesses;
   accesses.checked = options.checked;
+  accesses.transferDirectBytes = options.transferDirectBytes;
   buildKVCacheAccessLoweringPipeline(pm, accesses);
   // Every scf.parallel (the kernel ops' outer loops, and any of the input)
   // becomes an OpenMP worksharing loop; without `parallel` they run in

@@ -28,6 +28,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/DLTI/DLTI.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -35,6 +36,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MPI/IR/MPI.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
@@ -52,12 +54,15 @@
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 
 void mlir::kvcache::registerPipelineDependencies(DialectRegistry &registry) {
+  // mpi and dlti: send_pages and recv_pages (convert-kvcache-to-memref,
+  // kvcache-mpi-to-llvm).
   registry.insert<affine::AffineDialect, arith::ArithDialect,
                   bufferization::BufferizationDialect, cf::ControlFlowDialect,
-                  func::FuncDialect, gpu::GPUDialect, linalg::LinalgDialect,
-                  LLVM::LLVMDialect, math::MathDialect, memref::MemRefDialect,
-                  nvgpu::NVGPUDialect, NVVM::NVVMDialect, omp::OpenMPDialect,
-                  scf::SCFDialect, tensor::TensorDialect, ub::UBDialect,
+                  DLTIDialect, func::FuncDialect, gpu::GPUDialect,
+                  linalg::LinalgDialect, LLVM::LLVMDialect, math::MathDialect,
+                  memref::MemRefDialect, mpi::MPIDialect, nvgpu::NVGPUDialect,
+                  NVVM::NVVMDialect, omp::OpenMPDialect, scf::SCFDialect,
+                  tensor::TensorDialect, ub::UBDialect,
                   vector::VectorDialect>();
 
   // kvcache-bufferize (the pipelines' first step) on a tensor-level input.

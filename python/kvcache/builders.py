@@ -58,8 +58,8 @@ from .config import FLOAT_TYPES, CacheConfig
 __all__ = ["CacheConfig", "attention_ragged", "blocks_type", "cache_type",
            "collection_type", "copy_pages", "decode_step", "gather_ragged",
            "kernel_names", "kernels", "lookup_table_type", "merge_states",
-           "module", "rope_ragged", "rows_type", "scales_type",
-           "store_ragged"]
+           "module", "mpi_process", "recv_pages", "rope_ragged",
+           "rows_type", "scales_type", "send_pages", "store_ragged"]
 
 OFFSETS_TYPE = "memref<?xi32>"
 CACHE_LENGTHS_TYPE = "memref<?xi32>"
@@ -300,6 +300,52 @@ def copy_pages(config, name="copy_pages"):
     fn.op(f"kvcache.copy_pages %collection, %pairs : {collection_type(config)}, "
           f"{PAIRS_TYPE}")
     return fn.text()
+
+
+def _transfer(config, name, op, ids):
+    if config.kind != "paged":
+        raise ValueError(f"{op} moves pages of a paged collection, got a "
+                         f"{config.kind} cache")
+    fn = _Function(config, name)
+    fn.collection(with_layer=False)
+    fn.argument(ids, OFFSETS_TYPE)
+    fn.argument("rank", "i32")
+    fn.op(f"kvcache.{op} %collection, %{ids}, %rank : "
+          f"{collection_type(config)}, {OFFSETS_TYPE}")
+    return fn.text()
+
+
+def send_pages(config, name="send_pages"):
+    """`(collection..., %sequences: [n], %rank: i32)`: sends the pages of
+    the listed sequences (every layer, K and V, per-page scales) to MPI
+    rank `rank` (docs/Contract.md 3.6). Paged caches only."""
+    return _transfer(config, name, "send_pages", "sequences")
+
+
+def recv_pages(config, name="recv_pages"):
+    """`(collection..., %dst_pages: [n], %rank: i32)`: receives the pages
+    rank `rank` sends into pages `dst_pages` (docs/Contract.md 3.6)."""
+    return _transfer(config, name, "recv_pages", "dst_pages")
+
+
+def mpi_process():
+    """`@mpi_init()`, `@mpi_rank() -> i32` (the rank in MPI's world
+    communicator) and `@mpi_finalize()`: what a process that calls
+    send_pages or recv_pages needs around them."""
+    return """func.func @mpi_init() {
+  mpi.init
+  return
+}
+func.func @mpi_rank() -> i32 {
+  %comm = mpi.comm_world : !mpi.comm
+  %rank = mpi.comm_rank(%comm) : i32
+  return %rank : i32
+}
+func.func @mpi_finalize() {
+  mpi.finalize
+  return
+}
+"""
 
 
 def attention_ragged(config, name="attention_ragged", scale=None,

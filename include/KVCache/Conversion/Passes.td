@@ -70,17 +70,44 @@ def ConvertKVCacheToMemRef : Pass<"convert-kvcache-to-memref", "ModuleOp"> {
     "::mlir::cf::ControlFlowDialect",
     "::mlir::LLVM::LLVMDialect",
     "::mlir::memref::MemRefDialect",
+    "::mlir::mpi::MPIDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect",
   ];
   let options = [
     Option<"checked", "checked", "bool", /*default=*/"false",
            "Check every access (reads too) at run time">,
+    Option<"transferDirectBytes", "transfer-direct-bytes", "int64_t",
+           /*default=*/"8 << 20",
+           "send_pages/recv_pages: runs of pages of at least this many bytes "
+           "are messages of their own; shorter ones are packed into "
+           "messages of at most twice as many bytes">,
     Option<"nvvmFp8Conversions", "nvvm-fp8-conversions", "bool",
            /*default=*/"false",
            "Deprecated, no effect (a warning says so): fp8 codes are decoded "
            "by target-neutral arith.extf, which kvcache-fp8-to-nvvm{chip=...} "
            "lowers to the sm_89+ conversion instructions">,
+  ];
+}
+
+def KVCacheMPIToLLVM : Pass<"kvcache-mpi-to-llvm", "ModuleOp"> {
+  let summary = "Lower the mpi dialect to calls of an MPI library";
+  let description = [{
+    MLIR's lowering of the `mpi` dialect (the one `kvcache.send_pages` and
+    `kvcache.recv_pages` lower to, docs/Contract.md section 3.6) to LLVM
+    calls of the MPI C API, for the MPI implementation `implementation`
+    (`OpenMPI` or `MPICH`: the symbols of `MPI_COMM_WORLD` and the
+    datatypes differ). The upstream lowering reads the implementation from
+    a DLTI entry `"MPI:Implementation"` of the module; a module without a
+    `dlti.map` gets one for the conversion, removed afterwards (so that
+    `mlir-runner`, which does not register DLTI, can parse the result). A
+    module without `mpi` ops is left alone. `kvcache-to-cpu` runs it.
+  }];
+  let dependentDialects = ["::mlir::DLTIDialect", "::mlir::LLVM::LLVMDialect"];
+  let options = [
+    Option<"implementation", "implementation", "std::string",
+           /*default=*/"\"OpenMPI\"",
+           "The MPI library the program links: OpenMPI or MPICH">,
   ];
 }
 

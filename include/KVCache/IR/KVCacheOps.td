@@ -585,4 +585,6 @@ def KVCache_TileOp : KVCache_Op<"tile", [Pure]> {
 
 include "KVCache/IR/KVCacheKernelOps.td"
 
+include "KVCache/IR/KVCacheTransferOps.td"
+
 #endif // KVCACHE_IR_KVCACHEOPS_TD

@@ -40,6 +40,12 @@ struct KVCacheToCPUOptions : public PassPipelineOptions<KVCacheToCPUOptions> {
                      "parallel loop (0: the OpenMP runtime's default, every "
                      "core or OMP_NUM_THREADS)"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> transferDirectBytes{
+      *this, "transfer-direct-bytes",
+      llvm::cl::desc("send_pages/recv_pages: runs of pages of at least this "
+                     "many bytes are messages of their own, shorter ones "
+                     "are packed (convert-kvcache-to-memref's option)"),
+      llvm::cl::init(8 << 20)};
 };
 
 /// Parses an LLVM optimization level: 0, 1, 2 or 3 (anything else is an
@@ -135,6 +141,8 @@ struct KVCacheAccessLoweringOptions {
   /// `kvcache-fp8-to-nvvm{chip}` (NVVM's instructions in GPU code from
   /// sm_89). Empty: code for the CPU only, `kvcache-fp8-to-integer`.
   std::string gpuChip;
+  /// convert-kvcache-to-memref{transfer-direct-bytes}.
+  int64_t transferDirectBytes = 8 << 20;
 };
 
 /// The access-op part shared by every pipeline: expand accesses, share

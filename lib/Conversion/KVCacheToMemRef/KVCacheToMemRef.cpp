@@ -13,6 +13,7 @@
 #include "../KernelCommon/Quantization.h"
 #include "../KernelCommon/RuntimeChecks.h"
 #include "MetadataLowering.h"
+#include "PageTransferLowering.h"
 #include "StructuralConversion.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -494,6 +495,9 @@ void mlir::kvcache::populateKVCacheToMemRefConversionPatterns(
                                                        options);
   patterns.add<CollectionLowering>(typeConverter, ctx);
   populateMetadataLoweringPatterns(typeConverter, patterns);
+  populatePageTransferLoweringPatterns(typeConverter, patterns,
+                                       options.checked,
+                                       options.transferDirectBytes);
 
   populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(
       patterns, typeConverter);

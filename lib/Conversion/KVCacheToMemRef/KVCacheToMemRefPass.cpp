@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MPI/IR/MPI.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -47,6 +48,12 @@ struct ConvertKVCacheToMemRefPass
     if (failed(rejectKernelOps(module)))
       return signalPassFailure();
 
+    if (transferDirectBytes < 1) {
+      module.emitError("convert-kvcache-to-memref: transfer-direct-bytes "
+                       "must be at least 1, got ")
+          << static_cast<int64_t>(transferDirectBytes);
+      return signalPassFailure();
+    }
     MLIRContext *ctx = &getContext();
     TypeConverter typeConverter;
     typeConverter.addConversion([](Type type) { return type; });
@@ -68,6 +75,7 @@ struct ConvertKVCacheToMemRefPass
     RewritePatternSet patterns(ctx);
     KVCacheToMemRefOptions options;
     options.checked = checked;
+    options.transferDirectBytes = transferDirectBytes;
     populateKVCacheToMemRefConversionPatterns(typeConverter, patterns,
                                               options);
     if (failed(applyPartialConversion(module, target, std::move(patterns))))

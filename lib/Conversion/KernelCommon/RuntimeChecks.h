@@ -46,13 +46,13 @@ public:
   /// (stored as 0). `row` and `element` (index) locate it.
   void checkNoNaNForI8(Value hasNaN, Value row, Value element);
 
-private:
   /// Stops the program when `ok` is false. Host code prints `hostFormat`
   /// with the index `value` and `bound` (two %lld); device code, which cannot
   /// format, reports `deviceText`.
   void emitFailure(Value ok, StringRef hostFormat, StringRef deviceText,
                    Value value, Value bound);
 
+private:
   OpBuilder &builder;
   Operation *op;
   Location loc;
