@@ -49,8 +49,10 @@ static LogicalResult verifyOneForm(Operation *op,
 LogicalResult StoreRaggedOp::verify() {
   if (failed(verifyOneForm(*this)))
     return failure();
-  return verifyTokenRows(*this, "values", getValues().getType(),
-                         KVCacheParams::get(getCache().getType()));
+  KVCacheParams params = KVCacheParams::get(getCache().getType());
+  if (failed(verifyTokenRows(*this, "values", getValues().getType(), params)))
+    return failure();
+  return verifyRopeClause(*this, params);
 }
 
 LogicalResult GatherRaggedOp::verify() {

@@ -51,6 +51,11 @@ LogicalResult verifyTokenRows(Operation *op, StringRef what, ShapedType type,
 LogicalResult verifyQueryRows(Operation *op, ShapedType qType,
                               const KVCacheParams &params);
 
+/// Checks store_ragged's rope clause: all of it or none (the table, then
+/// `rotary_dims` and `style`; `positions` only with the table), float rows,
+/// and the rotary dims and the table against the cache's `head_size`.
+LogicalResult verifyRopeClause(StoreRaggedOp op, const KVCacheParams &params);
+
 } // namespace opverify
 
 /// `out`'s type, then the types of the optional operands, each present

@@ -84,10 +84,29 @@ defvar KVCache_KernelResults = (outs Variadic<AnyRankedTensor>:$results);
 defvar KVCache_DestinationStyle =
     DestinationStyleOpInterface;
 
+// A table of rotary cos/sin pairs `[max_positions, rotary_dims]`; the
+// verifiers check dim 1 against `rotary_dims`.
+def KVCache_CosSin
+    : KVCache_KernelData<[F32], 2, [],
+                         "2-D memref of f32 [max_positions, rotary_dims]">;
+
+// One i32 per ragged row.
+def KVCache_Positions
+    : KVCache_KernelData<[I32], 1, [], "1-D memref of i32 [tokens]">;
+
+// The pairing of rotary_dims' elements.
+def KVCache_RopeStyleAttr
+    : ConfinedAttr<StrAttr, [AttrConstraint<
+          CPred<"::llvm::is_contained({\"interleaved\", \"half\"}, "
+                "::llvm::cast<::mlir::StringAttr>($_self).getValue())">,
+          "\"interleaved\" or \"half\"">]>;
+
 def KVCache_StoreRaggedOp
     : KVCache_Op<"store_ragged", [KVCache_KernelOpInterface,
-                                  KVCache_ArgumentChecks]> {
-  let summary = "Appends a ragged batch of new tokens to the cache";
+                                  KVCache_ArgumentChecks,
+                                  AttrSizedOperandSegments]> {
+  let summary = "Appends a ragged batch of new tokens to the cache, "
+                "optionally rotated";
   let description = [{
     MAX's `kv_cache.store.paged.ragged`. `values` is `[T, num_heads,
     head_size]`, `row_offsets` `[batch + 1]`: row `r` in
@@ -102,17 +121,54 @@ def KVCache_StoreRaggedOp
     group's scale `amax / max_finite` (1 when amax is 0), which the op
     writes too (docs/Contract.md section 2.2).
 
+    The optional clause `rope(%cos_sin)`, with the attributes
+    `rotary_dims` and `style` and the optional `positions(%positions)`,
+    rotates the float rows first, as `rope_ragged` rotates its queries (the
+    same table, pairs and arithmetic, at the rotary position
+    `positions[r]`, else the storage position), each rotated element
+    rounded once to the rows' element type, and stores the rotated rows as
+    above (quantized ones: their scales and codes from the rotated values).
+    It is how keys reach a cache with `token_head` or `block<G>` scales
+    rotated; `values` is not changed.
+
+    In the tensor form `values`, `row_offsets`, `cos_sin` and `positions`
+    are tensors (only read; the cache is written through its handle).
+
     ```mlir
     kvcache.store_ragged %k, %new, %row_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x8x128xf16>, memref<?xi32>
+    kvcache.store_ragged %k, %new, %row_offsets rope(%cos_sin) positions(%positions) {rotary_dims = 64 : i64, style = "half"}
+        : !kvcache.paged_cache<f8E4M3FN, num_heads = 8, head_size = 128, page_size = 16, scales = token_head>, memref<?x8x128xbf16>, memref<?xi32>, memref<?x64xf32>, memref<?xi32>
     ```
   }];
   let arguments = (ins
     Arg<KVCache_AnyLayerCache, "cache written", [MemRead, MemWrite]>:$cache,
     Arg<KVCache_TokenRows, "new rows", [MemRead]>:$values,
-    Arg<KVCache_RaggedOffsets, "row offsets", [MemRead]>:$row_offsets);
+    Arg<KVCache_RaggedOffsets, "row offsets", [MemRead]>:$row_offsets,
+    Arg<Optional<KVCache_CosSin>, "cos/sin table of the rope clause",
+        [MemRead]>:$cos_sin,
+    Arg<Optional<KVCache_Positions>, "rotary position of each row",
+        [MemRead]>:$positions,
+    OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$rotary_dims,
+    OptionalAttr<KVCache_RopeStyleAttr>:$style);
   let assemblyFormat = [{
-    $cache `,` $values `,` $row_offsets attr-dict `:` qualified(type($cache))
-    `,` type($values) `,` type($row_offsets)
+    $cache `,` $values `,` $row_offsets (`rope` `(` $cos_sin^ `)`)?
+    (`positions` `(` $positions^ `)`)? attr-dict `:` qualified(type($cache))
+    `,` type($values) `,` type($row_offsets) (`,` type($cos_sin)^)?
+    (`,` type($positions)^)?
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$cache, "::mlir::Value":$values,
+                   "::mlir::Value":$row_offsets), [{
+      build($_builder, $_state, cache, values, row_offsets,
+            /*cos_sin=*/nullptr, /*positions=*/nullptr,
+            /*rotary_dims=*/nullptr, /*style=*/nullptr);
+    }]>
+  ];
+  let extraClassDeclaration = [{
+    /// Whether the rows rotate before they are stored (the rope clause).
+    bool hasRope() { return static_cast<bool>(getCosSin()); }
+    /// Whether the rope clause's pair i is (o + i, o + i + R/2).
+    bool isHalfStyle() { return getStyle() == "half"; }
   }];
   let hasVerifier = 1;
 }
@@ -333,32 +389,20 @@ def KVCache_MergeStatesOp
   let hasVerifier = 1;
 }
 
-// rope_ragged has the memref form only, for now: its token rows and
-// offsets are memrefs.
+// rope_ragged has the memref form only, for now: its token rows, offsets,
+// table and positions are memrefs.
 def KVCache_TokenRowsMemRef
     : KVCache_KernelMemRef<MemRefRankOf<[AnyType], [3]>, [],
                            "3-D memref [tokens, heads, head_size]">;
 def KVCache_RaggedOffsetsMemRef
     : KVCache_KernelMemRef<MemRefRankOf<[I32], [1]>, [],
                            "1-D memref of i32 [batch + 1]">;
-
-// A table of rotary cos/sin pairs `[max_positions, rotary_dims]`; the
-// verifier checks dim 1 against `rotary_dims`.
 def KVCache_CosSinMemRef
     : KVCache_KernelMemRef<MemRefRankOf<[F32], [2]>, [],
                            "2-D memref of f32 [max_positions, rotary_dims]">;
-
-// One i32 per ragged row.
 def KVCache_PositionsMemRef
     : KVCache_KernelMemRef<MemRefRankOf<[I32], [1]>, [],
                            "1-D memref of i32 [tokens]">;
-
-// The pairing of rotary_dims' elements.
-def KVCache_RopeStyleAttr
-    : ConfinedAttr<StrAttr, [AttrConstraint<
-          CPred<"::llvm::is_contained({\"interleaved\", \"half\"}, "
-                "::llvm::cast<::mlir::StringAttr>($_self).getValue())">,
-          "\"interleaved\" or \"half\"">]>;
 
 def KVCache_RopeRaggedOp
     : KVCache_Op<"rope_ragged", [KVCache_KernelOpInterface,

@@ -62,19 +62,16 @@ struct RopeRaggedToGPU : OpRewritePattern<RopeRaggedOp> {
     Value table = kernel.param(op.getCosSin());
     Value thread = kernel.threadId(gpu::Dimension::x);
     Value threads = kernel.blockDim(gpu::Dimension::x);
-    Value tableRows = memref::DimOp::create(k.b, k.loc, table, 0);
     kernel.forEachBatchRow(q, offsets, [&](Value row, Value numSequences) {
       Value batch = k.sequenceOf(offsets, numSequences, row);
       Value first = k.loadOffset(offsets, batch);
       Value token =
           k.rowPosition(k.writeCacheLength(cache, batch), row, first);
-      Value position = token;
+      Value positions;
       if (op.getPositions())
-        position = k.loadOffset(kernel.param(op.getPositions()), row);
-      if (target.checked)
-        RuntimeChecker(k.b, op, k.runsOn())
-            .checkLess(position, tableRows, "rotary position",
-                       "max_positions (the rows of cos_sin)");
+        positions = kernel.param(op.getPositions());
+      Value position = RopeEmitter::rotaryPosition(
+          k, op, table, positions, row, token, target.checked);
       auto [page, slot] = k.lookup(cache, batch, token, /*servesWrite=*/true);
       Value width = k.index(rope.getWidth());
       // Thread t's chunks of `perHead` chunks per head of `heads` heads.

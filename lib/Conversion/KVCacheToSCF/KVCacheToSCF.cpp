@@ -13,6 +13,7 @@
 #include "../KernelCommon/Fp8ToInteger.h"
 #include "../KernelCommon/KernelBuilder.h"
 #include "../KernelCommon/Quantization.h"
+#include "../KernelCommon/Rope.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -45,17 +46,6 @@ static void emitRowLoops(KernelBuilder &k, const KVCacheParams &params,
     k.forLoop(zero, headSize, step,
               [&](Value element) { body(head, element); });
   });
-}
-
-/// The row chunk at `at` of `rows` (f32, f16 or bf16) as f32.
-static Value readRowChunkAsF32(KernelBuilder &k, Value cache, Value rows,
-                               const RowChunkPosition &at, int64_t width) {
-  Value chunk = k.readRowChunk(cache, rows, at, width,
-                               RowCopyDirection::ToCache);
-  Type f32 = k.b.getF32Type();
-  if (auto vector = dyn_cast<VectorType>(chunk.getType()))
-    f32 = vector.clone(f32);
-  return k.widen(chunk, f32);
 }
 
 /// Writes and returns the scale of the group at `groupStart` of head
@@ -112,24 +102,24 @@ emitPackedFp8Codes(KernelBuilder &k, Type storage, Value cache,
 /// getHalfChunksAmax), a second one reads the row again (from L1) and
 /// stores the codes (fp8: 4 chunks' codes to one vector, emitPackedFp8Codes).
 /// A larger group is read twice in its own loops (amax, then the codes).
-static void emitQuantizingRowStore(KernelBuilder &k,
-                                   const KVCacheParams &params, Value cache,
-                                   Value rows, RowChunkPosition at,
-                                   int64_t width, bool checked) {
+/// `readChunk(at)` reads the chunk of `rows` at `at` (rotated, with a rope
+/// clause).
+static void
+emitQuantizingRowStore(KernelBuilder &k, const KVCacheParams &params,
+                       Value cache, Value rows, RowChunkPosition at,
+                       int64_t width, bool checked,
+                       function_ref<Value(const RowChunkPosition &)> readChunk) {
   constexpr int64_t kMaxResidentChunks = 16;
   int64_t group = params.scales.groupSize(params.headSize);
   int64_t chunks = group / width;
   bool dynamic = params.scales.getKind() != KVScales::Kind::Tensor;
   Type f32 = k.b.getF32Type();
   Type chunkF32 = width == 1 ? f32 : VectorType::get({width}, f32);
-  auto read = [&](Value element) {
-    at.element = element;
-    return readRowChunkAsF32(k, cache, rows, at, width);
-  };
   auto readRaw = [&](Value element) {
     at.element = element;
-    return k.readRowChunk(cache, rows, at, width, RowCopyDirection::ToCache);
+    return readChunk(at);
   };
+  auto read = [&](Value element) { return k.widen(readRaw(element), chunkF32); };
   // maxnumf: NaN magnitudes drop out.
   auto maxMagnitude = [&](Value acc, Value values) -> Value {
     return arith::MaxNumFOp::create(
@@ -258,6 +248,9 @@ struct RaggedCopyToSCF : DataMovementPattern<OpTy> {
     // quantized cache dequantize (page_load with a float result), float
     // rows of a store quantize, each chunk within one scale group.
     int64_t width = getRaggedChunkWidth(params, rowsType, this->vectorBytes);
+    if (copy.rope)
+      width = RopeEmitter::fitWidth(width, copy.rope.rotaryDims,
+                                    params.headSize, copy.rope.halfStyle);
     bool converts = rowsType.getElementType() != params.elementType;
     Value zero = k.index(0), one = k.index(1);
     // Sequences are independent (each writes its own token rows): the
@@ -273,22 +266,49 @@ struct RaggedCopyToSCF : DataMovementPattern<OpTy> {
         Value page, slot;
         std::tie(page, slot) =
             k.lookup(copy.cache, batch, token, copy.isStore());
+        auto readChunk = getChunkReader(k, op, copy, width, row, token);
         // Float rows into a cache with scales quantize.
         if (converts && copy.isStore()) {
           emitQuantizingRowStore(k, params, copy.cache, copy.rows,
                                  {row, page, slot, Value(), Value()}, width,
-                                 this->checked);
+                                 this->checked, readChunk);
           return;
         }
         emitRowLoops(k, params, width, [&](Value head, Value element) {
-          k.copyRowChunk(copy.cache, copy.rows,
-                         {row, page, slot, head, element}, width,
-                         copy.direction);
+          RowChunkPosition at{row, page, slot, head, element};
+          k.writeRowChunk(readChunk(at), copy.cache, copy.rows, at,
+                          copy.direction);
         });
       });
     });
     rewriter.eraseOp(op);
     return success();
+  }
+
+  /// The reader of row `row`'s chunks: rotated at the row's rotary position
+  /// (its storage position `token`, or positions[row]) with a rope clause.
+  std::function<Value(const RowChunkPosition &)>
+  getChunkReader(KernelBuilder &k, OpTy op, const RaggedCopy &copy,
+                 int64_t width, Value row, Value token) const {
+    auto read = [&k, copy, width](const RowChunkPosition &at) {
+      return k.readRowChunk(copy.cache, copy.rows, at, width, copy.direction);
+    };
+    if (!copy.rope)
+      return read;
+    Value position = RopeEmitter::rotaryPosition(
+        k, op, copy.rope.cosSin, copy.rope.positions, row, token,
+        this->checked);
+    int64_t headSize = KVCacheParams::get(copy.cache.getType()).headSize;
+    return [&k, copy, width, position, headSize,
+            read](const RowChunkPosition &at) {
+      RopeEmitter rope(k, copy.rope, headSize, width);
+      return rope.rotateRowChunk(read(at), at.element, copy.rope.cosSin,
+                                 position, [&](Value element) {
+                                   RowChunkPosition partner = at;
+                                   partner.element = element;
+                                   return read(partner);
+                                 });
+    };
   }
 };
 

@@ -33,7 +33,6 @@ struct RopeRaggedToSCF : OpRewritePattern<RopeRaggedOp> {
     KernelBuilder k{rewriter, getKernelLoc(op)};
     RopeEmitter rope(k, op, vectorBytes);
     Value cache = op.getKeyCache(), offsets = op.getRowOffsets();
-    Value tableRows = memref::DimOp::create(k.b, k.loc, op.getCosSin(), 0);
     Value zero = k.index(0), one = k.index(1);
     // Sequences are independent (each rotates its own rows).
     k.parallelLoop(zero, k.numSequences(offsets), [&](Value batch) {
@@ -42,13 +41,10 @@ struct RopeRaggedToSCF : OpRewritePattern<RopeRaggedOp> {
       Value length = k.writeCacheLength(cache, batch);
       k.forLoop(first, end, one, [&](Value row) {
         Value token = k.rowPosition(length, row, first);
-        Value position = token;
-        if (Value positions = op.getPositions())
-          position = k.loadOffset(positions, row);
-        if (checked)
-          RuntimeChecker(k.b, op, k.runsOn())
-              .checkLess(position, tableRows, "rotary position",
-                         "max_positions (the rows of cos_sin)");
+        Value position =
+            RopeEmitter::rotaryPosition(k, op, op.getCosSin(),
+                                        op.getPositions(), row, token,
+                                        checked);
         auto [page, slot] =
             k.lookup(cache, batch, token, /*servesWrite=*/true);
         emitRow(k, rope, op, row, page, slot, position);

@@ -37,6 +37,28 @@ RopeEmitter::RopeEmitter(KernelBuilder &k, RopeRaggedOp op,
     width /= 2;
 }
 
+RopeEmitter::RopeEmitter(KernelBuilder &k, const RowRope &rope,
+                         int64_t headSize, int64_t width)
+    : k(k), width(width), half(rope.rotaryDims / 2),
+      offset(headSize - rope.rotaryDims), halfStyle(rope.halfStyle) {}
+
+int64_t RopeEmitter::fitWidth(int64_t width, int64_t rotaryDims,
+                              int64_t headSize, bool halfStyle) {
+  int64_t pairs = halfStyle ? rotaryDims / 2 : rotaryDims;
+  return std::gcd(width, std::gcd(headSize - rotaryDims, pairs));
+}
+
+Value RopeEmitter::rotaryPosition(KernelBuilder &k, Operation *op,
+                                  Value table, Value positions, Value row,
+                                  Value token, bool checked) {
+  Value position = positions ? k.loadOffset(positions, row) : token;
+  if (checked)
+    RuntimeChecker(k.b, op, k.runsOn())
+        .checkLess(position, memref::DimOp::create(k.b, k.loc, table, 0),
+                   "rotary position", "max_positions (the rows of cos_sin)");
+  return position;
+}
+
 Type RopeEmitter::chunkType(Type elementType) {
   if (width == 1)
     return elementType;
@@ -91,6 +113,59 @@ void RopeEmitter::rotateChunk(const RotatedRows &rows, Value head, Value pair,
                                 : interleave(rotatedX, rotatedY);
   rows.store(outA, head, first);
   rows.store(outB, head, second);
+}
+
+Value RopeEmitter::rotateRowChunk(Value chunk, Value element, Value table,
+                                  Value position,
+                                  function_ref<Value(Value)> readAt) {
+  // Each element of the chunk is a pair's first (x) or second (y): with its
+  // partner p and the pair's (cos, sin), x cos + p (-sin) = x cos - y sin
+  // and y cos + p sin = x sin + y cos, rotateChunk's products and sums.
+  auto rotate = [&]() -> Value {
+    Type f32 = chunkType(k.b.getF32Type());
+    Value own = k.widen(chunk, f32);
+    Value j = offset ? k.sub(element, k.index(offset)) : element;
+    Value cos, sin, partner;
+    if (!halfStyle && width > 1) {
+      // Whole pairs: table elements [j, j + width) are the chunk's
+      // (cos, sin) pairs, the partners neighbouring lanes.
+      Value pairs = vector::LoadOp::create(
+          k.b, k.loc, cast<VectorType>(f32), table, ValueRange{position, j},
+          /*nontemporal=*/false, chunkAlignment(table.getType()));
+      Value negated = arith::NegFOp::create(k.b, k.loc, pairs);
+      SmallVector<int64_t> cosLanes, sinLanes, partnerLanes;
+      for (int64_t i = 0; i < width; ++i) {
+        cosLanes.push_back(i & ~int64_t(1));
+        sinLanes.push_back(i % 2 == 0 ? width + i + 1 : i);
+        partnerLanes.push_back(i ^ 1);
+      }
+      cos = vector::ShuffleOp::create(k.b, k.loc, pairs, pairs, cosLanes);
+      sin = vector::ShuffleOp::create(k.b, k.loc, pairs, negated, sinLanes);
+      partner = vector::ShuffleOp::create(k.b, k.loc, own, own, partnerLanes);
+    } else {
+      // The partner chunk lies `distance` elements after (a first) or
+      // before (a second).
+      Value distance = k.index(halfStyle ? half : 1);
+      Value isFirst =
+          halfStyle ? k.ult(j, distance)
+                    : k.eq(k.remu(j, k.index(2)), k.index(0));
+      Value pair = halfStyle ? k.select(isFirst, j, k.sub(j, distance))
+                             : k.divu(j, k.index(2));
+      std::tie(cos, sin) = loadCosSin(table, position, pair);
+      sin = k.select(isFirst, arith::NegFOp::create(k.b, k.loc, sin), sin);
+      partner = k.widen(readAt(k.select(isFirst, k.add(element, distance),
+                                        k.sub(element, distance))),
+                        f32);
+    }
+    return k.narrow(k.fadd(k.fmul(own, cos), k.fmul(partner, sin)),
+                    chunk.getType());
+  };
+  if (offset == 0)
+    return rotate();
+  return k.ifThenElse(
+      k.uge(element, k.index(offset)), chunk.getType(),
+      [&]() -> SmallVector<Value> { return {rotate()}; },
+      [&]() -> SmallVector<Value> { return {chunk}; })[0];
 }
 
 void RopeEmitter::copyChunk(Value from, Value to, Value row, Value head,
