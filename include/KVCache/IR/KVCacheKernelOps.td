@@ -428,7 +428,8 @@ def KVCache_RopeRaggedOp
 
     The op writes every head of `q`'s rows, rotated, to `q_out` (which may
     be `q`: in place) and rotates in place the rows of `key_cache` at the
-    positions `s` (store the step's keys with `store_ragged` first); every
+    positions `s` (store the step's keys with a plain `store_ragged` first:
+    keys stored with its `rope(...)` clause would rotate twice); every
     other element is unchanged. On a cache with `scales = tensor` the keys
     are dequantized, rotated and quantized again with the layer's scale; a
     cache with `token_head` or `block<G>` scales is an error (re-encoding

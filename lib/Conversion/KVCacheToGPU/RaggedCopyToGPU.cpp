@@ -113,7 +113,7 @@ RaggedCopyPlan::RaggedCopyPlan(const KVCacheParams &cacheParams,
   width = getRaggedChunkWidth(cacheParams, rowsType, target.vectorBytes);
   if (copy.rope)
     width = RopeEmitter::fitWidth(width, copy.rope.rotaryDims,
-                                  params.headSize, copy.rope.halfStyle);
+                                  params.headSize);
   bool converts = params.elementType != cacheParams.elementType;
   quantizes = converts && copy.isStore();
   chunksPerGroup = params.scales.groupSize(params.headSize) / width;

@@ -102,13 +102,13 @@ emitPackedFp8Codes(KernelBuilder &k, Type storage, Value cache,
 /// getHalfChunksAmax), a second one reads the row again (from L1) and
 /// stores the codes (fp8: 4 chunks' codes to one vector, emitPackedFp8Codes).
 /// A larger group is read twice in its own loops (amax, then the codes).
-/// `readChunk(at)` reads the chunk of `rows` at `at` (rotated, with a rope
-/// clause).
-static void
-emitQuantizingRowStore(KernelBuilder &k, const KVCacheParams &params,
-                       Value cache, Value rows, RowChunkPosition at,
-                       int64_t width, bool checked,
-                       function_ref<Value(const RowChunkPosition &)> readChunk) {
+/// The values are row `readRow` of `rows` (`at.row`, or the scratch row a
+/// rope clause rotated it into; `at.row` names it in messages).
+static void emitQuantizingRowStore(KernelBuilder &k,
+                                   const KVCacheParams &params, Value cache,
+                                   Value rows, Value readRow,
+                                   RowChunkPosition at, int64_t width,
+                                   bool checked) {
   constexpr int64_t kMaxResidentChunks = 16;
   int64_t group = params.scales.groupSize(params.headSize);
   int64_t chunks = group / width;
@@ -116,8 +116,10 @@ emitQuantizingRowStore(KernelBuilder &k, const KVCacheParams &params,
   Type f32 = k.b.getF32Type();
   Type chunkF32 = width == 1 ? f32 : VectorType::get({width}, f32);
   auto readRaw = [&](Value element) {
-    at.element = element;
-    return readChunk(at);
+    RowChunkPosition from = at;
+    from.row = readRow;
+    from.element = element;
+    return k.readRowChunk(cache, rows, from, width, RowCopyDirection::ToCache);
   };
   auto read = [&](Value element) { return k.widen(readRaw(element), chunkF32); };
   // maxnumf: NaN magnitudes drop out.
@@ -250,12 +252,24 @@ struct RaggedCopyToSCF : DataMovementPattern<OpTy> {
     int64_t width = getRaggedChunkWidth(params, rowsType, this->vectorBytes);
     if (copy.rope)
       width = RopeEmitter::fitWidth(width, copy.rope.rotaryDims,
-                                    params.headSize, copy.rope.halfStyle);
+                                    params.headSize);
     bool converts = rowsType.getElementType() != params.elementType;
     Value zero = k.index(0), one = k.index(1);
+    Value numSequences = k.numSequences(copy.offsets);
+    // A quantizing store with a rope clause rotates each row once into its
+    // sequence's scratch row (in L1 when it is quantized), then quantizes
+    // that (no stack allocation in a parallel loop's body).
+    Value scratch;
+    if (copy.rope && converts)
+      scratch = memref::AllocOp::create(
+          k.b, k.loc,
+          MemRefType::get({ShapedType::kDynamic, params.numHeads,
+                           params.headSize},
+                          rowsType.getElementType()),
+          ValueRange{numSequences}, k.b.getI64IntegerAttr(64));
     // Sequences are independent (each writes its own token rows): the
     // outer loop is parallel.
-    k.parallelLoop(zero, k.numSequences(copy.offsets), [&](Value batch) {
+    k.parallelLoop(zero, numSequences, [&](Value batch) {
       Value first = k.loadOffset(copy.offsets, batch);
       Value end = k.loadOffset(copy.offsets, k.add(batch, one));
       Value base = copy.isStore()
@@ -266,49 +280,66 @@ struct RaggedCopyToSCF : DataMovementPattern<OpTy> {
         Value page, slot;
         std::tie(page, slot) =
             k.lookup(copy.cache, batch, token, copy.isStore());
-        auto readChunk = getChunkReader(k, op, copy, width, row, token);
+        if (copy.rope)
+          return emitRotatedRowStore(k, op, copy, scratch, batch, width,
+                                     {row, page, slot, Value(), Value()},
+                                     token);
         // Float rows into a cache with scales quantize.
         if (converts && copy.isStore()) {
-          emitQuantizingRowStore(k, params, copy.cache, copy.rows,
+          emitQuantizingRowStore(k, params, copy.cache, copy.rows, row,
                                  {row, page, slot, Value(), Value()}, width,
-                                 this->checked, readChunk);
+                                 this->checked);
           return;
         }
         emitRowLoops(k, params, width, [&](Value head, Value element) {
-          RowChunkPosition at{row, page, slot, head, element};
-          k.writeRowChunk(readChunk(at), copy.cache, copy.rows, at,
-                          copy.direction);
+          k.copyRowChunk(copy.cache, copy.rows,
+                         {row, page, slot, head, element}, width,
+                         copy.direction);
         });
       });
     });
+    if (scratch)
+      memref::DeallocOp::create(k.b, k.loc, scratch);
     rewriter.eraseOp(op);
     return success();
   }
 
-  /// The reader of row `row`'s chunks: rotated at the row's rotary position
-  /// (its storage position `token`, or positions[row]) with a rope clause.
-  std::function<Value(const RowChunkPosition &)>
-  getChunkReader(KernelBuilder &k, OpTy op, const RaggedCopy &copy,
-                 int64_t width, Value row, Value token) const {
-    auto read = [&k, copy, width](const RowChunkPosition &at) {
-      return k.readRowChunk(copy.cache, copy.rows, at, width, copy.direction);
-    };
-    if (!copy.rope)
-      return read;
+  /// Stores row `at.row`, whose storage position is `token`, rotated by
+  /// the rope clause (RopeEmitter's loops, as rope_ragged's: each pair
+  /// chunk's cos and sin read once for every head): a float row straight
+  /// into the cache, a quantized one through row `scratchRow` of
+  /// `scratch`.
+  void emitRotatedRowStore(KernelBuilder &k, OpTy op, const RaggedCopy &copy,
+                           Value scratch, Value scratchRow, int64_t width,
+                           RowChunkPosition at, Value token) const {
+    KVCacheParams params = KVCacheParams::get(copy.cache.getType());
     Value position = RopeEmitter::rotaryPosition(
-        k, op, copy.rope.cosSin, copy.rope.positions, row, token,
+        k, op, copy.rope.cosSin, copy.rope.positions, at.row, token,
         this->checked);
-    int64_t headSize = KVCacheParams::get(copy.cache.getType()).headSize;
-    return [&k, copy, width, position, headSize,
-            read](const RowChunkPosition &at) {
-      RopeEmitter rope(k, copy.rope, headSize, width);
-      return rope.rotateRowChunk(read(at), at.element, copy.rope.cosSin,
-                                 position, [&](Value element) {
-                                   RowChunkPosition partner = at;
-                                   partner.element = element;
-                                   return read(partner);
-                                 });
-    };
+    RopeEmitter rope(k, copy.rope, params.headSize, width);
+    if (!scratch) {
+      rope.emitRowLoops(
+          params.numHeads,
+          [&](Value head, Value element) {
+            at.head = head;
+            at.element = element;
+            k.copyRowChunk(copy.cache, copy.rows, at, width,
+                           RowCopyDirection::ToCache);
+          },
+          rope.stored(copy.rows, at.row, copy.cache, at.page, at.slot),
+          copy.rope.cosSin, position);
+      return;
+    }
+    rope.emitRowLoops(
+        params.numHeads,
+        [&](Value head, Value element) {
+          rope.copyChunk(copy.rows, scratch, at.row, head, element,
+                         scratchRow);
+        },
+        rope.queries(copy.rows, scratch, at.row, scratchRow),
+        copy.rope.cosSin, position);
+    emitQuantizingRowStore(k, params, copy.cache, scratch, scratchRow, at,
+                           width, this->checked);
   }
 };
 

@@ -58,28 +58,16 @@ struct RopeRaggedToSCF : OpRewritePattern<RopeRaggedOp> {
   void emitRow(KernelBuilder &k, RopeEmitter &rope, RopeRaggedOp op,
                Value row, Value page, Value slot, Value position) const {
     Value q = op.getQ(), qOut = op.getQOut();
-    int64_t width = rope.getWidth();
-    Value zero = k.index(0), one = k.index(1), step = k.index(width);
-    int64_t qHeads = op.getQ().getType().getDimSize(1);
-    if (qOut != q)
-      k.forLoop(zero, k.index(qHeads), one, [&](Value head) {
-        k.forLoop(zero, k.index(rope.getUnrotatedChunks() * width), step,
-                  [&](Value element) {
-                    rope.copyChunk(q, qOut, row, head, element);
-                  });
-      });
     RotatedRows sides[] = {
         rope.queries(q, qOut, row),
         rope.keys(op.getKeyCache(), row, page, slot, checked)};
-    k.forLoop(zero, k.index(rope.getPairChunks() * width), step,
-              [&](Value pair) {
-      Value cos, sin;
-      std::tie(cos, sin) = rope.loadCosSin(op.getCosSin(), position, pair);
-      for (const RotatedRows &rows : sides)
-        k.forLoop(zero, k.index(rows.numHeads), one, [&](Value head) {
-          rope.rotateChunk(rows, head, pair, cos, sin);
-        });
-    });
+    // In place, the unrotated elements are already where they belong.
+    rope.emitRowLoops(
+        qOut == q ? 0 : op.getQ().getType().getDimSize(1),
+        [&](Value head, Value element) {
+          rope.copyChunk(q, qOut, row, head, element);
+        },
+        sides, op.getCosSin(), position);
   }
 
   int64_t vectorBytes;

@@ -43,9 +43,8 @@ RopeEmitter::RopeEmitter(KernelBuilder &k, const RowRope &rope,
       offset(headSize - rope.rotaryDims), halfStyle(rope.halfStyle) {}
 
 int64_t RopeEmitter::fitWidth(int64_t width, int64_t rotaryDims,
-                              int64_t headSize, bool halfStyle) {
-  int64_t pairs = halfStyle ? rotaryDims / 2 : rotaryDims;
-  return std::gcd(width, std::gcd(headSize - rotaryDims, pairs));
+                              int64_t headSize) {
+  return std::gcd(width, std::gcd(headSize - rotaryDims, rotaryDims / 2));
 }
 
 Value RopeEmitter::rotaryPosition(KernelBuilder &k, Operation *op,
@@ -169,23 +168,57 @@ Value RopeEmitter::rotateRowChunk(Value chunk, Value element, Value table,
 }
 
 void RopeEmitter::copyChunk(Value from, Value to, Value row, Value head,
-                            Value element) {
+                            Value element, Value toRow) {
   SmallVector<Value, 3> at = {row, head, element};
+  SmallVector<Value, 3> toAt = {toRow ? toRow : row, head, element};
   Type type = chunkType(cast<MemRefType>(from.getType()).getElementType());
   if (width == 1) {
     memref::StoreOp::create(
-        k.b, k.loc, memref::LoadOp::create(k.b, k.loc, from, at), to, at);
+        k.b, k.loc, memref::LoadOp::create(k.b, k.loc, from, at), to, toAt);
     return;
   }
   Value chunk =
       vector::LoadOp::create(k.b, k.loc, cast<VectorType>(type), from, at,
                              /*nontemporal=*/false,
                              chunkAlignment(from.getType()));
-  vector::StoreOp::create(k.b, k.loc, chunk, to, at, /*nontemporal=*/false,
+  vector::StoreOp::create(k.b, k.loc, chunk, to, toAt, /*nontemporal=*/false,
                           chunkAlignment(to.getType()));
 }
 
-RotatedRows RopeEmitter::queries(Value q, Value qOut, Value row) {
+void RopeEmitter::emitRowLoops(int64_t heads,
+                               function_ref<void(Value, Value)> copy,
+                               ArrayRef<RotatedRows> sides, Value table,
+                               Value position) {
+  Value zero = k.index(0), one = k.index(1), step = k.index(width);
+  if (offset > 0 && heads > 0)
+    k.forLoop(zero, k.index(heads), one, [&](Value head) {
+      k.forLoop(zero, k.index(offset), step,
+                [&](Value element) { copy(head, element); });
+    });
+  k.forLoop(zero, k.index(half), step, [&](Value pair) {
+    auto [cos, sin] = loadCosSin(table, position, pair);
+    for (const RotatedRows &rows : sides)
+      k.forLoop(zero, k.index(rows.numHeads), one, [&](Value head) {
+        rotateChunk(rows, head, pair, cos, sin);
+      });
+  });
+}
+
+RotatedRows RopeEmitter::stored(Value rows, Value row, Value cache,
+                                Value page, Value slot) {
+  RotatedRows rotated = queries(rows, rows, row);
+  Type chunk = chunkType(cast<MemRefType>(rows.getType()).getElementType());
+  KernelBuilder &kb = k;
+  rotated.store = [=, &kb](Value values, Value head, Value element) {
+    PageStoreOp::create(kb.b, kb.loc, kb.narrow(values, chunk), cache, page,
+                        slot, head, element);
+  };
+  rotated.numHeads = KVCacheParams::get(cache.getType()).numHeads;
+  return rotated;
+}
+
+RotatedRows RopeEmitter::queries(Value q, Value qOut, Value row,
+                                 Value outRow) {
   auto qType = cast<MemRefType>(q.getType());
   Type f32 = chunkType(k.b.getF32Type());
   Type chunk = chunkType(qType.getElementType());
@@ -203,7 +236,7 @@ RotatedRows RopeEmitter::queries(Value q, Value qOut, Value row) {
         return kb.widen(memref::LoadOp::create(kb.b, kb.loc, q, at), f32);
       },
       [=, &kb](Value values, Value head, Value element) {
-        SmallVector<Value, 3> at = {row, head, element};
+        SmallVector<Value, 3> at = {outRow ? outRow : row, head, element};
         Value narrow = kb.narrow(values, chunk);
         if (isa<VectorType>(chunk))
           vector::StoreOp::create(kb.b, kb.loc, narrow, qOut, at,

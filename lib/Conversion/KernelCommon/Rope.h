@@ -39,10 +39,10 @@ public:
               int64_t width);
 
   /// The largest power of two dividing `width` whose chunks each lie in the
-  /// unrotated or the rotary part of a head and hold whole pairs or pair
-  /// with whole chunks: it divides o and R/2 (half) or R (interleaved).
-  static int64_t fitWidth(int64_t width, int64_t rotaryDims, int64_t headSize,
-                          bool halfStyle);
+  /// unrotated or the rotary part of a head and go in whole chunks of pairs
+  /// (rotateChunk, rotateRowChunk): it divides o and R/2.
+  static int64_t fitWidth(int64_t width, int64_t rotaryDims,
+                          int64_t headSize);
 
   /// The rotary position of ragged row `row`, whose storage position is
   /// `token`: positions[row] (with `positions`), else `token`. With
@@ -77,11 +77,24 @@ public:
   Value rotateRowChunk(Value chunk, Value element, Value table, Value position,
                        function_ref<Value(Value)> readAt);
   /// Copies the chunk at `element` of `head` of row `row` from `from` to
-  /// `to` ([T, heads, head_size] memrefs of one type), as it is.
-  void copyChunk(Value from, Value to, Value row, Value head, Value element);
+  /// row `toRow` (default `row`) of `to` ([T, heads, head_size] memrefs of
+  /// one element type), as it is.
+  void copyChunk(Value from, Value to, Value row, Value head, Value element,
+                 Value toRow = nullptr);
+  /// The CPU's loops over a row: `copy(head, element)` for each chunk of
+  /// the `heads` heads' unrotated elements, then, chunk of pairs by chunk
+  /// of pairs, the chunk's cos and sin read once from table row `position`
+  /// and applied to every head of each of `sides`.
+  void emitRowLoops(int64_t heads, function_ref<void(Value, Value)> copy,
+                    ArrayRef<RotatedRows> sides, Value table, Value position);
 
-  /// Row `row` of `q`, written rotated to `qOut`.
-  RotatedRows queries(Value q, Value qOut, Value row);
+  /// Row `row` of `q`, written rotated to row `outRow` (default `row`) of
+  /// `qOut`.
+  RotatedRows queries(Value q, Value qOut, Value row, Value outRow = nullptr);
+  /// Row `row` of float `rows`, written rotated to the key row at (`page`,
+  /// `slot`) of `cache`, of the rows' element type.
+  RotatedRows stored(Value rows, Value row, Value cache, Value page,
+                     Value slot);
   /// The key row at (`page`, `slot`) of `cache`, rotated in place; on a
   /// cache with a tensor scale read dequantized and quantized again (with
   /// `checked`, a NaN into an i8 cache stops the program). `row` is the
