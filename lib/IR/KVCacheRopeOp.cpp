@@ -53,17 +53,19 @@ static LogicalResult verifyRotatableCache(RopeRaggedOp op,
 }
 
 LogicalResult RopeRaggedOp::verify() {
+  if (failed(verifyOneForm(*this)))
+    return failure();
   KVCacheParams params = KVCacheParams::get(getKeyCache().getType());
   if (failed(verifyRotatableCache(*this, params)))
     return failure();
-  MemRefType qType = getQ().getType();
+  auto qType = cast<ShapedType>(getQ().getType());
   if (qType != getQOut().getType())
     return emitOpError("expects 'q' and 'q_out' to have one type, got ")
            << qType << " and " << getQOut().getType();
   if (failed(verifyQueryRows(*this, qType, params)))
     return failure();
   return verifyRotary(*this, getRotaryDims(), params.headSize,
-                      getCosSin().getType());
+                      cast<ShapedType>(getCosSin().getType()));
 }
 
 LogicalResult opverify::verifyRopeClause(StoreRaggedOp op,

@@ -389,24 +389,10 @@ def KVCache_MergeStatesOp
   let hasVerifier = 1;
 }
 
-// rope_ragged has the memref form only, for now: its token rows, offsets,
-// table and positions are memrefs.
-def KVCache_TokenRowsMemRef
-    : KVCache_KernelMemRef<MemRefRankOf<[AnyType], [3]>, [],
-                           "3-D memref [tokens, heads, head_size]">;
-def KVCache_RaggedOffsetsMemRef
-    : KVCache_KernelMemRef<MemRefRankOf<[I32], [1]>, [],
-                           "1-D memref of i32 [batch + 1]">;
-def KVCache_CosSinMemRef
-    : KVCache_KernelMemRef<MemRefRankOf<[F32], [2]>, [],
-                           "2-D memref of f32 [max_positions, rotary_dims]">;
-def KVCache_PositionsMemRef
-    : KVCache_KernelMemRef<MemRefRankOf<[I32], [1]>, [],
-                           "1-D memref of i32 [tokens]">;
-
 def KVCache_RopeRaggedOp
     : KVCache_Op<"rope_ragged", [KVCache_KernelOpInterface,
-                                 KVCache_ArgumentChecks]> {
+                                 KVCache_ArgumentChecks,
+                                 KVCache_DestinationStyle]> {
   let summary = "Rotary position embedding of a step's queries and of the "
                 "keys it stored";
   let description = [{
@@ -426,6 +412,10 @@ def KVCache_RopeRaggedOp
     `(x, y) -> (x cos t_i - y sin t_i, x sin t_i + y cos t_i)` in f32,
     rounded once to the element type.
 
+    In the tensor form `q`, `row_offsets`, `cos_sin`, `q_out` (the init)
+    and `positions` are tensors and the op returns the new `q_out`; the
+    keys are still rotated in place, through the cache handle.
+
     The op writes every head of `q`'s rows, rotated, to `q_out` (which may
     be `q`: in place) and rotates in place the rows of `key_cache` at the
     positions `s` (store the step's keys with a plain `store_ragged` first:
@@ -441,16 +431,18 @@ def KVCache_RopeRaggedOp
         : memref<?x32x128xbf16>, !kvcache.paged_cache<bf16, num_heads = 8, head_size = 128, page_size = 16>, memref<?xi32>, memref<?x128xf32>, memref<?x32x128xbf16>
     kvcache.rope_ragged %q, %k, %row_offsets, %cos_sin, %q_out positions(%positions) {rotary_dims = 32 : i64, style = "half"}
         : memref<?x32x128xf16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?xi32>, memref<?x32xf32>, memref<?x32x128xf16>, memref<?xi32>
+    %rotated = kvcache.rope_ragged %tq, %k, %offsets, %table, %init {rotary_dims = 128 : i64, style = "half"}
+        : tensor<?x32x128xf16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, tensor<?xi32>, tensor<?x128xf32>, tensor<?x32x128xf16> -> tensor<?x32x128xf16>
     ```
   }];
   let arguments = (ins
-    Arg<KVCache_TokenRowsMemRef, "queries", [MemRead]>:$q,
+    Arg<KVCache_TokenRows, "queries", [MemRead]>:$q,
     Arg<KVCache_AnyLayerCache, "key cache, rotated in place",
         [MemRead, MemWrite]>:$key_cache,
-    Arg<KVCache_RaggedOffsetsMemRef, "row offsets", [MemRead]>:$row_offsets,
-    Arg<KVCache_CosSinMemRef, "cos/sin table", [MemRead]>:$cos_sin,
-    Arg<KVCache_TokenRowsMemRef, "rotated queries", [MemWrite]>:$q_out,
-    Arg<Optional<KVCache_PositionsMemRef>, "rotary position of each row",
+    Arg<KVCache_RaggedOffsets, "row offsets", [MemRead]>:$row_offsets,
+    Arg<KVCache_CosSin, "cos/sin table", [MemRead]>:$cos_sin,
+    Arg<KVCache_TokenRows, "rotated queries", [MemWrite]>:$q_out,
+    Arg<Optional<KVCache_Positions>, "rotary position of each row",
         [MemRead]>:$positions,
     ConfinedAttr<I64Attr, [IntPositive]>:$rotary_dims,
     KVCache_RopeStyleAttr:$style);
@@ -458,9 +450,14 @@ def KVCache_RopeRaggedOp
     $q `,` $key_cache `,` $row_offsets `,` $cos_sin `,` $q_out
     (`positions` `(` $positions^ `)`)? attr-dict `:` type($q) `,`
     qualified(type($key_cache)) `,` type($row_offsets) `,` type($cos_sin)
-    `,` type($q_out) (`,` type($positions)^)?
+    `,` type($q_out) (`,` type($positions)^)? (`->` type($results)^)?
   }];
+  let results = KVCache_KernelResults;
   let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return getQOutMutable();
+    }
+
     /// Whether pair i is (o + i, o + i + R/2) (`half`), not
     /// (o + 2i, o + 2i + 1) (`interleaved`).
     bool isHalfStyle() { return getStyle() == "half"; }

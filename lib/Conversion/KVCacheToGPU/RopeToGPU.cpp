@@ -36,7 +36,7 @@ struct RopeRaggedToGPU : OpRewritePattern<RopeRaggedOp> {
       return failure();
     KernelBuilder host{rewriter, getKernelLoc(op)};
     RopeEmitter sizes(host, op, target.vectorBytes);
-    int64_t chunks = (op.getQ().getType().getDimSize(1) +
+    int64_t chunks = (cast<ShapedType>(op.getQ().getType()).getDimSize(1) +
                       KVCacheParams::get(op.getKeyCache().getType()).numHeads) *
                      sizes.getPairChunks();
     Value rows = memref::DimOp::create(rewriter, host.loc, op.getQ(), 0);
@@ -82,7 +82,7 @@ struct RopeRaggedToGPU : OpRewritePattern<RopeRaggedOp> {
           body(k.divu(i, count), k.mul(k.remu(i, count), width));
         });
       };
-      int64_t qHeads = op.getQ().getType().getDimSize(1);
+      int64_t qHeads = cast<ShapedType>(op.getQ().getType()).getDimSize(1);
       if (op.getQOut() != op.getQ())
         eachChunk(qHeads, rope.getUnrotatedChunks(),
                   [&](Value head, Value element) {

@@ -63,7 +63,7 @@ struct RopeRaggedToSCF : OpRewritePattern<RopeRaggedOp> {
         rope.keys(op.getKeyCache(), row, page, slot, checked)};
     // In place, the unrotated elements are already where they belong.
     rope.emitRowLoops(
-        qOut == q ? 0 : op.getQ().getType().getDimSize(1),
+        qOut == q ? 0 : cast<ShapedType>(q.getType()).getDimSize(1),
         [&](Value head, Value element) {
           rope.copyChunk(q, qOut, row, head, element);
         },

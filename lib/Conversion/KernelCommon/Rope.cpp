@@ -26,9 +26,10 @@ LogicalResult RopeEmitter::checkStrides(RopeRaggedOp op) {
 RopeEmitter::RopeEmitter(KernelBuilder &k, RopeRaggedOp op,
                          int64_t vectorBytes)
     : k(k), half(op.getRotaryDims() / 2),
-      offset(op.getQ().getType().getDimSize(2) - op.getRotaryDims()),
+      offset(cast<ShapedType>(op.getQ().getType()).getDimSize(2) -
+             op.getRotaryDims()),
       halfStyle(op.isHalfStyle()) {
-  MemRefType qType = op.getQ().getType();
+  auto qType = cast<MemRefType>(op.getQ().getType());
   int64_t divides = std::gcd(offset, half);
   int64_t elementBytes = llvm::divideCeil(qType.getElementTypeBitWidth(), 8);
   width = std::max<int64_t>(vectorBytes / elementBytes, 1);
