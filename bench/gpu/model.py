@@ -95,6 +95,15 @@ def data_functions(dtype="f16", heads=8, head_size=128, page_size=16):
     text += (f"func.func @copy_pages(%c: {collection}, %pairs: memref<?x2xi32>) {{\n"
              f"  kvcache.copy_pages %c, %pairs : {collection}, memref<?x2xi32>\n"
              f"  return\n}}\n")
+    # store_ragged's rope clause: the same kernel, rotating each chunk.
+    for style, rotary_dims in (("half", head_size), ("interleaved", head_size),
+                               ("half", head_size // 2)):
+        table = f"memref<?x{rotary_dims}xf32>"
+        text += (f"func.func @store_rope_{style}{rotary_dims}(%k: {cache}, %rows: {rows}, "
+                 f"%offsets: memref<?xi32>, %cos_sin: {table}) {{\n"
+                 f"  kvcache.store_ragged %k, %rows, %offsets rope(%cos_sin) "
+                 f"{{rotary_dims = {rotary_dims} : i64, style = \"{style}\"}} : {cache}, {rows}, "
+                 f"memref<?xi32>, {table}\n  return\n}}\n")
     return text
 
 

@@ -327,7 +327,10 @@ void StoreRaggedOp::emitArgumentChecks(OpBuilder &builder,
                                        KVCheckReporter &reporter) {
   Checker c(builder, *this, operands, reporter);
   Named offsets = c.get("row_offsets", getRowOffsets());
-  Value batch = checkOffsets(c, offsets, {c.get("values", getValues())});
+  SmallVector<Named> rows = {c.get("values", getValues())};
+  if (getPositions())
+    rows.push_back(c.get("positions", getPositions()));
+  Value batch = checkOffsets(c, offsets, rows);
   checkSequences(c, c.get("cache", getCache()), offsets, batch,
                  getStepTokens);
 }

@@ -242,6 +242,8 @@ void mlir::kvcache::registerBufferizableOpInterfaceExternalModels(
         DestinationStyleKernelModel<AttentionRaggedOp>>(*context);
     MergeStatesOp::attachInterface<DestinationStyleKernelModel<MergeStatesOp>>(
         *context);
+    RopeRaggedOp::attachInterface<DestinationStyleKernelModel<RopeRaggedOp>>(
+        *context);
     StoreRaggedOp::attachInterface<ReadingKernelModel<StoreRaggedOp>>(
         *context);
     CopyPagesOp::attachInterface<ReadingKernelModel<CopyPagesOp>>(*context);

@@ -22,11 +22,7 @@ using namespace mlir::kvcache::opverify;
 // against the cache, alike in both forms. DestinationStyleOpInterface checks
 // that the tensor form returns the types of its inits.
 
-/// Checks that the data operands of a kernel op (its memref and tensor
-/// operands but `workspace`, which is scratch and a memref in both forms) are
-/// all memrefs or all tensors, and that only the tensor form has results.
-static LogicalResult verifyOneForm(Operation *op,
-                                   OpOperand *workspace = nullptr) {
+LogicalResult opverify::verifyOneForm(Operation *op, OpOperand *workspace) {
   Value first;
   for (OpOperand &operand : op->getOpOperands()) {
     if (&operand == workspace || !isa<ShapedType>(operand.get().getType()))
@@ -49,8 +45,10 @@ static LogicalResult verifyOneForm(Operation *op,
 LogicalResult StoreRaggedOp::verify() {
   if (failed(verifyOneForm(*this)) || failed(verifyCacheWriter(*this)))
     return failure();
-  return verifyTokenRows(*this, "values", getValues().getType(),
-                         KVCacheParams::get(getCache().getType()));
+  KVCacheParams params = KVCacheParams::get(getCache().getType());
+  if (failed(verifyTokenRows(*this, "values", getValues().getType(), params)))
+    return failure();
+  return verifyRopeClause(*this, params);
 }
 
 LogicalResult GatherRaggedOp::verify() {

@@ -2,8 +2,9 @@
 //
 // Part of the kvcache-mlir project.
 //
-// The verifier of kvcache.rope_ragged (KVCacheKernelOps.td): the rotary
-// embedding of a step's queries and of the keys it stored.
+// The verifiers of rotary embedding (KVCacheKernelOps.td): kvcache.rope_ragged
+// (a step's queries and the keys it stored) and the rope(...) clause of
+// kvcache.store_ragged (the keys, before they are stored).
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,23 @@
 using namespace mlir;
 using namespace mlir::kvcache;
 using namespace mlir::kvcache::opverify;
+
+/// The checks rope_ragged and store_ragged's rope clause share: R =
+/// `rotaryDims` even and at most `headSize`, and the table `[max_positions,
+/// R]`.
+static LogicalResult verifyRotary(Operation *op, int64_t rotaryDims,
+                                  int64_t headSize, ShapedType table) {
+  if (rotaryDims % 2 != 0 || rotaryDims > headSize)
+    return op->emitOpError("expects 'rotary_dims' to be even and at most "
+                           "head_size = ")
+           << headSize << " (the last elements of each head rotate, "
+           << "in pairs), got " << rotaryDims;
+  if (table.getDimSize(1) != rotaryDims)
+    return op->emitOpError("expects 'cos_sin' to be [max_positions, "
+                           "rotary_dims = ")
+           << rotaryDims << "] (a static dim 1), got " << table;
+  return success();
+}
 
 /// The cache kinds the op rotates in place: a float cache, or one with a
 /// per-layer scale (re-encoded with that scale). Per-group scales would
@@ -25,8 +43,8 @@ static LogicalResult verifyRotatableCache(RopeRaggedOp op,
            << op.getKeyCache().getType()
            << "): re-encoding would change the scale, and so the codes, of "
               "the elements that do not rotate; rotate the keys before "
-              "they are stored (the rope(...) clause of "
-              "kvcache.store_ragged, not implemented yet)";
+              "they are stored (kvcache.store_ragged's clause "
+              "rope(%cos_sin) {rotary_dims, style})";
   if (isStorageElementType(params.elementType) && !params.scales)
     return op.emitOpError("needs values, not raw stored codes: the ")
            << params.elementType
@@ -35,25 +53,38 @@ static LogicalResult verifyRotatableCache(RopeRaggedOp op,
 }
 
 LogicalResult RopeRaggedOp::verify() {
+  if (failed(verifyOneForm(*this)))
+    return failure();
   KVCacheParams params = KVCacheParams::get(getKeyCache().getType());
   if (failed(verifyRotatableCache(*this, params)))
     return failure();
-  MemRefType qType = getQ().getType();
+  auto qType = cast<ShapedType>(getQ().getType());
   if (qType != getQOut().getType())
     return emitOpError("expects 'q' and 'q_out' to have one type, got ")
            << qType << " and " << getQOut().getType();
   if (failed(verifyQueryRows(*this, qType, params)))
     return failure();
-  int64_t rotaryDims = getRotaryDims();
-  if (rotaryDims % 2 != 0 || rotaryDims > params.headSize)
-    return emitOpError("expects 'rotary_dims' to be even and at most "
-                       "head_size = ")
-           << params.headSize << " (the last elements of each head rotate, "
-           << "in pairs), got " << rotaryDims;
-  MemRefType table = getCosSin().getType();
-  if (table.getDimSize(1) != rotaryDims)
-    return emitOpError("expects 'cos_sin' to be [max_positions, rotary_dims "
-                       "= ")
-           << rotaryDims << "] (a static dim 1), got " << table;
-  return success();
+  return verifyRotary(*this, getRotaryDims(), params.headSize,
+                      cast<ShapedType>(getCosSin().getType()));
+}
+
+LogicalResult opverify::verifyRopeClause(StoreRaggedOp op,
+                                         const KVCacheParams &params) {
+  if (!op.hasRope()) {
+    if (op.getPositions() || op.getRotaryDimsAttr() || op.getStyleAttr())
+      return op.emitOpError("has 'positions', 'rotary_dims' or 'style' "
+                            "without the rope(%cos_sin) clause they belong "
+                            "to");
+    return success();
+  }
+  if (!op.getRotaryDimsAttr() || !op.getStyleAttr())
+    return op.emitOpError("expects the attributes 'rotary_dims' and 'style' "
+                          "with its rope(...) clause");
+  Type element = cast<ShapedType>(op.getValues().getType()).getElementType();
+  if (!isDequantizedType(element))
+    return op.emitOpError("rotates f32, f16 or bf16 rows (rope clause), "
+                          "not stored ")
+           << element << " codes";
+  return verifyRotary(op, *op.getRotaryDims(), params.headSize,
+                      cast<ShapedType>(op.getCosSin().getType()));
 }

@@ -45,12 +45,22 @@ bool isDequantizedType(Type type);
 LogicalResult verifyTokenRows(Operation *op, StringRef what, ShapedType type,
                               const KVCacheParams &params);
 
+/// Checks that the data operands of a kernel op (its memref and tensor
+/// operands but `workspace`, which is scratch and a memref in both forms) are
+/// all memrefs or all tensors, and that only the tensor form has results.
+LogicalResult verifyOneForm(Operation *op, OpOperand *workspace = nullptr);
+
 /// Checks the queries `q` `[tokens, q_heads, head_size]` of attention and
 /// rotary embedding against the cache: the cache's element type (f32, f16
 /// or bf16 over a quantized cache), head_size, and q_heads a static
 /// multiple of num_heads.
 LogicalResult verifyQueryRows(Operation *op, ShapedType qType,
                               const KVCacheParams &params);
+
+/// Checks store_ragged's rope clause: all of it or none (the table, then
+/// `rotary_dims` and `style`; `positions` only with the table), float rows,
+/// and the rotary dims and the table against the cache's `head_size`.
+LogicalResult verifyRopeClause(StoreRaggedOp op, const KVCacheParams &params);
 
 } // namespace opverify
 

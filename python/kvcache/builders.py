@@ -264,14 +264,32 @@ def _attention(fn, scale, workspace, clauses=None):
           f"{{{', '.join(attributes)}}} : {types}{extra_types}")
 
 
-def store_ragged(config, name="store_ragged", kv="key"):
-    """`(collection..., %layer, %new: [T, H, D], %row_offsets: [batch+1])`:
-    appends the rows of each sequence after its cached tokens."""
+def store_ragged(config, name="store_ragged", kv="key", style=None,
+                 rotary_dims=None, positions=False):
+    """`(collection..., %layer, %new: [T, H, D], %row_offsets: [batch+1]
+    [, %cos_sin: [P, R] f32] [, %positions: [T] i32])`: appends the rows of
+    each sequence after its cached tokens. With `style` ("interleaved" or
+    "half"), the clause rope(%cos_sin) rotates them first
+    (docs/Contract.md 3.3): their last `rotary_dims` (default head_size)
+    elements, at cache_length + row index or at `positions` (True: an
+    argument)."""
     fn = _Function(config, name)
     fn.collection()
     fn.argument("new", rows_type(config))
     fn.argument("row_offsets", OFFSETS_TYPE)
-    _store(fn, kv, "%new")
+    if style is None:
+        _store(fn, kv, "%new")
+        return fn.text()
+    rotary_dims = config.head_size if rotary_dims is None else int(rotary_dims)
+    table_type = f"memref<?x{rotary_dims}xf32>"
+    clause = f" rope({fn.argument('cos_sin', table_type)})"
+    types = f", {table_type}"
+    if positions:
+        clause += f" positions({fn.argument('positions', OFFSETS_TYPE)})"
+        types += f", {OFFSETS_TYPE}"
+    fn.op(f"kvcache.store_ragged {fn.layer_cache(kv)}, %new, %row_offsets"
+          f"{clause} {{rotary_dims = {rotary_dims} : i64, style = \"{style}\"}}"
+          f" : {cache_type(config)}, {rows_type(config)}, {OFFSETS_TYPE}{types}")
     return fn.text()
 
 

@@ -13,9 +13,13 @@ changing its inputs (every function returns new arrays or a new cache).
     out, lse = reference.merge_states(out_a, lse_a, out_b, lse_b, "f16")
     q_out, rotated = reference.rope_ragged(q, stored.key_cache(layer),
                                            row_offsets, cos_sin, "half")
+    keys = reference.rope_rows(cache.key_cache(layer), new, row_offsets,
+                               cos_sin, "half")       # store_ragged rope(...)
+    stored = cache.key_cache(layer).store_ragged(keys, row_offsets)
 
 Here: `gather_ragged`, `decode_step`, `rope_ragged` (with `rotate`, the
-rotation of one row), and (from kvcache.attention_reference)
+rotation of one row, and `rope_rows`, the rotation of a step's rows that
+store_ragged's rope clause stores), and (from kvcache.attention_reference)
 `attention_ragged` with its optional clauses, `key_range` and
 `merge_states`. The writes are methods of the caches, returning the new
 cache, blocks and scales: `view.store_ragged(new, row_offsets)` and
@@ -53,7 +57,7 @@ __all__ = ["CacheCollection", "CacheView", "ContinuousCache", "PagedCache",
            "attention_ragged", "copy_pages", "decode_step", "dequantize",
            "dynamic_scale", "fp8_encode", "fp8_values", "from_float32",
            "gather_ragged", "group_scales", "key_range", "merge_states",
-           "quantize", "random_cache", "random_rows", "rope_ragged", "rotate",
+           "quantize", "random_cache", "random_rows", "rope_ragged", "rope_rows", "rotate",
            "row_offsets", "storage_dtype", "store_ragged", "to_float32"]
 
 
@@ -113,11 +117,30 @@ def rope_ragged(q, view, row_offsets, cos_sin, style, positions=None,
     if cache.scales_kind not in (None, "tensor"):
         raise ValueError("rope_ragged rotates keys in place on caches without "
                          f"scales or with a tensor scale, not {cache.scales_kind}")
-    element = _rows_element(cache, q, "rope_ragged's q")
     q_out = np.array(q if q_out is None else q_out)
     cos_sin = np.asarray(cos_sin, np.float32)
+    rotated_q = rope_rows(view, q, row_offsets, cos_sin, style, positions)
     blocks = cache.blocks.copy()
     rotary = cos_sin.shape[1]
+    for b, r, s, p in _rotary_positions(view, row_offsets, cos_sin, positions):
+        q_out[r] = rotated_q[r]
+        codes = view.row(b, s, blocks)
+        if cache.scales is None:
+            values = rotate(to_float32(codes, cache.dtype), cos_sin[p], style)
+            codes[...] = from_float32(values, cache.dtype)
+            continue
+        scale = view.scale_row(b, s)[0]
+        keys = rotate(dequantize(codes, cache.dtype, scale), cos_sin[p], style)
+        new_codes = quantize(keys, cache.dtype, scale).view(codes.dtype)
+        codes[..., -rotary:] = new_codes[..., -rotary:]
+    return q_out, cache.copy(blocks)
+
+
+def _rotary_positions(view, row_offsets, cos_sin, positions):
+    """(b, r, s, p) of each ragged row r of sequence b: its storage position
+    s = cache_length(b) + r - row_offsets[b] and rotary position p =
+    positions[r] (or s), which must be a row of cos_sin."""
+    cache = view.cache
     for b, begin, end in _ragged(row_offsets, cache.batch):
         for r in range(begin, end):
             s = int(cache.cache_lengths[b]) + r - begin
@@ -125,18 +148,23 @@ def rope_ragged(q, view, row_offsets, cos_sin, style, positions=None,
             if not 0 <= p < cos_sin.shape[0]:
                 raise IndexError(f"rotary position {p} of row {r} is past the "
                                  f"{cos_sin.shape[0]} rows of cos_sin")
-            rotated = rotate(to_float32(q[r], element), cos_sin[p], style)
-            q_out[r] = from_float32(rotated, element)
-            codes = view.row(b, s, blocks)
-            if cache.scales is None:
-                values = rotate(to_float32(codes, cache.dtype), cos_sin[p], style)
-                codes[...] = from_float32(values, cache.dtype)
-                continue
-            scale = view.scale_row(b, s)[0]
-            keys = rotate(dequantize(codes, cache.dtype, scale), cos_sin[p], style)
-            new_codes = quantize(keys, cache.dtype, scale).view(codes.dtype)
-            codes[..., -rotary:] = new_codes[..., -rotary:]
-    return q_out, cache.copy(blocks)
+            yield b, r, s, p
+
+
+def rope_rows(view, rows, row_offsets, cos_sin, style, positions=None):
+    """A copy of the step's `rows` [T, H, D] (float rows of `view`'s cache)
+    with row r of sequence b rotated (rotate) at its rotary position
+    (positions[r], or its storage position on `view`) and rounded once to
+    the rows' element type: the rows `view.store_ragged` receives from
+    `kvcache.store_ragged` with the clause rope(cos_sin) (docs/Contract.md
+    3.3), and the q_out of rope_ragged. Rows outside the batch unchanged."""
+    element = _rows_element(view.cache, rows, "the rotated rows")
+    cos_sin = np.asarray(cos_sin, np.float32)
+    rotated = np.array(rows)
+    for _, r, _, p in _rotary_positions(view, row_offsets, cos_sin, positions):
+        values = rotate(to_float32(rows[r], element), cos_sin[p], style)
+        rotated[r] = from_float32(values, element)
+    return rotated
 
 
 def _deprecated_blocks_only(cache, function, method):

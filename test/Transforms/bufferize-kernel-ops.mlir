@@ -91,3 +91,34 @@ func.func @store_and_copy(%k: !k, %c: !c, %rows: tensor<?x8x128xf16>, %o: tensor
   kvcache.copy_pages %c, %p : !c, tensor<?x2xi32>
   return
 }
+
+// -----
+
+// store_ragged's rope clause: its table and positions are read like the rows.
+!k = !kvcache.paged_cache<f8E4M3FN, num_heads = 8, head_size = 128, page_size = 16, scales = token_head>
+// CHECK-LABEL: func.func @store_rope
+// CHECK-SAME: (%[[K:.*]]: !kvcache.paged_cache<{{.*}}>, %[[ROWS:.*]]: memref<?x8x128xbf16>, %[[O:.*]]: memref<3xi32>, %[[CS:.*]]: memref<?x64xf32>, %[[P:.*]]: memref<?xi32>)
+// CHECK-NEXT: kvcache.store_ragged %[[K]], %[[ROWS]], %[[O]] rope(%[[CS]]) positions(%[[P]]) {rotary_dims = 64 : i64, style = "half"} : !kvcache.paged_cache<f8E4M3FN, num_heads = 8, head_size = 128, page_size = 16, scales = token_head>, memref<?x8x128xbf16>, memref<3xi32>, memref<?x64xf32>, memref<?xi32>{{$}}
+// CHECK-NEXT: return
+func.func @store_rope(%k: !k, %rows: tensor<?x8x128xbf16>, %o: tensor<3xi32>, %cs: tensor<?x64xf32>, %p: tensor<?xi32>) {
+  kvcache.store_ragged %k, %rows, %o rope(%cs) positions(%p) {rotary_dims = 64 : i64, style = "half"}
+      : !k, tensor<?x8x128xbf16>, tensor<3xi32>, tensor<?x64xf32>, tensor<?xi32>
+  return
+}
+
+// -----
+
+// rope_ragged into a distinct init writes it where it is, uncopied.
+!k = !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>
+// CHECK-LABEL: func.func @rope_into_init
+// CHECK-SAME: (%[[Q:.*]]: memref<?x32x128xf16>, %[[K:.*]]: !kvcache.paged_cache<{{.*}}>, %[[O:.*]]: memref<3xi32>, %[[CS:.*]]: memref<?x128xf32>, %[[INIT:.*]]: memref<?x32x128xf16>)
+// CHECK-NOT: memref.alloc
+// CHECK-NOT: memref.copy
+// CHECK: kvcache.rope_ragged %[[Q]], %[[K]], %[[O]], %[[CS]], %[[INIT]] {rotary_dims = 128 : i64, style = "interleaved"} : memref<?x32x128xf16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<3xi32>, memref<?x128xf32>, memref<?x32x128xf16>{{$}}
+// CHECK-NEXT: return %[[INIT]]
+func.func @rope_into_init(%q: tensor<?x32x128xf16>, %k: !k, %o: tensor<3xi32>, %cs: tensor<?x128xf32>,
+                          %init: tensor<?x32x128xf16>) -> tensor<?x32x128xf16> {
+  %r = kvcache.rope_ragged %q, %k, %o, %cs, %init {rotary_dims = 128 : i64, style = "interleaved"}
+      : tensor<?x32x128xf16>, !k, tensor<3xi32>, tensor<?x128xf32>, tensor<?x32x128xf16> -> tensor<?x32x128xf16>
+  return %r : tensor<?x32x128xf16>
+}

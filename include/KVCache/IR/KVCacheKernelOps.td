@@ -92,11 +92,30 @@ defvar KVCache_CacheWriter =
 defvar KVCache_UpdatedCollection =
     (outs Optional<KVCache_AnyCollection>:$updated);
 
+// A table of rotary cos/sin pairs `[max_positions, rotary_dims]`; the
+// verifiers check dim 1 against `rotary_dims`.
+def KVCache_CosSin
+    : KVCache_KernelData<[F32], 2, [],
+                         "2-D memref of f32 [max_positions, rotary_dims]">;
+
+// One i32 per ragged row.
+def KVCache_Positions
+    : KVCache_KernelData<[I32], 1, [], "1-D memref of i32 [tokens]">;
+
+// The pairing of rotary_dims' elements.
+def KVCache_RopeStyleAttr
+    : ConfinedAttr<StrAttr, [AttrConstraint<
+          CPred<"::llvm::is_contained({\"interleaved\", \"half\"}, "
+                "::llvm::cast<::mlir::StringAttr>($_self).getValue())">,
+          "\"interleaved\" or \"half\"">]>;
+
 def KVCache_StoreRaggedOp
     : KVCache_Op<"store_ragged", [KVCache_KernelOpInterface,
                                   KVCache_ArgumentChecks,
-                                  KVCache_CacheWriter]> {
-  let summary = "Appends a ragged batch of new tokens to the cache";
+                                  KVCache_CacheWriter,
+                                  AttrSizedOperandSegments]> {
+  let summary = "Appends a ragged batch of new tokens to the cache, "
+                "optionally rotated";
   let description = [{
     MAX's `kv_cache.store.paged.ragged`. `values` is `[T, num_heads,
     head_size]`, `row_offsets` `[batch + 1]`: row `r` in
@@ -111,25 +130,60 @@ def KVCache_StoreRaggedOp
     group's scale `amax / max_finite` (1 when amax is 0), which the op
     writes too (docs/Contract.md section 2.2).
 
-    When `cache` is a layer cache of a collection built from tensors
-    (docs/Contract.md section 3.5), the op is in the tensor form and
+    The optional clause `rope(%cos_sin)`, with the attributes
+    `rotary_dims` and `style` and the optional `positions(%positions)`,
+    rotates the float rows first, as `rope_ragged` rotates its queries (the
+    same table, pairs and arithmetic, at the rotary position
+    `positions[r]`, else the storage position), each rotated element
+    rounded once to the rows' element type, and stores the rotated rows as
+    above (quantized ones: their scales and codes from the rotated values).
+    It is how keys reach a cache with `token_head` or `block<G>` scales
+    rotated; `values` is not changed.
+
+    In the tensor form `values`, `row_offsets`, `cos_sin` and `positions`
+    are tensors (only read). On a collection built from memrefs the cache is
+    written through its handle; when `cache` is a layer cache of a
+    collection built from tensors (docs/Contract.md section 3.5), the op
     returns the updated collection, every layer (`-> type`): later ops use
     it, not the collection it wrote.
 
     ```mlir
     kvcache.store_ragged %k, %new, %row_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?x8x128xf16>, memref<?xi32>
+    kvcache.store_ragged %k, %new, %row_offsets rope(%cos_sin) positions(%positions) {rotary_dims = 64 : i64, style = "half"}
+        : !kvcache.paged_cache<f8E4M3FN, num_heads = 8, head_size = 128, page_size = 16, scales = token_head>, memref<?x8x128xbf16>, memref<?xi32>, memref<?x64xf32>, memref<?xi32>
     %c2 = kvcache.store_ragged %k, %new, %row_offsets : !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, tensor<?x8x128xf16>, tensor<?xi32> -> !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
     ```
   }];
   let arguments = (ins
     Arg<KVCache_AnyLayerCache, "cache written", [MemRead, MemWrite]>:$cache,
     Arg<KVCache_TokenRows, "new rows", [MemRead]>:$values,
-    Arg<KVCache_RaggedOffsets, "row offsets", [MemRead]>:$row_offsets);
-  let results = KVCache_UpdatedCollection;
+    Arg<KVCache_RaggedOffsets, "row offsets", [MemRead]>:$row_offsets,
+    Arg<Optional<KVCache_CosSin>, "cos/sin table of the rope clause",
+        [MemRead]>:$cos_sin,
+    Arg<Optional<KVCache_Positions>, "rotary position of each row",
+        [MemRead]>:$positions,
+    OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$rotary_dims,
+    OptionalAttr<KVCache_RopeStyleAttr>:$style);
   let assemblyFormat = [{
-    $cache `,` $values `,` $row_offsets attr-dict `:` qualified(type($cache))
-    `,` type($values) `,` type($row_offsets)
-    (`->` qualified(type($updated))^)?
+    $cache `,` $values `,` $row_offsets (`rope` `(` $cos_sin^ `)`)?
+    (`positions` `(` $positions^ `)`)? attr-dict `:` qualified(type($cache))
+    `,` type($values) `,` type($row_offsets) (`,` type($cos_sin)^)?
+    (`,` type($positions)^)? (`->` qualified(type($updated))^)?
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$cache, "::mlir::Value":$values,
+                   "::mlir::Value":$row_offsets), [{
+      build($_builder, $_state, /*updated=*/::mlir::Type(), cache, values,
+            row_offsets,
+            /*cos_sin=*/nullptr, /*positions=*/nullptr,
+            /*rotary_dims=*/nullptr, /*style=*/nullptr);
+    }]>
+  ];
+  let extraClassDeclaration = [{
+    /// Whether the rows rotate before they are stored (the rope clause).
+    bool hasRope() { return static_cast<bool>(getCosSin()); }
+    /// Whether the rope clause's pair i is (o + i, o + i + R/2).
+    bool isHalfStyle() { return getStyle() == "half"; }
   }];
   let hasVerifier = 1;
 }
@@ -355,36 +409,10 @@ def KVCache_MergeStatesOp
   let hasVerifier = 1;
 }
 
-// rope_ragged has the memref form only, for now: its token rows and
-// offsets are memrefs.
-def KVCache_TokenRowsMemRef
-    : KVCache_KernelMemRef<MemRefRankOf<[AnyType], [3]>, [],
-                           "3-D memref [tokens, heads, head_size]">;
-def KVCache_RaggedOffsetsMemRef
-    : KVCache_KernelMemRef<MemRefRankOf<[I32], [1]>, [],
-                           "1-D memref of i32 [batch + 1]">;
-
-// A table of rotary cos/sin pairs `[max_positions, rotary_dims]`; the
-// verifier checks dim 1 against `rotary_dims`.
-def KVCache_CosSinMemRef
-    : KVCache_KernelMemRef<MemRefRankOf<[F32], [2]>, [],
-                           "2-D memref of f32 [max_positions, rotary_dims]">;
-
-// One i32 per ragged row.
-def KVCache_PositionsMemRef
-    : KVCache_KernelMemRef<MemRefRankOf<[I32], [1]>, [],
-                           "1-D memref of i32 [tokens]">;
-
-// The pairing of rotary_dims' elements.
-def KVCache_RopeStyleAttr
-    : ConfinedAttr<StrAttr, [AttrConstraint<
-          CPred<"::llvm::is_contained({\"interleaved\", \"half\"}, "
-                "::llvm::cast<::mlir::StringAttr>($_self).getValue())">,
-          "\"interleaved\" or \"half\"">]>;
-
 def KVCache_RopeRaggedOp
     : KVCache_Op<"rope_ragged", [KVCache_KernelOpInterface,
-                                 KVCache_ArgumentChecks]> {
+                                 KVCache_ArgumentChecks,
+                                 KVCache_DestinationStyle]> {
   let summary = "Rotary position embedding of a step's queries and of the "
                 "keys it stored";
   let description = [{
@@ -404,9 +432,14 @@ def KVCache_RopeRaggedOp
     `(x, y) -> (x cos t_i - y sin t_i, x sin t_i + y cos t_i)` in f32,
     rounded once to the element type.
 
+    In the tensor form `q`, `row_offsets`, `cos_sin`, `q_out` (the init)
+    and `positions` are tensors and the op returns the new `q_out`; the
+    keys are still rotated in place, through the cache handle.
+
     The op writes every head of `q`'s rows, rotated, to `q_out` (which may
     be `q`: in place) and rotates in place the rows of `key_cache` at the
-    positions `s` (store the step's keys with `store_ragged` first); every
+    positions `s` (store the step's keys with a plain `store_ragged` first:
+    keys stored with its `rope(...)` clause would rotate twice); every
     other element is unchanged. On a cache with `scales = tensor` the keys
     are dequantized, rotated and quantized again with the layer's scale; a
     cache with `token_head` or `block<G>` scales is an error (re-encoding
@@ -418,16 +451,18 @@ def KVCache_RopeRaggedOp
         : memref<?x32x128xbf16>, !kvcache.paged_cache<bf16, num_heads = 8, head_size = 128, page_size = 16>, memref<?xi32>, memref<?x128xf32>, memref<?x32x128xbf16>
     kvcache.rope_ragged %q, %k, %row_offsets, %cos_sin, %q_out positions(%positions) {rotary_dims = 32 : i64, style = "half"}
         : memref<?x32x128xf16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?xi32>, memref<?x32xf32>, memref<?x32x128xf16>, memref<?xi32>
+    %rotated = kvcache.rope_ragged %tq, %k, %offsets, %table, %init {rotary_dims = 128 : i64, style = "half"}
+        : tensor<?x32x128xf16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, tensor<?xi32>, tensor<?x128xf32>, tensor<?x32x128xf16> -> tensor<?x32x128xf16>
     ```
   }];
   let arguments = (ins
-    Arg<KVCache_TokenRowsMemRef, "queries", [MemRead]>:$q,
+    Arg<KVCache_TokenRows, "queries", [MemRead]>:$q,
     Arg<KVCache_AnyLayerCache, "key cache, rotated in place",
         [MemRead, MemWrite]>:$key_cache,
-    Arg<KVCache_RaggedOffsetsMemRef, "row offsets", [MemRead]>:$row_offsets,
-    Arg<KVCache_CosSinMemRef, "cos/sin table", [MemRead]>:$cos_sin,
-    Arg<KVCache_TokenRowsMemRef, "rotated queries", [MemWrite]>:$q_out,
-    Arg<Optional<KVCache_PositionsMemRef>, "rotary position of each row",
+    Arg<KVCache_RaggedOffsets, "row offsets", [MemRead]>:$row_offsets,
+    Arg<KVCache_CosSin, "cos/sin table", [MemRead]>:$cos_sin,
+    Arg<KVCache_TokenRows, "rotated queries", [MemWrite]>:$q_out,
+    Arg<Optional<KVCache_Positions>, "rotary position of each row",
         [MemRead]>:$positions,
     ConfinedAttr<I64Attr, [IntPositive]>:$rotary_dims,
     KVCache_RopeStyleAttr:$style);
@@ -435,9 +470,14 @@ def KVCache_RopeRaggedOp
     $q `,` $key_cache `,` $row_offsets `,` $cos_sin `,` $q_out
     (`positions` `(` $positions^ `)`)? attr-dict `:` type($q) `,`
     qualified(type($key_cache)) `,` type($row_offsets) `,` type($cos_sin)
-    `,` type($q_out) (`,` type($positions)^)?
+    `,` type($q_out) (`,` type($positions)^)? (`->` type($results)^)?
   }];
+  let results = KVCache_KernelResults;
   let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return getQOutMutable();
+    }
+
     /// Whether pair i is (o + i, o + i + R/2) (`half`), not
     /// (o + 2i, o + 2i + 1) (`interleaved`).
     bool isHalfStyle() { return getStyle() == "half"; }

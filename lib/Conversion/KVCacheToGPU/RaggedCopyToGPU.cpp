@@ -48,6 +48,7 @@
 #include "GPUKernel.h"
 #include "../KernelCommon/KernelBuilder.h"
 #include "../KernelCommon/Quantization.h"
+#include "../KernelCommon/Rope.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
@@ -66,8 +67,8 @@ constexpr int64_t kWarpSize = 32;
 
 /// The shape of a ragged-copy kernel.
 struct RaggedCopyPlan {
-  RaggedCopyPlan(const KVCacheParams &params, MemRefType rowsType,
-                 RowCopyDirection direction, const GPUKernelTarget &target);
+  RaggedCopyPlan(const KVCacheParams &params, const RaggedCopy &copy,
+                 const GPUKernelTarget &target);
 
   /// Chunks (vector accesses) of a warp's tile.
   int64_t tileChunks() const { return rowsPerTile * chunksPerRow; }
@@ -105,13 +106,16 @@ static KVCacheParams getRowParams(const KVCacheParams &cacheParams,
 }
 
 RaggedCopyPlan::RaggedCopyPlan(const KVCacheParams &cacheParams,
-                               MemRefType rowsType,
-                               RowCopyDirection direction,
+                               const RaggedCopy &copy,
                                const GPUKernelTarget &target) {
+  auto rowsType = cast<MemRefType>(copy.rows.getType());
   KVCacheParams params = getRowParams(cacheParams, rowsType);
   width = getRaggedChunkWidth(cacheParams, rowsType, target.vectorBytes);
+  if (copy.rope)
+    width = RopeEmitter::fitWidth(width, copy.rope.rotaryDims,
+                                  params.headSize);
   bool converts = params.elementType != cacheParams.elementType;
-  quantizes = converts && direction == RowCopyDirection::ToCache;
+  quantizes = converts && copy.isStore();
   chunksPerGroup = params.scales.groupSize(params.headSize) / width;
   checked = target.checked;
   headSize = params.headSize;
@@ -128,7 +132,8 @@ RaggedCopyPlan::RaggedCopyPlan(const KVCacheParams &cacheParams,
 /// row, then per pass `load` every chunk of the lane and `store` them.
 class RaggedCopyKernel {
 public:
-  RaggedCopyKernel(GPUKernel &kernel, const RaggedCopy &copy,
+  /// The kernel of `op`, whose run-time checks report at it.
+  RaggedCopyKernel(GPUKernel &kernel, Operation *op, const RaggedCopy &copy,
                    const RaggedCopyPlan &plan);
   void emit();
 
@@ -146,14 +151,15 @@ private:
   };
 
   /// (page, slot) of row `tileStart + lane` in lanes that own a row of the
-  /// batch, 0 in the others.
-  std::pair<Value, Value> resolveLaneRow(Value tileStart);
+  /// batch, 0 in the others; then, with a rope clause, its rotary position.
+  SmallVector<Value> resolveLaneRow(Value tileStart);
   /// The chunks of the lane's pass starting at chunk `passStart` of the
   /// tile (null: 0), grouped by row.
   SmallVector<RowChunks> getPassChunks(Value passStart);
-  /// Loads every chunk of `rows`, then stores them; each row's page and
-  /// slot are `page` and `slot` as the lane that resolved it holds them.
-  void emitPass(Value tileStart, Value page, Value slot,
+  /// Loads every chunk of `rows` (rotated with a rope clause), then stores
+  /// them; each row's page, slot and rotary position are `resolved` as the
+  /// lane that resolved it holds them.
+  void emitPass(Value tileStart, ArrayRef<Value> resolved,
                 ArrayRef<RowChunks> rows);
   /// Whether row `row` (>= offsets[0]) belongs to the batch.
   Value isBatchRow(Value row) { return k.ult(row, endRow); }
@@ -170,18 +176,25 @@ private:
 
   GPUKernel &kernel;
   GPUKernelBuilder &k;
+  Operation *op;
   RaggedCopy copy;
   const RaggedCopyPlan &plan;
   Type chunkType;
   Value lane, numSequences, firstRow, endRow;
 };
 
-RaggedCopyKernel::RaggedCopyKernel(GPUKernel &kernel, const RaggedCopy &copy,
+RaggedCopyKernel::RaggedCopyKernel(GPUKernel &kernel, Operation *op,
+                                   const RaggedCopy &copy,
                                    const RaggedCopyPlan &plan)
-    : kernel(kernel), k(kernel.builder()),
+    : kernel(kernel), k(kernel.builder()), op(op),
       copy{kernel.param(copy.cache), kernel.param(copy.rows),
-           kernel.param(copy.offsets), copy.direction},
+           kernel.param(copy.offsets), copy.direction, copy.rope},
       plan(plan) {
+  if (this->copy.rope) {
+    this->copy.rope.cosSin = kernel.param(copy.rope.cosSin);
+    if (copy.rope.positions)
+      this->copy.rope.positions = kernel.param(copy.rope.positions);
+  }
   chunkType = getChunkType(
       getRowParams(KVCacheParams::get(copy.cache.getType()),
                    cast<MemRefType>(copy.rows.getType())),
@@ -211,29 +224,29 @@ void RaggedCopyKernel::emit() {
     chunks = getPassChunks(/*passStart=*/Value());
   k.forLoop(firstTile, numTiles, tileStep, [&](Value tile) {
     Value tileStart = k.add(firstRow, k.mul(tile, rowsPerTile));
-    Value page, slot;
-    std::tie(page, slot) = resolveLaneRow(tileStart);
+    SmallVector<Value> resolved = resolveLaneRow(tileStart);
     if (plan.passes == 1)
-      return emitPass(tileStart, page, slot, chunks);
-    // One row per tile: every pass uses lane 0's page and slot.
-    page = k.readLane(page, k.i32(0));
-    slot = k.readLane(slot, k.i32(0));
+      return emitPass(tileStart, resolved, chunks);
+    // One row per tile: every pass uses lane 0's page, slot and position.
+    for (Value &value : resolved)
+      value = k.readLane(value, k.i32(0));
     int64_t passChunks = kWarpSize * plan.chunksPerLane;
     k.forLoop(k.index(0), k.index(plan.passes * passChunks),
               k.index(passChunks), [&](Value passStart) {
-                emitPass(tileStart, page, slot, getPassChunks(passStart));
+                emitPass(tileStart, resolved, getPassChunks(passStart));
               });
   });
 }
 
-std::pair<Value, Value> RaggedCopyKernel::resolveLaneRow(Value tileStart) {
+SmallVector<Value> RaggedCopyKernel::resolveLaneRow(Value tileStart) {
   Value row = k.add(tileStart, lane);
   Value owns = isBatchRow(row);
   if (plan.rowsPerTile < kWarpSize)
     owns = k.andi(k.ult(lane, k.index(plan.rowsPerTile)), owns);
   Type indexType = k.b.getIndexType();
-  SmallVector<Value> resolved = k.ifThenElse(
-      owns, {indexType, indexType},
+  SmallVector<Type> types(copy.rope ? 3 : 2, indexType);
+  return k.ifThenElse(
+      owns, types,
       [&]() -> SmallVector<Value> {
         Value batch = k.sequenceOf(copy.offsets, numSequences, row);
         Value start = k.loadOffset(copy.offsets, batch);
@@ -243,10 +256,17 @@ std::pair<Value, Value> RaggedCopyKernel::resolveLaneRow(Value tileStart) {
                           : k.sub(row, start);
         auto [page, slot] =
             k.lookup(copy.cache, batch, token, copy.isStore());
-        return {page, slot};
+        if (!copy.rope)
+          return {page, slot};
+        return {page, slot,
+                RopeEmitter::rotaryPosition(k, op,
+                                            copy.rope.cosSin,
+                                            copy.rope.positions, row, token,
+                                            plan.checked)};
       },
-      [&]() -> SmallVector<Value> { return {k.index(0), k.index(0)}; });
-  return {resolved[0], resolved[1]};
+      [&]() -> SmallVector<Value> {
+        return SmallVector<Value>(types.size(), k.index(0));
+      });
 }
 
 bool RaggedCopyKernel::mayPassTileEnd(int64_t index) const {
@@ -307,7 +327,7 @@ RaggedCopyKernel::getPassChunks(Value passStart) {
   return rows;
 }
 
-void RaggedCopyKernel::emitPass(Value tileStart, Value page, Value slot,
+void RaggedCopyKernel::emitPass(Value tileStart, ArrayRef<Value> resolved,
                                 ArrayRef<RowChunks> rows) {
   /// A row's chunks, read, and where they go.
   struct ReadRow {
@@ -329,20 +349,33 @@ void RaggedCopyKernel::emitPass(Value tileStart, Value page, Value slot,
     if (rowChunks.inTile)
       valid = k.andi(rowChunks.inTile, valid);
     Value sourceLane = rowChunks.sourceLane;
-    ReadRow read{valid,
-                 {row, sourceLane ? k.readLane(page, sourceLane) : page,
-                  sourceLane ? k.readLane(slot, sourceLane) : slot, Value(),
-                  Value()},
-                 {}};
+    SmallVector<Value> rowResolved(resolved);
+    if (sourceLane)
+      for (Value &value : rowResolved)
+        value = k.readLane(value, sourceLane);
+    ReadRow read{
+        valid, {row, rowResolved[0], rowResolved[1], Value(), Value()}, {}};
+    auto readChunk = [&](RowChunkPosition at) {
+      return k.readRowChunk(copy.cache, copy.rows, at, plan.width,
+                            copy.direction);
+    };
     SmallVector<Type> types(rowChunks.chunks.size(), chunkType);
     read.chunks = k.ifThenElse(
         valid, types,
         [&]() -> SmallVector<Value> {
           SmallVector<Value> chunks;
-          for (auto headElement : rowChunks.chunks)
-            chunks.push_back(k.readRowChunk(copy.cache, copy.rows,
-                                            chunkAt(read.row, headElement),
-                                            plan.width, copy.direction));
+          for (auto headElement : rowChunks.chunks) {
+            RowChunkPosition at = chunkAt(read.row, headElement);
+            Value chunk = readChunk(at);
+            if (copy.rope)
+              chunk = RopeEmitter(k, copy.rope, plan.headSize, plan.width)
+                          .rotateRowChunk(chunk, at.element, copy.rope.cosSin,
+                                          rowResolved[2], [&](Value element) {
+                                            at.element = element;
+                                            return readChunk(at);
+                                          });
+            chunks.push_back(chunk);
+          }
           return chunks;
         },
         [&]() -> SmallVector<Value> {
@@ -442,8 +475,7 @@ struct RaggedCopyToGPU : OpRewritePattern<OpTy> {
                                 PatternRewriter &rewriter) const override {
     RaggedCopy copy = RaggedCopy::get(op);
     KernelBuilder host{rewriter, getKernelLoc(op)};
-    RaggedCopyPlan plan(KVCacheParams::get(copy.cache.getType()),
-                        cast<MemRefType>(copy.rows.getType()), copy.direction,
+    RaggedCopyPlan plan(KVCacheParams::get(copy.cache.getType()), copy,
                         target);
     if (plan.quantizes &&
         (plan.chunksPerGroup > kWarpSize ||
@@ -464,7 +496,7 @@ struct RaggedCopyToGPU : OpRewritePattern<OpTy> {
                       host.index(1), host.index(1), plan.threads()};
     if (failed(emitGuardedKernel(rewriter, op, run, shape,
                                  [&](GPUKernel &kernel) {
-                                   RaggedCopyKernel(kernel, copy, plan).emit();
+                                   RaggedCopyKernel(kernel, op, copy, plan).emit();
                                  })))
       return failure();
     rewriter.eraseOp(op);

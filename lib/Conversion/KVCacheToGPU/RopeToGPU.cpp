@@ -36,7 +36,7 @@ struct RopeRaggedToGPU : OpRewritePattern<RopeRaggedOp> {
       return failure();
     KernelBuilder host{rewriter, getKernelLoc(op)};
     RopeEmitter sizes(host, op, target.vectorBytes);
-    int64_t chunks = (op.getQ().getType().getDimSize(1) +
+    int64_t chunks = (cast<ShapedType>(op.getQ().getType()).getDimSize(1) +
                       KVCacheParams::get(op.getKeyCache().getType()).numHeads) *
                      sizes.getPairChunks();
     Value rows = memref::DimOp::create(rewriter, host.loc, op.getQ(), 0);
@@ -62,19 +62,16 @@ struct RopeRaggedToGPU : OpRewritePattern<RopeRaggedOp> {
     Value table = kernel.param(op.getCosSin());
     Value thread = kernel.threadId(gpu::Dimension::x);
     Value threads = kernel.blockDim(gpu::Dimension::x);
-    Value tableRows = memref::DimOp::create(k.b, k.loc, table, 0);
     kernel.forEachBatchRow(q, offsets, [&](Value row, Value numSequences) {
       Value batch = k.sequenceOf(offsets, numSequences, row);
       Value first = k.loadOffset(offsets, batch);
       Value token =
           k.rowPosition(k.writeCacheLength(cache, batch), row, first);
-      Value position = token;
+      Value positions;
       if (op.getPositions())
-        position = k.loadOffset(kernel.param(op.getPositions()), row);
-      if (target.checked)
-        RuntimeChecker(k.b, op, k.runsOn())
-            .checkLess(position, tableRows, "rotary position",
-                       "max_positions (the rows of cos_sin)");
+        positions = kernel.param(op.getPositions());
+      Value position = RopeEmitter::rotaryPosition(
+          k, op, table, positions, row, token, target.checked);
       auto [page, slot] = k.lookup(cache, batch, token, /*servesWrite=*/true);
       Value width = k.index(rope.getWidth());
       // Thread t's chunks of `perHead` chunks per head of `heads` heads.
@@ -85,7 +82,7 @@ struct RopeRaggedToGPU : OpRewritePattern<RopeRaggedOp> {
           body(k.divu(i, count), k.mul(k.remu(i, count), width));
         });
       };
-      int64_t qHeads = op.getQ().getType().getDimSize(1);
+      int64_t qHeads = cast<ShapedType>(op.getQ().getType()).getDimSize(1);
       if (op.getQOut() != op.getQ())
         eachChunk(qHeads, rope.getUnrotatedChunks(),
                   [&](Value head, Value element) {

@@ -13,6 +13,7 @@
 #include "../KernelCommon/Fp8ToInteger.h"
 #include "../KernelCommon/KernelBuilder.h"
 #include "../KernelCommon/Quantization.h"
+#include "../KernelCommon/Rope.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -45,17 +46,6 @@ static void emitRowLoops(KernelBuilder &k, const KVCacheParams &params,
     k.forLoop(zero, headSize, step,
               [&](Value element) { body(head, element); });
   });
-}
-
-/// The row chunk at `at` of `rows` (f32, f16 or bf16) as f32.
-static Value readRowChunkAsF32(KernelBuilder &k, Value cache, Value rows,
-                               const RowChunkPosition &at, int64_t width) {
-  Value chunk = k.readRowChunk(cache, rows, at, width,
-                               RowCopyDirection::ToCache);
-  Type f32 = k.b.getF32Type();
-  if (auto vector = dyn_cast<VectorType>(chunk.getType()))
-    f32 = vector.clone(f32);
-  return k.widen(chunk, f32);
 }
 
 /// Writes and returns the scale of the group at `groupStart` of head
@@ -112,24 +102,26 @@ emitPackedFp8Codes(KernelBuilder &k, Type storage, Value cache,
 /// getHalfChunksAmax), a second one reads the row again (from L1) and
 /// stores the codes (fp8: 4 chunks' codes to one vector, emitPackedFp8Codes).
 /// A larger group is read twice in its own loops (amax, then the codes).
+/// The values are row `readRow` of `rows` (`at.row`, or the scratch row a
+/// rope clause rotated it into; `at.row` names it in messages).
 static void emitQuantizingRowStore(KernelBuilder &k,
                                    const KVCacheParams &params, Value cache,
-                                   Value rows, RowChunkPosition at,
-                                   int64_t width, bool checked) {
+                                   Value rows, Value readRow,
+                                   RowChunkPosition at, int64_t width,
+                                   bool checked) {
   constexpr int64_t kMaxResidentChunks = 16;
   int64_t group = params.scales.groupSize(params.headSize);
   int64_t chunks = group / width;
   bool dynamic = params.scales.getKind() != KVScales::Kind::Tensor;
   Type f32 = k.b.getF32Type();
   Type chunkF32 = width == 1 ? f32 : VectorType::get({width}, f32);
-  auto read = [&](Value element) {
-    at.element = element;
-    return readRowChunkAsF32(k, cache, rows, at, width);
-  };
   auto readRaw = [&](Value element) {
-    at.element = element;
-    return k.readRowChunk(cache, rows, at, width, RowCopyDirection::ToCache);
+    RowChunkPosition from = at;
+    from.row = readRow;
+    from.element = element;
+    return k.readRowChunk(cache, rows, from, width, RowCopyDirection::ToCache);
   };
+  auto read = [&](Value element) { return k.widen(readRaw(element), chunkF32); };
   // maxnumf: NaN magnitudes drop out.
   auto maxMagnitude = [&](Value acc, Value values) -> Value {
     return arith::MaxNumFOp::create(
@@ -258,11 +250,26 @@ struct RaggedCopyToSCF : DataMovementPattern<OpTy> {
     // quantized cache dequantize (page_load with a float result), float
     // rows of a store quantize, each chunk within one scale group.
     int64_t width = getRaggedChunkWidth(params, rowsType, this->vectorBytes);
+    if (copy.rope)
+      width = RopeEmitter::fitWidth(width, copy.rope.rotaryDims,
+                                    params.headSize);
     bool converts = rowsType.getElementType() != params.elementType;
     Value zero = k.index(0), one = k.index(1);
+    Value numSequences = k.numSequences(copy.offsets);
+    // A quantizing store with a rope clause rotates each row once into its
+    // sequence's scratch row (in L1 when it is quantized), then quantizes
+    // that (no stack allocation in a parallel loop's body).
+    Value scratch;
+    if (copy.rope && converts)
+      scratch = memref::AllocOp::create(
+          k.b, k.loc,
+          MemRefType::get({ShapedType::kDynamic, params.numHeads,
+                           params.headSize},
+                          rowsType.getElementType()),
+          ValueRange{numSequences}, k.b.getI64IntegerAttr(64));
     // Sequences are independent (each writes its own token rows): the
     // outer loop is parallel.
-    k.parallelLoop(zero, k.numSequences(copy.offsets), [&](Value batch) {
+    k.parallelLoop(zero, numSequences, [&](Value batch) {
       Value first = k.loadOffset(copy.offsets, batch);
       Value end = k.loadOffset(copy.offsets, k.add(batch, one));
       Value base = copy.isStore()
@@ -273,9 +280,13 @@ struct RaggedCopyToSCF : DataMovementPattern<OpTy> {
         Value page, slot;
         std::tie(page, slot) =
             k.lookup(copy.cache, batch, token, copy.isStore());
+        if (copy.rope)
+          return emitRotatedRowStore(k, op, copy, scratch, batch, width,
+                                     {row, page, slot, Value(), Value()},
+                                     token);
         // Float rows into a cache with scales quantize.
         if (converts && copy.isStore()) {
-          emitQuantizingRowStore(k, params, copy.cache, copy.rows,
+          emitQuantizingRowStore(k, params, copy.cache, copy.rows, row,
                                  {row, page, slot, Value(), Value()}, width,
                                  this->checked);
           return;
@@ -287,8 +298,48 @@ struct RaggedCopyToSCF : DataMovementPattern<OpTy> {
         });
       });
     });
+    if (scratch)
+      memref::DeallocOp::create(k.b, k.loc, scratch);
     rewriter.eraseOp(op);
     return success();
+  }
+
+  /// Stores row `at.row`, whose storage position is `token`, rotated by
+  /// the rope clause (RopeEmitter's loops, as rope_ragged's: each pair
+  /// chunk's cos and sin read once for every head): a float row straight
+  /// into the cache, a quantized one through row `scratchRow` of
+  /// `scratch`.
+  void emitRotatedRowStore(KernelBuilder &k, OpTy op, const RaggedCopy &copy,
+                           Value scratch, Value scratchRow, int64_t width,
+                           RowChunkPosition at, Value token) const {
+    KVCacheParams params = KVCacheParams::get(copy.cache.getType());
+    Value position = RopeEmitter::rotaryPosition(
+        k, op, copy.rope.cosSin, copy.rope.positions, at.row, token,
+        this->checked);
+    RopeEmitter rope(k, copy.rope, params.headSize, width);
+    if (!scratch) {
+      rope.emitRowLoops(
+          params.numHeads,
+          [&](Value head, Value element) {
+            at.head = head;
+            at.element = element;
+            k.copyRowChunk(copy.cache, copy.rows, at, width,
+                           RowCopyDirection::ToCache);
+          },
+          rope.stored(copy.rows, at.row, copy.cache, at.page, at.slot),
+          copy.rope.cosSin, position);
+      return;
+    }
+    rope.emitRowLoops(
+        params.numHeads,
+        [&](Value head, Value element) {
+          rope.copyChunk(copy.rows, scratch, at.row, head, element,
+                         scratchRow);
+        },
+        rope.queries(copy.rows, scratch, at.row, scratchRow),
+        copy.rope.cosSin, position);
+    emitQuantizingRowStore(k, params, copy.cache, scratch, scratchRow, at,
+                           width, this->checked);
   }
 };
 

@@ -33,7 +33,6 @@ struct RopeRaggedToSCF : OpRewritePattern<RopeRaggedOp> {
     KernelBuilder k{rewriter, getKernelLoc(op)};
     RopeEmitter rope(k, op, vectorBytes);
     Value cache = op.getKeyCache(), offsets = op.getRowOffsets();
-    Value tableRows = memref::DimOp::create(k.b, k.loc, op.getCosSin(), 0);
     Value zero = k.index(0), one = k.index(1);
     // Sequences are independent (each rotates its own rows).
     k.parallelLoop(zero, k.numSequences(offsets), [&](Value batch) {
@@ -42,13 +41,10 @@ struct RopeRaggedToSCF : OpRewritePattern<RopeRaggedOp> {
       Value length = k.writeCacheLength(cache, batch);
       k.forLoop(first, end, one, [&](Value row) {
         Value token = k.rowPosition(length, row, first);
-        Value position = token;
-        if (Value positions = op.getPositions())
-          position = k.loadOffset(positions, row);
-        if (checked)
-          RuntimeChecker(k.b, op, k.runsOn())
-              .checkLess(position, tableRows, "rotary position",
-                         "max_positions (the rows of cos_sin)");
+        Value position =
+            RopeEmitter::rotaryPosition(k, op, op.getCosSin(),
+                                        op.getPositions(), row, token,
+                                        checked);
         auto [page, slot] =
             k.lookup(cache, batch, token, /*servesWrite=*/true);
         emitRow(k, rope, op, row, page, slot, position);
@@ -62,28 +58,16 @@ struct RopeRaggedToSCF : OpRewritePattern<RopeRaggedOp> {
   void emitRow(KernelBuilder &k, RopeEmitter &rope, RopeRaggedOp op,
                Value row, Value page, Value slot, Value position) const {
     Value q = op.getQ(), qOut = op.getQOut();
-    int64_t width = rope.getWidth();
-    Value zero = k.index(0), one = k.index(1), step = k.index(width);
-    int64_t qHeads = op.getQ().getType().getDimSize(1);
-    if (qOut != q)
-      k.forLoop(zero, k.index(qHeads), one, [&](Value head) {
-        k.forLoop(zero, k.index(rope.getUnrotatedChunks() * width), step,
-                  [&](Value element) {
-                    rope.copyChunk(q, qOut, row, head, element);
-                  });
-      });
     RotatedRows sides[] = {
         rope.queries(q, qOut, row),
         rope.keys(op.getKeyCache(), row, page, slot, checked)};
-    k.forLoop(zero, k.index(rope.getPairChunks() * width), step,
-              [&](Value pair) {
-      Value cos, sin;
-      std::tie(cos, sin) = rope.loadCosSin(op.getCosSin(), position, pair);
-      for (const RotatedRows &rows : sides)
-        k.forLoop(zero, k.index(rows.numHeads), one, [&](Value head) {
-          rope.rotateChunk(rows, head, pair, cos, sin);
-        });
-    });
+    // In place, the unrotated elements are already where they belong.
+    rope.emitRowLoops(
+        qOut == q ? 0 : cast<ShapedType>(q.getType()).getDimSize(1),
+        [&](Value head, Value element) {
+          rope.copyChunk(q, qOut, row, head, element);
+        },
+        sides, op.getCosSin(), position);
   }
 
   int64_t vectorBytes;

@@ -235,17 +235,32 @@ struct KernelBuilder {
                                 function_ref<SmallVector<Value>()> elseBody);
 };
 
+/// The rotation store_ragged's rope clause applies to the rows before it
+/// stores them (docs/Contract.md 3.3): none without a table.
+struct RowRope {
+  Value cosSin, positions;
+  int64_t rotaryDims = 0;
+  bool halfStyle = false;
+
+  explicit operator bool() const { return static_cast<bool>(cosSin); }
+};
+
 /// What store_ragged and gather_ragged share: rows `rows[r]` of sequence b
 /// (r in [offsets[b], offsets[b+1])) move to or from token position
 /// `base(b) + r - offsets[b]` of `cache` (base: cache_length(b) for a store,
-/// 0 for a gather).
+/// 0 for a gather); a store may rotate them first (`rope`).
 struct RaggedCopy {
   Value cache, rows, offsets;
   RowCopyDirection direction;
+  RowRope rope = {};
 
   static RaggedCopy get(StoreRaggedOp op) {
+    RowRope rope;
+    if (op.hasRope())
+      rope = {op.getCosSin(), op.getPositions(),
+              static_cast<int64_t>(*op.getRotaryDims()), op.isHalfStyle()};
     return {op.getCache(), op.getValues(), op.getRowOffsets(),
-            RowCopyDirection::ToCache};
+            RowCopyDirection::ToCache, rope};
   }
   static RaggedCopy get(GatherRaggedOp op) {
     return {op.getCache(), op.getOut(), op.getCtxOffsets(),

@@ -26,15 +26,37 @@ LogicalResult RopeEmitter::checkStrides(RopeRaggedOp op) {
 RopeEmitter::RopeEmitter(KernelBuilder &k, RopeRaggedOp op,
                          int64_t vectorBytes)
     : k(k), half(op.getRotaryDims() / 2),
-      offset(op.getQ().getType().getDimSize(2) - op.getRotaryDims()),
+      offset(cast<ShapedType>(op.getQ().getType()).getDimSize(2) -
+             op.getRotaryDims()),
       halfStyle(op.isHalfStyle()) {
-  MemRefType qType = op.getQ().getType();
+  auto qType = cast<MemRefType>(op.getQ().getType());
   int64_t divides = std::gcd(offset, half);
   int64_t elementBytes = llvm::divideCeil(qType.getElementTypeBitWidth(), 8);
   width = std::max<int64_t>(vectorBytes / elementBytes, 1);
   width = std::min<int64_t>(llvm::bit_floor(uint64_t(width)), 64);
   while (divides % width != 0)
     width /= 2;
+}
+
+RopeEmitter::RopeEmitter(KernelBuilder &k, const RowRope &rope,
+                         int64_t headSize, int64_t width)
+    : k(k), width(width), half(rope.rotaryDims / 2),
+      offset(headSize - rope.rotaryDims), halfStyle(rope.halfStyle) {}
+
+int64_t RopeEmitter::fitWidth(int64_t width, int64_t rotaryDims,
+                              int64_t headSize) {
+  return std::gcd(width, std::gcd(headSize - rotaryDims, rotaryDims / 2));
+}
+
+Value RopeEmitter::rotaryPosition(KernelBuilder &k, Operation *op,
+                                  Value table, Value positions, Value row,
+                                  Value token, bool checked) {
+  Value position = positions ? k.loadOffset(positions, row) : token;
+  if (checked)
+    RuntimeChecker(k.b, op, k.runsOn())
+        .checkLess(position, memref::DimOp::create(k.b, k.loc, table, 0),
+                   "rotary position", "max_positions (the rows of cos_sin)");
+  return position;
 }
 
 Type RopeEmitter::chunkType(Type elementType) {
@@ -93,24 +115,111 @@ void RopeEmitter::rotateChunk(const RotatedRows &rows, Value head, Value pair,
   rows.store(outB, head, second);
 }
 
+Value RopeEmitter::rotateRowChunk(Value chunk, Value element, Value table,
+                                  Value position,
+                                  function_ref<Value(Value)> readAt) {
+  // Each element of the chunk is a pair's first (x) or second (y): with its
+  // partner p and the pair's (cos, sin), x cos + p (-sin) = x cos - y sin
+  // and y cos + p sin = x sin + y cos, rotateChunk's products and sums.
+  auto rotate = [&]() -> Value {
+    Type f32 = chunkType(k.b.getF32Type());
+    Value own = k.widen(chunk, f32);
+    Value j = offset ? k.sub(element, k.index(offset)) : element;
+    Value cos, sin, partner;
+    if (!halfStyle && width > 1) {
+      // Whole pairs: table elements [j, j + width) are the chunk's
+      // (cos, sin) pairs, the partners neighbouring lanes.
+      Value pairs = vector::LoadOp::create(
+          k.b, k.loc, cast<VectorType>(f32), table, ValueRange{position, j},
+          /*nontemporal=*/false, chunkAlignment(table.getType()));
+      Value negated = arith::NegFOp::create(k.b, k.loc, pairs);
+      SmallVector<int64_t> cosLanes, sinLanes, partnerLanes;
+      for (int64_t i = 0; i < width; ++i) {
+        cosLanes.push_back(i & ~int64_t(1));
+        sinLanes.push_back(i % 2 == 0 ? width + i + 1 : i);
+        partnerLanes.push_back(i ^ 1);
+      }
+      cos = vector::ShuffleOp::create(k.b, k.loc, pairs, pairs, cosLanes);
+      sin = vector::ShuffleOp::create(k.b, k.loc, pairs, negated, sinLanes);
+      partner = vector::ShuffleOp::create(k.b, k.loc, own, own, partnerLanes);
+    } else {
+      // The partner chunk lies `distance` elements after (a first) or
+      // before (a second).
+      Value distance = k.index(halfStyle ? half : 1);
+      Value isFirst =
+          halfStyle ? k.ult(j, distance)
+                    : k.eq(k.remu(j, k.index(2)), k.index(0));
+      Value pair = halfStyle ? k.select(isFirst, j, k.sub(j, distance))
+                             : k.divu(j, k.index(2));
+      std::tie(cos, sin) = loadCosSin(table, position, pair);
+      sin = k.select(isFirst, arith::NegFOp::create(k.b, k.loc, sin), sin);
+      partner = k.widen(readAt(k.select(isFirst, k.add(element, distance),
+                                        k.sub(element, distance))),
+                        f32);
+    }
+    return k.narrow(k.fadd(k.fmul(own, cos), k.fmul(partner, sin)),
+                    chunk.getType());
+  };
+  if (offset == 0)
+    return rotate();
+  return k.ifThenElse(
+      k.uge(element, k.index(offset)), chunk.getType(),
+      [&]() -> SmallVector<Value> { return {rotate()}; },
+      [&]() -> SmallVector<Value> { return {chunk}; })[0];
+}
+
 void RopeEmitter::copyChunk(Value from, Value to, Value row, Value head,
-                            Value element) {
+                            Value element, Value toRow) {
   SmallVector<Value, 3> at = {row, head, element};
+  SmallVector<Value, 3> toAt = {toRow ? toRow : row, head, element};
   Type type = chunkType(cast<MemRefType>(from.getType()).getElementType());
   if (width == 1) {
     memref::StoreOp::create(
-        k.b, k.loc, memref::LoadOp::create(k.b, k.loc, from, at), to, at);
+        k.b, k.loc, memref::LoadOp::create(k.b, k.loc, from, at), to, toAt);
     return;
   }
   Value chunk =
       vector::LoadOp::create(k.b, k.loc, cast<VectorType>(type), from, at,
                              /*nontemporal=*/false,
                              chunkAlignment(from.getType()));
-  vector::StoreOp::create(k.b, k.loc, chunk, to, at, /*nontemporal=*/false,
+  vector::StoreOp::create(k.b, k.loc, chunk, to, toAt, /*nontemporal=*/false,
                           chunkAlignment(to.getType()));
 }
 
-RotatedRows RopeEmitter::queries(Value q, Value qOut, Value row) {
+void RopeEmitter::emitRowLoops(int64_t heads,
+                               function_ref<void(Value, Value)> copy,
+                               ArrayRef<RotatedRows> sides, Value table,
+                               Value position) {
+  Value zero = k.index(0), one = k.index(1), step = k.index(width);
+  if (offset > 0 && heads > 0)
+    k.forLoop(zero, k.index(heads), one, [&](Value head) {
+      k.forLoop(zero, k.index(offset), step,
+                [&](Value element) { copy(head, element); });
+    });
+  k.forLoop(zero, k.index(half), step, [&](Value pair) {
+    auto [cos, sin] = loadCosSin(table, position, pair);
+    for (const RotatedRows &rows : sides)
+      k.forLoop(zero, k.index(rows.numHeads), one, [&](Value head) {
+        rotateChunk(rows, head, pair, cos, sin);
+      });
+  });
+}
+
+RotatedRows RopeEmitter::stored(Value rows, Value row, Value cache,
+                                Value page, Value slot) {
+  RotatedRows rotated = queries(rows, rows, row);
+  Type chunk = chunkType(cast<MemRefType>(rows.getType()).getElementType());
+  KernelBuilder &kb = k;
+  rotated.store = [=, &kb](Value values, Value head, Value element) {
+    PageStoreOp::create(kb.b, kb.loc, kb.narrow(values, chunk), cache, page,
+                        slot, head, element);
+  };
+  rotated.numHeads = KVCacheParams::get(cache.getType()).numHeads;
+  return rotated;
+}
+
+RotatedRows RopeEmitter::queries(Value q, Value qOut, Value row,
+                                 Value outRow) {
   auto qType = cast<MemRefType>(q.getType());
   Type f32 = chunkType(k.b.getF32Type());
   Type chunk = chunkType(qType.getElementType());
@@ -128,7 +237,7 @@ RotatedRows RopeEmitter::queries(Value q, Value qOut, Value row) {
         return kb.widen(memref::LoadOp::create(kb.b, kb.loc, q, at), f32);
       },
       [=, &kb](Value values, Value head, Value element) {
-        SmallVector<Value, 3> at = {row, head, element};
+        SmallVector<Value, 3> at = {outRow ? outRow : row, head, element};
         Value narrow = kb.narrow(values, chunk);
         if (isa<VectorType>(chunk))
           vector::StoreOp::create(kb.b, kb.loc, narrow, qOut, at,

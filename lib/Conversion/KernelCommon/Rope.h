@@ -2,10 +2,10 @@
 //
 // Part of the kvcache-mlir project.
 //
-// The rotation of kvcache.rope_ragged (docs/Contract.md 3.3) in chunks of
-// pairs, built with a KernelBuilder: the CPU loops (convert-kvcache-to-scf)
-// and the GPU kernel (convert-kvcache-to-gpu) arrange the same chunks
-// differently.
+// The rotation of kvcache.rope_ragged and of store_ragged's rope clause
+// (docs/Contract.md 3.3) in chunks, built with a KernelBuilder: the CPU
+// loops (convert-kvcache-to-scf) and the GPU kernels (convert-kvcache-to-gpu)
+// arrange the same chunks differently.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,13 +26,31 @@ struct RotatedRows {
   int64_t numHeads;
 };
 
-/// Emits rope_ragged's rotation. Pairs go `width` at a time, a power of two
-/// dividing R/2 and the rotary offset o = head_size - R (so every chunk
-/// access is aligned to its width) whose elements fit `vectorBytes`; pair i
-/// is (o + 2i, o + 2i + 1) (interleaved) or (o + i, o + i + R/2) (half).
+/// Emits the rotation. Pairs go `width` at a time, a power of two dividing
+/// R/2 and the rotary offset o = head_size - R (so every chunk access is
+/// aligned to its width) whose elements fit `vectorBytes`; pair i is
+/// (o + 2i, o + 2i + 1) (interleaved) or (o + i, o + i + R/2) (half).
 class RopeEmitter {
 public:
   RopeEmitter(KernelBuilder &k, RopeRaggedOp op, int64_t vectorBytes);
+  /// The rotation of store_ragged's rope clause on rows of `headSize`
+  /// elements, in chunks of `width` (from fitWidth).
+  RopeEmitter(KernelBuilder &k, const RowRope &rope, int64_t headSize,
+              int64_t width);
+
+  /// The largest power of two dividing `width` whose chunks each lie in the
+  /// unrotated or the rotary part of a head and go in whole chunks of pairs
+  /// (rotateChunk, rotateRowChunk): it divides o and R/2.
+  static int64_t fitWidth(int64_t width, int64_t rotaryDims,
+                          int64_t headSize);
+
+  /// The rotary position of ragged row `row`, whose storage position is
+  /// `token`: positions[row] (with `positions`), else `token`. With
+  /// `checked`, a position past the rows of `table` stops the program (a
+  /// run-time check reported at `op`).
+  static Value rotaryPosition(KernelBuilder &k, Operation *op, Value table,
+                              Value positions, Value row, Value token,
+                              bool checked);
 
   /// Fails with an error on `op` unless q, q_out and cos_sin have a unit
   /// innermost stride (both lowerings read them in vectors).
@@ -51,12 +69,32 @@ public:
   /// multiply-adds, for the chunk of pairs at `pair` of `head`.
   void rotateChunk(const RotatedRows &rows, Value head, Value pair, Value cos,
                    Value sin);
+  /// `chunk`, a row's elements at `element` (a multiple of the width; of
+  /// the rows' element type), rotated at table row `position` and rounded
+  /// once to that type where they lie in the rotary part, as they are
+  /// elsewhere. `readAt(e)` reads the row's chunk at element e: the partner
+  /// chunk of half pairs, and of interleaved pairs in chunks of one element.
+  Value rotateRowChunk(Value chunk, Value element, Value table, Value position,
+                       function_ref<Value(Value)> readAt);
   /// Copies the chunk at `element` of `head` of row `row` from `from` to
-  /// `to` ([T, heads, head_size] memrefs of one type), as it is.
-  void copyChunk(Value from, Value to, Value row, Value head, Value element);
+  /// row `toRow` (default `row`) of `to` ([T, heads, head_size] memrefs of
+  /// one element type), as it is.
+  void copyChunk(Value from, Value to, Value row, Value head, Value element,
+                 Value toRow = nullptr);
+  /// The CPU's loops over a row: `copy(head, element)` for each chunk of
+  /// the `heads` heads' unrotated elements, then, chunk of pairs by chunk
+  /// of pairs, the chunk's cos and sin read once from table row `position`
+  /// and applied to every head of each of `sides`.
+  void emitRowLoops(int64_t heads, function_ref<void(Value, Value)> copy,
+                    ArrayRef<RotatedRows> sides, Value table, Value position);
 
-  /// Row `row` of `q`, written rotated to `qOut`.
-  RotatedRows queries(Value q, Value qOut, Value row);
+  /// Row `row` of `q`, written rotated to row `outRow` (default `row`) of
+  /// `qOut`.
+  RotatedRows queries(Value q, Value qOut, Value row, Value outRow = nullptr);
+  /// Row `row` of float `rows`, written rotated to the key row at (`page`,
+  /// `slot`) of `cache`, of the rows' element type.
+  RotatedRows stored(Value rows, Value row, Value cache, Value page,
+                     Value slot);
   /// The key row at (`page`, `slot`) of `cache`, rotated in place; on a
   /// cache with a tensor scale read dequantized and quantized again (with
   /// `checked`, a NaN into an i8 cache stops the program). `row` is the

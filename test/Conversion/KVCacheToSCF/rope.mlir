@@ -72,9 +72,9 @@
 // rows before it is read (section 5.3).
 // CHECKED: rotary position %lld is out of range: max_positions (the rows of cos_sin) is %lld
 // CHECKED-LABEL: func.func @interleaved_in_place
-// CHECKED: %[[ROWS:[a-z0-9_]+]] = memref.dim %{{.*}}, %{{.*}} : memref<?x8xf32>
 // CHECKED: kvcache.cache_length
 // CHECKED: %[[TOKEN:[a-z0-9_]+]] = arith.addi
+// CHECKED-NEXT: %[[ROWS:[a-z0-9_]+]] = memref.dim %{{.*}}, %{{.*}} : memref<?x8xf32>
 // CHECKED-NEXT: arith.cmpi ult, %[[TOKEN]], %[[ROWS]] : index
 // CHECKED: vector.load %{{.*}}[%[[TOKEN]], %{{.*}}] {alignment = 16 : i64} : memref<?x8xf32>
 func.func @interleaved_in_place(%q: memref<?x4x16xf16>, %k: !c, %o: memref<?xi32>, %cs: memref<?x8xf32>) {

@@ -114,7 +114,7 @@ func.func @positions_type(%q: memref<?x32x128xf16>, %k: !c, %o: memref<?xi32>, %
 
 !c = !kvcache.paged_cache<f8E4M3FN, num_heads = 8, head_size = 128, page_size = 16, scales = token_head>
 func.func @token_head_scales(%q: memref<?x32x128xf16>, %k: !c, %o: memref<?xi32>, %cs: memref<?x64xf32>) {
-  // expected-error @below {{cannot rotate keys in place on a cache with per-token or per-block scales ('!kvcache.paged_cache<f8E4M3FN, num_heads = 8, head_size = 128, page_size = 16, scales = token_head>'): re-encoding would change the scale, and so the codes, of the elements that do not rotate; rotate the keys before they are stored (the rope(...) clause of kvcache.store_ragged, not implemented yet)}}
+  // expected-error @below {{cannot rotate keys in place on a cache with per-token or per-block scales ('!kvcache.paged_cache<f8E4M3FN, num_heads = 8, head_size = 128, page_size = 16, scales = token_head>'): re-encoding would change the scale, and so the codes, of the elements that do not rotate; rotate the keys before they are stored (kvcache.store_ragged's clause rope(%cos_sin) {rotary_dims, style})}}
   kvcache.rope_ragged %q, %k, %o, %cs, %q {rotary_dims = 64 : i64, style = "half"}
       : memref<?x32x128xf16>, !c, memref<?xi32>, memref<?x64xf32>, memref<?x32x128xf16>
   return

@@ -113,3 +113,23 @@ func.func @workspace_tensor(%q: tensor<?x32x128xf16>, %k: !k, %o: tensor<?xi32>,
       : tensor<?x32x128xf16>, !k, !k, tensor<?xi32>, tensor<?x32x128xf16>, tensor<?xf32> -> tensor<?x32x128xf16>
   return
 }
+
+// -----
+
+!k = !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>
+func.func @mixed_forms_rope(%q: tensor<?x32x128xf16>, %k: !k, %o: tensor<?xi32>, %cs: memref<?x128xf32>) -> tensor<?x32x128xf16> {
+  // expected-error @below {{'kvcache.rope_ragged' op expects its data operands in one form, all memrefs or all tensors, got 'tensor<?x32x128xf16>' and 'memref<?x128xf32>'}}
+  %r = kvcache.rope_ragged %q, %k, %o, %cs, %q {rotary_dims = 128 : i64, style = "half"}
+      : tensor<?x32x128xf16>, !k, tensor<?xi32>, memref<?x128xf32>, tensor<?x32x128xf16> -> tensor<?x32x128xf16>
+  return %r : tensor<?x32x128xf16>
+}
+
+// -----
+
+!k = !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>
+func.func @rope_without_result(%q: tensor<?x32x128xf16>, %k: !k, %o: tensor<?xi32>, %cs: tensor<?x128xf32>) {
+  // expected-error @below {{expected the number of tensor results (0) to be equal to the number of output tensors (1)}}
+  kvcache.rope_ragged %q, %k, %o, %cs, %q {rotary_dims = 128 : i64, style = "half"}
+      : tensor<?x32x128xf16>, !k, tensor<?xi32>, tensor<?x128xf32>, tensor<?x32x128xf16>
+  return
+}

@@ -38,3 +38,19 @@ func.func @tensor_kernel_ops(%c: !c, %k: !k, %q: tensor<?x32x128xf16>,
       : tensor<?x32x128xf16>, tensor<?x32xf32>, tensor<?x32x128xf16>, tensor<?x32xf32>, tensor<?x32x128xf16> -> tensor<?x32x128xf16>
   return %g, %a, %m#0, %m#1, %n, %b#1 : tensor<?x8x128xf16>, tensor<?x32x128xf16>, tensor<?x32x128xf16>, tensor<?x32xf32>, tensor<?x32x128xf16>, tensor<?x32xf32>
 }
+
+// rope_ragged's tensor form: q, the offsets, the table, the init q_out and
+// positions are tensors; it returns the new q_out (in place on the init, or
+// on q itself), the keys rotate through the cache handle.
+!kb = !kvcache.paged_cache<bf16, num_heads = 8, head_size = 128, page_size = 16>
+// CHECK-LABEL: func.func @rope
+func.func @rope(%k: !kb, %q: tensor<?x32x128xbf16>, %offsets: tensor<3xi32>, %cs: tensor<?x64xf32>,
+                %init: tensor<?x32x128xbf16>, %p: tensor<?xi32>) -> (tensor<?x32x128xbf16>, tensor<?x32x128xbf16>) {
+  // CHECK: kvcache.rope_ragged %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} positions(%{{.*}}) {rotary_dims = 64 : i64, style = "half"} : tensor<?x32x128xbf16>, !kvcache.paged_cache<bf16, num_heads = 8, head_size = 128, page_size = 16>, tensor<3xi32>, tensor<?x64xf32>, tensor<?x32x128xbf16>, tensor<?xi32> -> tensor<?x32x128xbf16>{{$}}
+  %r = kvcache.rope_ragged %q, %k, %offsets, %cs, %init positions(%p) {rotary_dims = 64 : i64, style = "half"}
+      : tensor<?x32x128xbf16>, !kb, tensor<3xi32>, tensor<?x64xf32>, tensor<?x32x128xbf16>, tensor<?xi32> -> tensor<?x32x128xbf16>
+  // CHECK: kvcache.rope_ragged {{.*}} : tensor<?x32x128xbf16>, {{.*}}, tensor<?x32x128xbf16> -> tensor<?x32x128xbf16>{{$}}
+  %s = kvcache.rope_ragged %q, %k, %offsets, %cs, %q {rotary_dims = 64 : i64, style = "interleaved"}
+      : tensor<?x32x128xbf16>, !kb, tensor<3xi32>, tensor<?x64xf32>, tensor<?x32x128xbf16> -> tensor<?x32x128xbf16>
+  return %r, %s : tensor<?x32x128xbf16>, tensor<?x32x128xbf16>
+}
