@@ -194,7 +194,7 @@ static std::optional<int64_t> getStaticLayers(Value blocks) {
 
 /// Checks that a constructor takes its data operands in one form, all
 /// memrefs or all tensors (docs/Contract.md section 3.5).
-static LogicalResult verifyOneForm(CollectionOpInterface op) {
+static LogicalResult verifyConstructorForm(CollectionOpInterface op) {
   bool tensors = op.isTensorForm();
   for (Value operand : op->getOperands())
     if (isa<ShapedType>(operand.getType()) &&
@@ -216,7 +216,7 @@ static SmallVector<OpOperand *> getBlocksAndScales(OpOperand &blocks,
 
 LogicalResult PagedCollectionOp::verify() {
   KVCacheParams params = KVCacheParams::get(getType());
-  if (failed(verifyOneForm(*this)) ||
+  if (failed(verifyConstructorForm(*this)) ||
       failed(verifyBlocks(*this, getBlocks().getType(), params,
                           "page_size")) ||
       failed(verifyScalesOperand(*this, getScales(), params, "page_size")))
@@ -231,7 +231,7 @@ std::optional<int64_t> PagedCollectionOp::getStaticNumLayers() {
 
 LogicalResult ContinuousCollectionOp::verify() {
   KVCacheParams params = KVCacheParams::get(getType());
-  if (failed(verifyOneForm(*this)) ||
+  if (failed(verifyConstructorForm(*this)) ||
       failed(verifyBlocks(*this, getBlocks().getType(), params,
                           "block_tokens")) ||
       failed(verifyScalesOperand(*this, getScales(), params, "block_tokens")))

@@ -164,6 +164,7 @@ def KVCache_StoreRaggedOp
         [MemRead]>:$positions,
     OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$rotary_dims,
     OptionalAttr<KVCache_RopeStyleAttr>:$style);
+  let results = KVCache_UpdatedCollection;
   let assemblyFormat = [{
     $cache `,` $values `,` $row_offsets (`rope` `(` $cos_sin^ `)`)?
     (`positions` `(` $positions^ `)`)? attr-dict `:` qualified(type($cache))

@@ -105,3 +105,20 @@ func.func @tensors_count(%c: !c) {
   %b = kvcache.collection_tensors %c : !c -> tensor<?x2x?x16x8x128xf8E4M3FN>
   return
 }
+
+// -----
+
+// rope_ragged rotates the keys in place and returns no updated collection:
+// not on a collection built from tensors (bufferization would miss the write).
+!c = !kvcache.paged_collection<bf16, num_heads = 8, head_size = 128, page_size = 16>
+func.func @rope_tensor_collection(%blocks: tensor<?x2x?x16x8x128xbf16>, %lengths: tensor<?xi32>, %table: tensor<?x?xi32>, %n: i32,
+                                  %q: tensor<?x32x128xbf16>, %offsets: tensor<3xi32>, %cs: tensor<?x64xf32>) -> tensor<?x32x128xbf16> {
+  %c = kvcache.paged_collection %blocks, %lengths, %table, %n, %n
+      : tensor<?x2x?x16x8x128xbf16>, tensor<?xi32>, tensor<?x?xi32> -> !c
+  %l = arith.constant 0 : index
+  %k = kvcache.get_key_cache %c[%l] : !c
+  // expected-error @below {{'kvcache.rope_ragged' op rotates the cache in place, which a collection built from tensors does not allow yet: rotate the keys with kvcache.store_ragged's clause rope(%cos_sin) {rotary_dims, style}, or build the collection from memrefs}}
+  %r = kvcache.rope_ragged %q, %k, %offsets, %cs, %q {rotary_dims = 64 : i64, style = "half"}
+      : tensor<?x32x128xbf16>, !kvcache.paged_cache<bf16, num_heads = 8, head_size = 128, page_size = 16>, tensor<3xi32>, tensor<?x64xf32>, tensor<?x32x128xbf16> -> tensor<?x32x128xbf16>
+  return %r : tensor<?x32x128xbf16>
+}
