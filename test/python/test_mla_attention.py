@@ -5,7 +5,13 @@ their first v_head_size elements as values): 16, 64 and 128 query heads
 over one latent head, pages of 1, 4 and 64, 1-4 query rows per sequence
 (causal among them), contexts from 0 to 4000 tokens, both CPU kernels (the
 row-tile kernel; the per-row loop, which a soft cap selects), clauses, and
-an fp8 latent cache with token_head scales."""
+an fp8 latent cache with token_head scales. And the GPU kernel on the
+emulator (the CUDA-core kernel, which reads each latent row once for the
+scores and the values): several rows per sequence, output slices that
+straddle v_head_size, clauses, and long contexts split over the workspace
+(the merge kernel checked to run)."""
+
+import json
 
 import numpy as np
 import pytest
@@ -17,9 +23,11 @@ from kvcache import CacheConfig, builders, reference, testing  # noqa: E402
 from attention_checks import assert_close  # noqa: E402
 
 
-def run(config, v_head_size, lengths, new, clauses, seed, scale=0.125):
-    """(out, lse) of the compiled function and of the reference over a
-    random latent cache with `lengths` cached and `new` rows per sequence."""
+def run(config, v_head_size, lengths, new, clauses, seed, scale=0.125,
+        target=kvcache.CPUModule, workspace=0):
+    """(out, lse) of the compiled function (on `target`; with a workspace of
+    `workspace` floats) and of the reference over a random latent cache with
+    `lengths` cached and `new` rows per sequence."""
     rng = np.random.default_rng(seed)
     cache = testing.random_cache(config, lengths, new, rng)
     offsets = testing.row_offsets(new)
@@ -41,9 +49,12 @@ def run(config, v_head_size, lengths, new, clauses, seed, scale=0.125):
         **attributes, **operands)
     ir = builders.mla_attention_ragged(
         config, v_head_size, "attention", scale=scale, lse=True,
-        sinks="sinks" in operands, alibi="alibi" in operands, **attributes)
-    kvcache.CPUModule(ir, checked=True).attention(
-        *cache.arguments(), 1, q, offsets, out, *operands.values(), lse)
+        workspace=workspace > 0, sinks="sinks" in operands,
+        alibi="alibi" in operands, **attributes)
+    scratch = [np.zeros(workspace, np.float32)] if workspace else []
+    target(ir, checked=True).attention(
+        *cache.arguments(), 1, q, offsets, out, *scratch, *operands.values(),
+        lse)
     return (out, lse), expected
 
 
@@ -94,3 +105,42 @@ def test_builder_refuses_the_wrong_cache():
                                       8)
     with pytest.raises(ValueError, match="attention_ragged does not take"):
         builders.attention_ragged(latent("f16", 16, 4))
+
+
+# (dtype, q heads, page size, head_size, v_head_size, clauses, lengths,
+# rows): one module each. Head 48 has lanes of 3 elements: v_head_size 40
+# ends inside one.
+GPU_CASES = [
+    ("f32", 16, 4, 48, 40, {}, [0, 9, 37], [3, 1, 4]),
+    ("bf16", 128, 1, 64, 48, {"sinks": True, "window": 5}, [5, 40], [1, 2]),
+    ("f16", 64, 64, 64, 32, {"alibi": True, "softcap": 3.0}, [70, 2], [4, 1]),
+]
+
+
+@pytest.mark.parametrize("dtype, q_heads, page_size, head_size, v_head_size, "
+                         "clauses, lengths, new", GPU_CASES,
+                         ids=lambda c: str(c))
+def test_emulated_gpu_against_the_reference(dtype, q_heads, page_size,
+                                            head_size, v_head_size, clauses,
+                                            lengths, new):
+    config = latent(dtype, q_heads, page_size, head_size=head_size)
+    got, expected = run(config, v_head_size, lengths, new, clauses,
+                        seed=q_heads, target=kvcache.EmulatedGPUModule)
+    assert_close(got, expected, dtype)
+
+
+def test_emulated_gpu_splits_a_long_context(tmp_path, monkeypatch):
+    # DeepSeek's rows, a context of 1500 split over the workspace: the
+    # attention kernel writes partial states, the merge kernel combines
+    # them (both in the launch profile).
+    profile = tmp_path / "profile.jsonl"
+    monkeypatch.setenv("KVCACHE_EMU_PROFILE", str(profile))
+    config = latent("bf16", 16, 64, head_size=576)
+    got, expected = run(config, 512, [1500, 3], [1, 2], {}, seed=5,
+                        scale=576 ** -0.5, target=kvcache.EmulatedGPUModule,
+                        workspace=1 << 20)
+    assert_close(got, expected, "bf16")
+    launches = [json.loads(line) for line in profile.read_text().splitlines()]
+    names = [launch["kernel"] for launch in launches]
+    assert any("mla_attention_ragged" in name for name in names), names
+    assert any("attention_merge" in name for name in names), names

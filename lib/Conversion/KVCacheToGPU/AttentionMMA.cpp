@@ -62,7 +62,7 @@ using namespace mlir::kvcache;
 using namespace mlir::kvcache::attention;
 
 TensorCoreAttention::TensorCoreAttention(GPUKernel &kernel,
-                                         AttentionRaggedOp op,
+                                         AttentionOpInterface op,
                                          const AttentionPlan &plan)
     : kernel(kernel), k(kernel.builder()), op(op), plan(plan),
       softmax(k),
@@ -518,7 +518,7 @@ void TensorCoreAttention::writeResult(const TileRows &rows,
 }
 
 void attention::emitTensorCoreAttention(GPUKernel &kernel,
-                                        AttentionRaggedOp op,
+                                        AttentionOpInterface op,
                                         const AttentionPlan &plan) {
   TensorCoreAttention(kernel, op, plan).emit();
 }

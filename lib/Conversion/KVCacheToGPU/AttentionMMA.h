@@ -67,7 +67,7 @@ struct TileKeys {
 
 class TensorCoreAttention {
 public:
-  TensorCoreAttention(GPUKernel &kernel, AttentionRaggedOp op,
+  TensorCoreAttention(GPUKernel &kernel, AttentionOpInterface op,
                       const AttentionPlan &plan);
   void emit();
 
@@ -158,7 +158,7 @@ private:
 
   GPUKernel &kernel;
   GPUKernelBuilder &k;
-  AttentionRaggedOp op;
+  AttentionOpInterface op;
   const AttentionPlan &plan;
   OnlineSoftmax softmax;
   AttentionClauses clauses;

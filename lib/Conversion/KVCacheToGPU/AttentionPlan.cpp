@@ -155,7 +155,7 @@ bool planTensorCores(AttentionPlan &plan, const GPUKernelTarget &target,
 } // namespace
 
 FailureOr<AttentionPlans>
-attention::makeAttentionPlans(AttentionRaggedOp op,
+attention::makeAttentionPlans(AttentionOpInterface op,
                               const GPUKernelTarget &target) {
   auto params = KVCacheParams::get(op.getKeyCache().getType());
   if (!hasUnitInnerStride({op.getQ(), op.getOut()}))
@@ -164,6 +164,8 @@ attention::makeAttentionPlans(AttentionRaggedOp op,
                           "buffers)");
   AttentionPlan plan;
   plan.headSize = params.headSize;
+  plan.valueSize = op.getValueHeadSize();
+  plan.valuesAreKeys = op.getValueCache() == op.getKeyCache();
   plan.kvHeads = params.numHeads;
   plan.qHeads = cast<MemRefType>(op.getQ().getType()).getDimSize(1);
   plan.group = plan.qHeads / plan.kvHeads;
@@ -207,11 +209,13 @@ attention::makeAttentionPlans(AttentionRaggedOp op,
   auto outType = cast<MemRefType>(op.getOut().getType());
   KVCacheParams rowParams = params;
   rowParams.elementType = plan.rowsElementType;
+  KVCacheParams outParams = rowParams;
+  outParams.headSize = plan.valueSize;
   int64_t rowBytes =
       llvm::divideCeil(plan.rowsElementType.getIntOrFloatBitWidth(), 8);
   int64_t rowWidth =
       std::min(getRowVectorWidth(rowParams, qType, target.vectorBytes),
-               getRowVectorWidth(rowParams, outType, target.vectorBytes));
+               getRowVectorWidth(outParams, outType, target.vectorBytes));
   plan.rowAlignment =
       getAccessAlignment(plan.width * rowBytes, rowWidth * rowBytes);
   plan.keysPerStep = std::max<int64_t>(target.attentionThreads / plan.lanes, 1);
@@ -229,8 +233,11 @@ attention::makeAttentionPlans(AttentionRaggedOp op,
   // Shared memory: K and V slices of two steps (cp.async) and the partial
   // states (D + 2 floats) of every key group and head of a pass. Reduce the
   // keys per step first, then the heads per pass.
+  int64_t rowsPerKey = plan.valuesAreKeys ? 1 : 2;
   auto sharedBytes = [&](int64_t keys, int64_t heads) {
-    int64_t kv = plan.asyncCopy ? 2 * 2 * keys * plan.headSize * plan.elementBytes : 0;
+    int64_t kv = plan.asyncCopy
+                     ? 2 * rowsPerKey * keys * plan.headSize * plan.elementBytes
+                     : 0;
     return kv + keys * heads * (plan.headSize + 2) * 4;
   };
   while (plan.keysPerStep > 1 &&
@@ -246,6 +253,9 @@ attention::makeAttentionPlans(AttentionRaggedOp op,
   plan.threads = plan.keysPerStep * plan.lanes;
   plan.sharedBytes = sharedBytes(plan.keysPerStep, plan.headsPerPass);
   AttentionPlans plans{plan, std::nullopt};
+  // The tensor-core kernel reads V tiles of head_size columns.
+  if (plan.valueSize != plan.headSize)
+    return plans;
   planTensorCores(plans.decode, target, scaleGroup, /*tileRows=*/1);
   // The query-tile kernel, when a tile holds more than one row: M rows of
   // 128 (64 at head 256, whose output columns take twice the registers).
@@ -274,7 +284,7 @@ int64_t AttentionPlan::estimatedBlocksPerSM() const {
       std::min({kWarpsPerSM / warps, byRegisters, byShared}), 1);
 }
 
-KeyBounds attention::getRowKeyBounds(KernelBuilder &k, AttentionRaggedOp op,
+KeyBounds attention::getRowKeyBounds(KernelBuilder &k, AttentionOpInterface op,
                                      Value cached, Value position) {
   Value end = op.getNoncausal() ? cached : k.add(position, k.index(1));
   // A window or chunk: the keys from its start (never empty: p is in it).
@@ -310,7 +320,7 @@ attention::splitKeys(KernelBuilder &k, const KeyBounds &bounds, Value split,
   return {begin, end, numSteps};
 }
 
-KeyRange attention::planKeyRange(KernelBuilder &k, AttentionRaggedOp op,
+KeyRange attention::planKeyRange(KernelBuilder &k, AttentionOpInterface op,
                                  Value offsets, Value keyCache, Value row,
                                  Value numSequences, Value split,
                                  Value numSplits, int64_t keysPerStep) {
