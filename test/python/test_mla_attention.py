@@ -144,3 +144,19 @@ def test_emulated_gpu_splits_a_long_context(tmp_path, monkeypatch):
     names = [launch["kernel"] for launch in launches]
     assert any("mla_attention_ragged" in name for name in names), names
     assert any("attention_merge" in name for name in names), names
+
+
+def test_argument_checks_name_the_short_out():
+    # The argument checks of attention_ragged serve the MLA op: an out with
+    # fewer rows than row_offsets end at raises before anything is written.
+    config = latent("f32", 16, 4)
+    rng = np.random.default_rng(6)
+    cache = testing.random_cache(config, [3, 4], [1, 2], rng)
+    q = testing.random_rows(rng, 3, 16, 48, "f32")
+    out = np.full((2, 16, 32), 5, np.float32)
+    module = kvcache.CPUModule(builders.mla_attention_ragged(
+        config, 32, "attention"))
+    with pytest.raises(kvcache.CheckError, match="'out'.* has 2 rows"):
+        module.attention(*cache.arguments(), 1, q, testing.row_offsets([1, 2]),
+                         out)
+    assert np.all(out == 5)
