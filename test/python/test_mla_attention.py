@@ -9,7 +9,8 @@ an fp8 latent cache with token_head scales. And the GPU kernel on the
 emulator (the CUDA-core kernel, which reads each latent row once for the
 scores and the values): several rows per sequence, output slices that
 straddle v_head_size, clauses, and long contexts split over the workspace
-(the merge kernel checked to run)."""
+(the merge kernel checked to run); at head sizes of 64, 128 and 256 the
+tensor-core kernels, which read p.V's fragments from the K tiles."""
 
 import json
 
@@ -110,10 +111,15 @@ def test_builder_refuses_the_wrong_cache():
 # (dtype, q heads, page size, head_size, v_head_size, clauses, lengths,
 # rows): one module each. Head 48 has lanes of 3 elements: v_head_size 40
 # ends inside one.
+# Head sizes of 64, 128, 256 take the tensor-core kernels (decode: the
+# query heads as M rows; several rows of a sequence: query tiles), p.V read
+# from the K tiles.
 GPU_CASES = [
     ("f32", 16, 4, 48, 40, {}, [0, 9, 37], [3, 1, 4]),
     ("bf16", 128, 1, 64, 48, {"sinks": True, "window": 5}, [5, 40], [1, 2]),
     ("f16", 64, 64, 64, 32, {"alibi": True, "softcap": 3.0}, [70, 2], [4, 1]),
+    ("bf16", 16, 64, 128, 64, {}, [0, 9, 300], [3, 1, 2]),
+    ("f16", 128, 16, 64, 64, {"sinks": True}, [5, 40], [1, 1]),
 ]
 
 

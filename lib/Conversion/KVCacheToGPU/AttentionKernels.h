@@ -28,7 +28,8 @@ struct AttentionPlan {
   int64_t valueSize;
   /// The value cache is the key cache (MLA, whose values are the keys'
   /// first valueSize elements; or attention_ragged given one cache twice):
-  /// the CUDA-core kernel reads each K row once and no V rows.
+  /// the kernels read each K row once and no V rows (on tensor cores: over
+  /// a cache without scales, sharesKeyTiles).
   bool valuesAreKeys = false;
   int64_t kvHeads, qHeads;
   /// Query heads per KV head (GQA group).
@@ -99,6 +100,11 @@ struct AttentionPlan {
   /// query head) pairs of the tile, row-major. 1: the decode kernel, a
   /// block per row.
   int64_t tileRows = 1;
+
+  /// The tensor-core kernel reads its V fragments from the K tiles: one
+  /// copy of each latent tile for q.K and p.V (valuesAreKeys, no
+  /// dequantized tiles of their own).
+  bool sharesKeyTiles() const { return valuesAreKeys && !dequantize; }
 
   /// Static shared memory of the kernel (bytes).
   int64_t sharedBytes;
