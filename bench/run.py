@@ -31,7 +31,9 @@ Writes bench/report.md and bench/plots/*.png. Sections:
      measured in the same run and against PyTorch, CPU decode against a
      copy of its K/V on every core, the emulated GPU's loaded bytes against
      a kernel of packed 128-row query tiles, and the static model of the
-     attention key loop per mma.sync (bench/prefill.py).
+     attention key loop per mma.sync (bench/prefill.py);
+ 12. MLA decode (mla_attention_ragged) on the emulated GPU: traffic against
+     the latent rows read once (bench/mla.py).
 Every figure is the min and the median of several repetitions; on these
 shared CPUs only ratios measured side by side are meaningful.
 """
@@ -58,6 +60,7 @@ from attention_peers import attention_peers_section  # noqa: E402
 from emulator_speed import emulator_speed_section  # noqa: E402
 from check_cost import check_cost_section  # noqa: E402
 from prefill import prefill_section  # noqa: E402
+from mla import mla_section  # noqa: E402
 
 
 def timed(command, reps, stdin=None):
@@ -504,6 +507,7 @@ def main():
     emulator_speed_section(build, args.quick, lines)
     check_cost_section(build, args.quick, lines)
     prefill_section(build, args.quick, lines)
+    mla_section(build, args.quick, lines)
     lines += ["## Plots", ""] + write_plots(plots, os.path.join(HERE, "plots")) + [""]
     lines.append(f"Total benchmark time: {time.time() - start:.0f} s.")
     with open(os.path.join(HERE, "report.md"), "w") as f:

@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KVCache/IR/KVCacheOps.h"
+#include "VerifierHelpers.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -364,7 +364,7 @@ void GatherRaggedOp::emitArgumentChecks(OpBuilder &builder,
 /// The keys attention_ragged reads of one sequence: [0, cache_length) when
 /// noncausal, else up to cache_length + rows from the first key the first
 /// row sees (its window or chunk); none without rows.
-static SequenceTokens getAttentionTokens(AttentionRaggedOp op, Checker &c,
+static SequenceTokens getAttentionTokens(AttentionOpInterface op, Checker &c,
                                          Value cache, Value b, Value rows) {
   Value length = CacheLengthOp::create(c.b, c.loc, cache, b);
   Value zero = c.index(0);
@@ -408,22 +408,24 @@ static void checkMaxLengths(Checker &c, const Named &cache, Value batch,
          {maxCache, maxima.capacity});
 }
 
-void AttentionRaggedOp::emitArgumentChecks(OpBuilder &builder,
-                                           const IRMapping &operands,
-                                           KVCheckReporter &reporter) {
-  Checker c(builder, *this, operands, reporter);
-  Named offsets = c.get("row_offsets", getRowOffsets());
-  SmallVector<Named> rows = {c.get("q", getQ()), c.get("out", getOut())};
-  if (getLse())
-    rows.push_back(c.get("lse", getLse()));
+void opverify::emitAttentionChecks(AttentionOpInterface op,
+                                   OpBuilder &builder,
+                                   const IRMapping &operands,
+                                   KVCheckReporter &reporter) {
+  Checker c(builder, op, operands, reporter);
+  Named offsets = c.get("row_offsets", op.getRowOffsets());
+  SmallVector<Named> rows = {c.get("q", op.getQ()), c.get("out", op.getOut())};
+  if (op.getLse())
+    rows.push_back(c.get("lse", op.getLse()));
   Value batch = checkOffsets(c, offsets, rows);
   auto tokens = [&](Checker &c, Value cache, Value b, Value rows) {
-    return getAttentionTokens(*this, c, cache, b, rows);
+    return getAttentionTokens(op, c, cache, b, rows);
   };
-  Named keys = c.get("key_cache", getKeyCache());
+  Named keys = c.get("key_cache", op.getKeyCache());
   BatchMaxima maxima = checkSequences(c, keys, offsets, batch, tokens);
-  checkSequences(c, c.get("value_cache", getValueCache()), offsets, batch,
-                 tokens);
+  if (op.getValueCache() != op.getKeyCache())
+    checkSequences(c, c.get("value_cache", op.getValueCache()), offsets, batch,
+                   tokens);
   if (maxima.rows)
     checkMaxLengths(c, keys, batch, maxima);
 }

@@ -78,7 +78,7 @@ static LogicalResult bufferizeKernelOp(Operation *op, RewriterBase &rewriter,
 
 namespace {
 
-/// gather_ragged, attention_ragged, merge_states: every operand is read (rows
+/// gather_ragged, the attention ops, merge_states: every operand is read (rows
 /// of an init the op does not write keep their values), the inits are
 /// written in place and alias their results.
 template <typename OpTy>
@@ -240,6 +240,8 @@ void mlir::kvcache::registerBufferizableOpInterfaceExternalModels(
         DestinationStyleKernelModel<GatherRaggedOp>>(*context);
     AttentionRaggedOp::attachInterface<
         DestinationStyleKernelModel<AttentionRaggedOp>>(*context);
+    MlaAttentionRaggedOp::attachInterface<
+        DestinationStyleKernelModel<MlaAttentionRaggedOp>>(*context);
     MergeStatesOp::attachInterface<DestinationStyleKernelModel<MergeStatesOp>>(
         *context);
     RopeRaggedOp::attachInterface<DestinationStyleKernelModel<RopeRaggedOp>>(

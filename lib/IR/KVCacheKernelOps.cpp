@@ -104,23 +104,23 @@ static LogicalResult verifyLse(Operation *op, StringRef what, Value lse,
   return success();
 }
 
-/// The optional clauses of attention_ragged (docs/Contract.md 4.7).
-static LogicalResult verifyAttentionClauses(AttentionRaggedOp op) {
+/// The optional clauses of the attention ops (docs/Contract.md 4.7).
+static LogicalResult verifyAttentionClauses(AttentionOpInterface op) {
   if (std::optional<APFloat> softcap = op.getSoftcap())
     if (!(softcap->convertToFloat() > 0.0f) || softcap->isInfinity())
-      return op.emitOpError("expects 'softcap' to be a finite f32 > 0, got ")
+      return op->emitOpError("expects 'softcap' to be a finite f32 > 0, got ")
              << softcap->convertToFloat();
-  for (auto [name, attr] : {std::pair{"window", op.getWindowAttr()},
-                            std::pair{"chunk", op.getChunkAttr()}})
-    if (attr && attr.getInt() < 1)
-      return op.emitOpError("expects '")
+  for (auto [name, size] : {std::pair{"window", op.getWindow()},
+                            std::pair{"chunk", op.getChunk()}})
+    if (size && int64_t(*size) < 1)
+      return op->emitOpError("expects '")
              << name << "' to be at least 1 (keys a row sees), got "
-             << attr.getInt();
+             << int64_t(*size);
   if (op.getWindow() && op.getChunk())
-    return op.emitOpError("takes 'window' or 'chunk', not both");
+    return op->emitOpError("takes 'window' or 'chunk', not both");
   if (op.getNoncausal() && (op.getWindow() || op.getChunk()))
-    return op.emitOpError("takes 'noncausal' without 'window' and 'chunk': "
-                          "a noncausal row sees every cached token");
+    return op->emitOpError("takes 'noncausal' without 'window' and 'chunk': "
+                           "a noncausal row sees every cached token");
   int64_t qHeads = op.getQ().getType().getDimSize(1);
   if (failed(verifyPerHead(op, "sinks", op.getSinks(), qHeads)) ||
       failed(verifyPerHead(op, "alibi", op.getAlibi(), qHeads)))
@@ -128,10 +128,28 @@ static LogicalResult verifyAttentionClauses(AttentionRaggedOp op) {
   return verifyLse(op, "lse", op.getLse(), op.getQ().getType());
 }
 
+/// Checks that an attention op is in one form, `workspace` aside.
+static LogicalResult verifyAttentionForm(Operation *op,
+                                         MutableOperandRange workspace) {
+  return verifyOneForm(op, workspace.empty() ? nullptr : &workspace[0]);
+}
+
+/// What the attention ops share beyond their form, caches and `out`: the
+/// cache's values, q against the cache, the clauses.
+static LogicalResult verifyAttention(AttentionOpInterface op) {
+  KVCacheParams params = KVCacheParams::get(op.getKeyCache().getType());
+  if (isStorageElementType(params.elementType) && !params.scales)
+    return op->emitOpError("needs values, not raw stored codes: the ")
+           << params.elementType
+           << " cache has no 'scales'; give its type 'scales = tensor | "
+              "token_head | block<G>'";
+  if (failed(verifyQueryRows(op, op.getQ().getType(), params)))
+    return failure();
+  return verifyAttentionClauses(op);
+}
+
 LogicalResult AttentionRaggedOp::verify() {
-  MutableOperandRange workspace = getWorkspaceMutable();
-  if (failed(verifyOneForm(*this,
-                           workspace.empty() ? nullptr : &workspace[0])))
+  if (failed(verifyAttentionForm(*this, getWorkspaceMutable())))
     return failure();
   KVCacheTypeInterface keyType = getKeyCache().getType();
   if (getValueCache().getType() != keyType)
@@ -139,20 +157,54 @@ LogicalResult AttentionRaggedOp::verify() {
                        "got ")
            << keyType << " and " << getValueCache().getType();
   if (keyType.getMla())
-    return emitOpError("does not support MLA caches (mla = true)");
+    return emitOpError("does not support MLA caches (mla = true): "
+                       "kvcache.mla_attention_ragged attends over them");
   if (getQ().getType() != getOut().getType())
     return emitOpError("expects 'q' and 'out' to have one type, got ")
            << getQ().getType() << " and " << getOut().getType();
-  ShapedType qType = getQ().getType();
-  KVCacheParams params = KVCacheParams::get(keyType);
-  if (isStorageElementType(params.elementType) && !params.scales)
-    return emitOpError("needs values, not raw stored codes: the ")
-           << params.elementType
-           << " cache has no 'scales'; give its type 'scales = tensor | "
-              "token_head | block<G>'";
-  if (failed(verifyQueryRows(*this, qType, params)))
+  return verifyAttention(*this);
+}
+
+LogicalResult MlaAttentionRaggedOp::verify() {
+  if (failed(verifyAttentionForm(*this, getWorkspaceMutable())))
     return failure();
-  return verifyAttentionClauses(*this);
+  KVCacheTypeInterface cacheType = getKeyCache().getType();
+  if (!cacheType.getMla())
+    return emitOpError("expects the K cache of an MLA collection "
+                       "(mla = true), got ")
+           << cacheType << "; kvcache.attention_ragged attends over K and V "
+                           "caches";
+  int64_t valueSize = getVHeadSize();
+  if (valueSize < 1 || valueSize > cacheType.getHeadSize())
+    return emitOpError("expects 'v_head_size' in [1, head_size = ")
+           << cacheType.getHeadSize() << "], got " << valueSize;
+  if (failed(verifyAttention(*this)))
+    return failure();
+  ShapedType qType = getQ().getType(), outType = getOut().getType();
+  auto sameDim = [](int64_t a, int64_t b) {
+    return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+  };
+  if (outType.getElementType() != qType.getElementType() ||
+      !sameDim(outType.getDimSize(0), qType.getDimSize(0)) ||
+      outType.getDimSize(1) != qType.getDimSize(1) ||
+      outType.getDimSize(2) != valueSize)
+    return emitOpError("expects 'out' to be [tokens, q_heads, v_head_size "
+                       "= ")
+           << valueSize << "] of q's element type, like " << qType
+           << " but for its last dim, got " << outType;
+  return success();
+}
+
+void AttentionRaggedOp::emitArgumentChecks(OpBuilder &builder,
+                                           const IRMapping &operands,
+                                           KVCheckReporter &reporter) {
+  emitAttentionChecks(*this, builder, operands, reporter);
+}
+
+void MlaAttentionRaggedOp::emitArgumentChecks(OpBuilder &builder,
+                                              const IRMapping &operands,
+                                              KVCheckReporter &reporter) {
+  emitAttentionChecks(*this, builder, operands, reporter);
 }
 
 LogicalResult CopyPagesOp::verify() {
@@ -191,17 +243,30 @@ LogicalResult MergeStatesOp::verify() {
   return success();
 }
 
-/// The GPU kernel's parameters keep the order of the operands before `lse`
-/// moved next to `out` (docs/KernelABI.md): the optional operands in the
-/// order of the assembly, `lse` last.
-SmallVector<Value> AttentionRaggedOp::getKernelOperands() {
-  SmallVector<Value> operands = {getQ(), getKeyCache(), getValueCache(),
-                                 getRowOffsets(), getOut()};
-  Value optionals[] = {getWorkspace(), getSinks(), getAlibi(), getLse()};
+/// The kernel operands of an attention op: `leading`, then the optional
+/// operands in the order of the assembly, `lse` last (attention_ragged's
+/// parameters keep the order of its operands before `lse` moved next to
+/// `out`, docs/KernelABI.md).
+static SmallVector<Value> getAttentionKernelOperands(AttentionOpInterface op,
+                                                     ArrayRef<Value> leading) {
+  SmallVector<Value> operands(leading);
+  Value optionals[] = {op.getWorkspace(), op.getSinks(), op.getAlibi(),
+                       op.getLse()};
   for (Value optional : optionals)
     if (optional)
       operands.push_back(optional);
   return operands;
+}
+
+SmallVector<Value> AttentionRaggedOp::getKernelOperands() {
+  return getAttentionKernelOperands(*this, {getQ(), getKeyCache(),
+                                            getValueCache(), getRowOffsets(),
+                                            getOut()});
+}
+
+SmallVector<Value> MlaAttentionRaggedOp::getKernelOperands() {
+  return getAttentionKernelOperands(
+      *this, {getQ(), getKeyCache(), getRowOffsets(), getOut()});
 }
 
 LogicalResult mlir::kvcache::verifyKernelOpsInMemRefForm(Operation *root,

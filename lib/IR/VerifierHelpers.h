@@ -4,8 +4,9 @@
 //
 // Private to lib/IR: the verification helpers the access ops
 // (KVCacheOps.cpp), the collection constructors (KVCacheCollectionOps.cpp)
-// and the kernel ops (KVCacheKernelOps.cpp) share, and the custom assembly
-// directive of attention_ragged's optional operand types.
+// and the kernel ops (KVCacheKernelOps.cpp) share, the argument checks of
+// the attention ops, and the custom assembly directive of the attention ops'
+// optional operand types.
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,6 +62,13 @@ LogicalResult verifyQueryRows(Operation *op, ShapedType qType,
 /// `rotary_dims` and `style`; `positions` only with the table), float rows,
 /// and the rotary dims and the table against the cache's `head_size`.
 LogicalResult verifyRopeClause(StoreRaggedOp op, const KVCacheParams &params);
+
+/// The argument checks of an attention op (docs/Contract.md section 5.1):
+/// q, out and lse against the row offsets, each sequence's rows and keys
+/// against the key cache and a value cache that is not the key cache, the
+/// batch's maxima against the key cache's (KVCacheArgumentChecks.cpp).
+void emitAttentionChecks(AttentionOpInterface op, OpBuilder &builder,
+                         const IRMapping &operands, KVCheckReporter &reporter);
 
 } // namespace opverify
 

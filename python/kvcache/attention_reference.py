@@ -26,7 +26,8 @@ from .caches import _ragged, _rows_element
 from .config import FLOAT_TYPES
 from .dtypes import from_float32, storage_dtype, to_float32
 
-__all__ = ["attention_ragged", "key_range", "merge_states"]
+__all__ = ["attention_ragged", "key_range", "merge_states",
+           "mla_attention_ragged"]
 
 
 def _length_attribute(value, name):
@@ -201,6 +202,37 @@ def attention_ragged(q, key_view, value_view, row_offsets, out, scale, *,
             if new_lse is not None:
                 new_lse[r] = row_lse
     return out if new_lse is None else (out, new_lse)
+
+
+class _LeadingElements:
+    """The first `size` elements of each head row of a cache view: MLA's
+    values in its latent rows."""
+
+    def __init__(self, view, size):
+        self.cache, self._view, self._size = view.cache, view, size
+
+    def tokens(self, b, length):
+        return self._view.tokens(b, length)[..., :self._size]
+
+
+def mla_attention_ragged(q, latent_view, row_offsets, out, scale,
+                         v_head_size, **clauses):
+    """`kvcache.mla_attention_ragged` (absorbed MLA decode): attention_ragged
+    with the latent rows K of an MLA cache as the keys (scores over all
+    head_size elements) and their first `v_head_size` elements as the
+    values, `out[r, h] = softmax_j(s_j) @ K[b, j, h / G, 0:v_head_size]`;
+    `out` is [T, q_heads, v_head_size]. The clauses and the result are
+    attention_ragged's."""
+    head_size = latent_view.cache.head_size
+    if not 0 < int(v_head_size) <= head_size:
+        raise ValueError(f"v_head_size must be in [1, head_size = "
+                         f"{head_size}], got {v_head_size}")
+    if out.shape[2:] != (int(v_head_size),):
+        raise ValueError(f"out is [T, q_heads, v_head_size = {v_head_size}], "
+                         f"got {out.shape}")
+    return attention_ragged(q, latent_view,
+                            _LeadingElements(latent_view, int(v_head_size)),
+                            row_offsets, out, scale, **clauses)
 
 
 def _checked_states(out_a, lse_a, out_b, lse_b, dtype):

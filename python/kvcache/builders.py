@@ -58,8 +58,9 @@ from .config import FLOAT_TYPES, CacheConfig
 __all__ = ["CacheConfig", "attention_ragged", "blocks_type", "cache_type",
            "collection_type", "copy_pages", "decode_step", "gather_ragged",
            "kernel_names", "kernels", "lookup_table_type", "merge_states",
-           "module", "mpi_process", "recv_pages", "rope_ragged",
-           "rows_type", "scales_type", "send_pages", "store_ragged"]
+           "mla_attention_ragged", "module", "mpi_process", "recv_pages",
+           "rope_ragged", "rows_type", "scales_type", "send_pages",
+           "store_ragged"]
 
 OFFSETS_TYPE = "memref<?xi32>"
 CACHE_LENGTHS_TYPE = "memref<?xi32>"
@@ -125,12 +126,14 @@ def scales_type(config):
             f"{', '.join(map(str, strides))}], offset: ?>>")
 
 
-def rows_type(config, heads=None):
+def rows_type(config, heads=None, head_size=None):
     """`memref<?xHxDxelt>`: ragged rows of `heads` heads (default KV heads)
-    of config.rows_element (the cache's dtype, or the float or storage type
+    of `head_size` elements (default config.head_size) of
+    config.rows_element (the cache's dtype, or the float or storage type
     that a quantized cache's rows_dtype chooses)."""
     heads = config.num_heads if heads is None else heads
-    return f"memref<?x{heads}x{config.head_size}x{config.rows_element}>"
+    head_size = config.head_size if head_size is None else head_size
+    return f"memref<?x{heads}x{head_size}x{config.rows_element}>"
 
 
 def _scale_literal(config, scale):
@@ -234,12 +237,16 @@ def _clause_text(clauses, config):
     return operands, types, attributes
 
 
-def _attention(fn, scale, workspace, clauses=None):
+def _attention(fn, scale, workspace, clauses=None, v_head_size=None):
+    """attention_ragged, or with `v_head_size` mla_attention_ragged."""
     config = fn.config
-    if config.mla:
-        raise ValueError("attention_ragged does not take mla caches "
-                         "(docs/Contract.md, section 4.7): "
-                         "store_ragged/gather_ragged serve them")
+    mla = v_head_size is not None
+    if config.mla != mla:
+        raise ValueError(
+            "attention_ragged does not take mla caches: mla_attention_ragged "
+            "does (docs/Contract.md, section 4.7)" if config.mla else
+            "mla_attention_ragged takes the cache of an mla collection "
+            "(CacheConfig(..., mla=True)): attention_ragged serves this one")
     if config.is_raw_storage:
         raise ValueError(f"attention_ragged does not take a raw {config.dtype} "
                          "cache (stored codes without scales, docs/Contract.md "
@@ -250,17 +257,21 @@ def _attention(fn, scale, workspace, clauses=None):
                          f"(docs/Contract.md 4.7), not {config.rows_element} "
                          "codes: set the config's rows_dtype to 'f32', 'f16' "
                          "or 'bf16'")
-    key, value = fn.layer_cache("key"), fn.layer_cache("value")
     q_type = rows_type(config, config.query_heads)
-    operands = f"%q, {key}, {value}, %row_offsets, %out"
-    types = (f"{q_type}, {cache_type(config)}, {cache_type(config)}, "
-             f"{OFFSETS_TYPE}, {q_type}")
+    out_type = rows_type(config, config.query_heads, v_head_size)
+    caches = [fn.layer_cache("key")] + ([] if mla else [fn.layer_cache("value")])
+    operands = f"%q, {', '.join(caches)}, %row_offsets, %out"
+    types = (f"{q_type}, {', '.join([cache_type(config)] * len(caches))}, "
+             f"{OFFSETS_TYPE}, {out_type}")
     if workspace:
         operands += ", %workspace"
         types += f", {WORKSPACE_TYPE}"
     extra_operands, extra_types, attributes = _clause_text(clauses or {}, config)
     attributes = [f"scale = {_scale_literal(config, scale)} : f32"] + attributes
-    fn.op(f"kvcache.attention_ragged {operands}{extra_operands} "
+    if mla:
+        attributes.append(f"v_head_size = {int(v_head_size)} : i64")
+    fn.op(f"kvcache.{'mla_' if mla else ''}attention_ragged "
+          f"{operands}{extra_operands} "
           f"{{{', '.join(attributes)}}} : {types}{extra_types}")
 
 
@@ -368,20 +379,21 @@ func.func @mpi_finalize() {
 
 def attention_ragged(config, name="attention_ragged", scale=None,
                      workspace=False, window=None, chunk=None, noncausal=False,
-                     softcap=None, sinks=False, alibi=False, lse=False):
+                     softcap=None, sinks=False, alibi=False, lse=False,
+                     v_head_size=None):
     """`(collection..., %layer, %q: [T, Hq, D], %row_offsets, %out: [T, Hq, D]
     [, %workspace: f32] [, %sinks: [Hq]] [, %alibi: [Hq]] [, %lse: [T, Hq]])`:
     attention of each query row over its sequence (scale default
     1/sqrt(head_size)), causal unless a clause says otherwise
     (docs/Contract.md 3.3): `window`/`chunk` (ints), `noncausal`, `softcap`
     (a float) as attributes; `sinks`, `alibi`, `lse` True add those f32
-    operands as arguments, in that order."""
+    operands as arguments, in that order. With `v_head_size` (an mla
+    config): mla_attention_ragged instead, out [T, Hq, v_head_size]."""
     fn = _Function(config, name)
     fn.collection()
-    q_type = rows_type(config, config.query_heads)
-    fn.argument("q", q_type)
+    fn.argument("q", rows_type(config, config.query_heads))
     fn.argument("row_offsets", OFFSETS_TYPE)
-    fn.argument("out", q_type)
+    fn.argument("out", rows_type(config, config.query_heads, v_head_size))
     if workspace:
         fn.argument("workspace", WORKSPACE_TYPE)
     heads = config.query_heads
@@ -392,8 +404,19 @@ def attention_ragged(config, name="attention_ragged", scale=None,
             fn.argument(argument, type_)
     _attention(fn, scale, workspace,
                dict(window=window, chunk=chunk, noncausal=noncausal,
-                    softcap=softcap, sinks=sinks, alibi=alibi, lse=lse))
+                    softcap=softcap, sinks=sinks, alibi=alibi, lse=lse),
+               v_head_size)
     return fn.text()
+
+
+def mla_attention_ragged(config, v_head_size, name="mla_attention_ragged",
+                         **options):
+    """`(collection..., %layer, %q: [T, Hq, D], %row_offsets, %out: [T, Hq,
+    V] [, %workspace] [, %sinks] [, %alibi] [, %lse])`: absorbed MLA
+    attention over the latent rows of an mla config's K cache, their first
+    `v_head_size` elements the values (docs/Contract.md 4.7); the options
+    are attention_ragged's."""
+    return attention_ragged(config, name, v_head_size=v_head_size, **options)
 
 
 def merge_states(config, name="merge_states", lse=True):

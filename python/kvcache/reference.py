@@ -20,8 +20,8 @@ changing its inputs (every function returns new arrays or a new cache).
 Here: `gather_ragged`, `decode_step`, `rope_ragged` (with `rotate`, the
 rotation of one row, and `rope_rows`, the rotation of a step's rows that
 store_ragged's rope clause stores), and (from kvcache.attention_reference)
-`attention_ragged` with its optional clauses, `key_range` and
-`merge_states`. The writes are methods of the caches, returning the new
+`attention_ragged` with its optional clauses, `mla_attention_ragged`,
+`key_range` and `merge_states`. The writes are methods of the caches, returning the new
 cache, blocks and scales: `view.store_ragged(new, row_offsets)` and
 `cache.copy_pages(pairs)`.
 
@@ -43,7 +43,8 @@ import warnings
 
 import numpy as np
 
-from .attention_reference import attention_ragged, key_range, merge_states
+from .attention_reference import (attention_ragged, key_range, merge_states,
+                                  mla_attention_ragged)
 from .caches import (CacheCollection, CacheView, ContinuousCache,
                      PagedCache, _ragged, _rows_element)
 from .config import ELEMENT_TYPES, CacheConfig  # noqa: F401  (as before)
@@ -57,7 +58,8 @@ __all__ = ["CacheCollection", "CacheView", "ContinuousCache", "PagedCache",
            "attention_ragged", "copy_pages", "decode_step", "dequantize",
            "dynamic_scale", "fp8_encode", "fp8_values", "from_float32",
            "gather_ragged", "group_scales", "key_range", "merge_states",
-           "quantize", "random_cache", "random_rows", "rope_ragged", "rope_rows", "rotate",
+           "mla_attention_ragged", "quantize", "random_cache", "random_rows",
+           "rope_ragged", "rope_rows", "rotate",
            "row_offsets", "storage_dtype", "store_ragged", "to_float32"]
 
 

@@ -26,6 +26,26 @@ func.func @attention(%q: tensor<?x32x128xf16>, %k: !k, %o: tensor<3xi32>,
 
 // -----
 
+!m = !kvcache.paged_cache<bf16, num_heads = 1, head_size = 576, page_size = 64, mla = true>
+
+// mla_attention_ragged: q of head_size, out of v_head_size elements.
+// CHECK-LABEL: func.func @mla_attention
+// CHECK-SAME: (%[[Q:.*]]: memref<?x16x576xbf16>, %[[K:.*]]: !kvcache.paged_cache<bf16, num_heads = 1, head_size = 576, page_size = 64, mla = true>, %[[O:.*]]: memref<3xi32>, %[[OUT:.*]]: memref<?x16x512xbf16>, %[[LSE:.*]]: memref<?x16xf32>)
+// CHECK-NOT: memref.alloc
+// CHECK-NOT: memref.copy
+// CHECK: kvcache.mla_attention_ragged %[[Q]], %[[K]], %[[O]], %[[OUT]] lse(%[[LSE]]) {scale = 1.250000e-01 : f32, v_head_size = 512 : i64} : memref<?x16x576xbf16>, !kvcache.paged_cache<bf16, num_heads = 1, head_size = 576, page_size = 64, mla = true>, memref<3xi32>, memref<?x16x512xbf16>, memref<?x16xf32>{{$}}
+// CHECK-NEXT: return %[[OUT]], %[[LSE]]
+func.func @mla_attention(%q: tensor<?x16x576xbf16>, %k: !m, %o: tensor<3xi32>,
+                         %out: tensor<?x16x512xbf16>, %lse: tensor<?x16xf32>)
+    -> (tensor<?x16x512xbf16>, tensor<?x16xf32>) {
+  %r:2 = kvcache.mla_attention_ragged %q, %k, %o, %out lse(%lse)
+      {scale = 0.125 : f32, v_head_size = 512 : i64}
+      : tensor<?x16x576xbf16>, !m, tensor<3xi32>, tensor<?x16x512xbf16>, tensor<?x16xf32> -> tensor<?x16x512xbf16>, tensor<?x16xf32>
+  return %r#0, %r#1 : tensor<?x16x512xbf16>, tensor<?x16xf32>
+}
+
+// -----
+
 // merge_states in place (out = out_a, lse = lse_a) needs no copy either: it
 // reads each (row, head) of out_a and lse_a before it writes it.
 // CHECK-LABEL: func.func @merge_in_place

@@ -56,6 +56,55 @@ def KVCache_ArgumentChecksOpInterface
   ];
 }
 
+def KVCache_AttentionOpInterface : OpInterface<"AttentionOpInterface"> {
+  let cppNamespace = "::mlir::kvcache";
+  let description = [{
+    Paged attention over a ragged batch with the clauses of
+    docs/Contract.md section 3.3: `attention_ragged` (a K and a V cache) and
+    `mla_attention_ragged` (the K cache of an MLA collection, whose first
+    `v_head_size` elements of each row are the value). The CPU loops and
+    the GPU kernels lower both through this interface: the value rows are
+    `getValueHeadSize()` elements from the start of `getValueCache()`'s
+    rows, and `getValueCache()` is `getKeyCache()` when the keys are the
+    values.
+  }];
+  let methods = [
+    InterfaceMethod<"The queries `[T, q_heads, head_size]`",
+      "::mlir::TypedValue<::mlir::ShapedType>", "getQ">,
+    InterfaceMethod<"The layer's key cache",
+      "::mlir::TypedValue<::mlir::kvcache::KVCacheTypeInterface>",
+      "getKeyCache">,
+    InterfaceMethod<"The cache the value rows are read from (the key cache "
+                    "for MLA)",
+      "::mlir::TypedValue<::mlir::kvcache::KVCacheTypeInterface>",
+      "getValueCache">,
+    InterfaceMethod<"Elements of a value row (and of an output row), from "
+                    "the start of a row of getValueCache()",
+      "int64_t", "getValueHeadSize">,
+    InterfaceMethod<"The ragged row offsets `[batch + 1]`",
+      "::mlir::TypedValue<::mlir::ShapedType>", "getRowOffsets">,
+    InterfaceMethod<"The output `[T, q_heads, getValueHeadSize()]`",
+      "::mlir::TypedValue<::mlir::ShapedType>", "getOut">,
+    InterfaceMethod<"The log-sum-exp `[T, q_heads]`, or null",
+      "::mlir::TypedValue<::mlir::ShapedType>", "getLse">,
+    InterfaceMethod<"The split-KV scratch space, or null",
+      "::mlir::TypedValue<::mlir::MemRefType>", "getWorkspace">,
+    InterfaceMethod<"The sink logits `[q_heads]`, or null",
+      "::mlir::TypedValue<::mlir::ShapedType>", "getSinks">,
+    InterfaceMethod<"The ALiBi slopes `[q_heads]`, or null",
+      "::mlir::TypedValue<::mlir::ShapedType>", "getAlibi">,
+    InterfaceMethod<"The score scale", "::llvm::APFloat", "getScale">,
+    InterfaceMethod<"The soft cap, if any",
+      "::std::optional<::llvm::APFloat>", "getSoftcap">,
+    InterfaceMethod<"The sliding window, if any",
+      "::std::optional<uint64_t>", "getWindow">,
+    InterfaceMethod<"The chunk size, if any",
+      "::std::optional<uint64_t>", "getChunk">,
+    InterfaceMethod<"Whether rows see the cached tokens only",
+      "bool", "getNoncausal">
+  ];
+}
+
 //===----------------------------------------------------------------------===//
 // Collection and cache type interfaces (MAX's KVCollectionT and KVCacheT)
 //===----------------------------------------------------------------------===//

@@ -259,7 +259,7 @@ def KVCache_AttentionRaggedOp
                  [DeclareOpInterfaceMethods<KVCache_KernelOpInterface,
                                             ["getKernelOperands"]>,
                   KVCache_ArgumentChecks, KVCache_DestinationStyle,
-                  AttrSizedOperandSegments]> {
+                  KVCache_AttentionOpInterface, AttrSizedOperandSegments]> {
   let summary = "Paged attention over a ragged batch, with optional masks, "
                 "score transforms, sinks and log-sum-exp";
   let description = [{
@@ -353,6 +353,92 @@ def KVCache_AttentionRaggedOp
       return getWindow() || getChunk() || getNoncausal() || getSoftcap() ||
              getAlibi() || getSinks() || getLse();
     }
+
+    /// The whole V row: head_size.
+    int64_t getValueHeadSize() {
+      return getValueCache().getType().getHeadSize();
+    }
+  }];
+  let hasVerifier = 1;
+}
+
+def KVCache_MlaAttentionRaggedOp
+    : KVCache_Op<"mla_attention_ragged",
+                 [DeclareOpInterfaceMethods<KVCache_KernelOpInterface,
+                                            ["getKernelOperands"]>,
+                  KVCache_ArgumentChecks, KVCache_DestinationStyle,
+                  KVCache_AttentionOpInterface, AttrSizedOperandSegments]> {
+  let summary = "Multi-head latent attention (absorbed decode) over the "
+                "latent cache of an MLA collection";
+  let description = [{
+    DeepSeek's MLA in its absorbed form (FlashMLA): the K cache of an
+    `mla = true` collection holds one latent row per token (typically one
+    head of 576 = 512 + 64 elements), the keys of every query head, and its
+    first `v_head_size = V` elements are the values:
+    `out[r, h] = softmax_j(s_j) @ K[b, j, h / G, 0:V]` with
+    `s_j = scale * q[r, h] . K[b, j, h / G]` over all head_size elements
+    and `G = q_heads / num_heads`; otherwise exactly `attention_ragged`
+    (positions, causality over several query rows per sequence, the
+    clauses `window`, `chunk`, `noncausal`, `softcap`, `alibi`, `sinks`,
+    `lse`, the element types, quantized caches, the tensor form). `q` is
+    `[T, q_heads, head_size]`, `out` `[T, q_heads, V]` of q's element type,
+    `0 < V <= head_size`. The optional f32 `workspace` lets the GPU
+    lowering split long contexts; its size counts V in place of head_size
+    (docs/KernelABI.md). It is the only attention over an MLA collection's
+    cache.
+
+    ```mlir
+    kvcache.mla_attention_ragged %q, %k, %row_offsets, %out {scale = 0.0721688 : f32, v_head_size = 512 : i64}
+        : memref<?x128x576xbf16>, !kvcache.paged_cache<bf16, num_heads = 1, head_size = 576, page_size = 64, mla = true>, memref<?xi32>, memref<?x128x512xbf16>
+    %o, %l = kvcache.mla_attention_ragged %tq, %k, %offsets, %init lse(%lse_init) {scale = 0.0721688 : f32, v_head_size = 512 : i64}
+        : tensor<?x16x576xbf16>, !kvcache.paged_cache<bf16, num_heads = 1, head_size = 576, page_size = 64, mla = true>, tensor<?xi32>, tensor<?x16x512xbf16>, tensor<?x16xf32> -> tensor<?x16x512xbf16>, tensor<?x16xf32>
+    ```
+  }];
+  let arguments = (ins
+    Arg<KVCache_TokenRows, "queries", [MemRead]>:$q,
+    Arg<KVCache_AnyLayerCache, "latent cache (keys; values in its first "
+        "v_head_size elements)", [MemRead]>:$key_cache,
+    Arg<KVCache_RaggedOffsets, "row offsets", [MemRead]>:$row_offsets,
+    Arg<KVCache_TokenRows, "attention output", [MemWrite]>:$out,
+    Arg<Optional<KVCache_Lse>, "log-sum-exp of each row and head",
+        [MemWrite]>:$lse,
+    Arg<Optional<KVCache_WorkspaceMemRef>, "scratch space",
+        [MemRead, MemWrite]>:$workspace,
+    Arg<Optional<KVCache_PerHead>, "sink logits", [MemRead]>:$sinks,
+    Arg<Optional<KVCache_PerHead>, "ALiBi slopes", [MemRead]>:$alibi,
+    F32Attr:$scale,
+    I64Attr:$v_head_size,
+    OptionalAttr<F32Attr>:$softcap,
+    OptionalAttr<I64Attr>:$window,
+    OptionalAttr<I64Attr>:$chunk,
+    UnitAttr:$noncausal);
+  let assemblyFormat = [{
+    $q `,` $key_cache `,` $row_offsets `,` $out
+    (`,` $workspace^)? (`sinks` `(` $sinks^ `)`)? (`alibi` `(` $alibi^ `)`)?
+    (`lse` `(` $lse^ `)`)? attr-dict `:` type($q) `,`
+    qualified(type($key_cache)) `,` type($row_offsets) `,`
+    custom<OptionalOperandTypes>(type($out), ref($workspace), type($workspace),
+                                 ref($sinks), type($sinks), ref($alibi),
+                                 type($alibi), ref($lse), type($lse))
+    (`->` type($results)^)?
+  }];
+  let results = KVCache_KernelResults;
+  let extraClassDeclaration = [{
+    /// `out`, then `lse` if present.
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return ::mlir::MutableOperandRange(getOperation(),
+                                         getOutMutable().getOperandNumber(),
+                                         getLse() ? 2 : 1);
+    }
+
+    /// The values are the first v_head_size elements of the key rows.
+    ::mlir::TypedValue<::mlir::kvcache::KVCacheTypeInterface>
+    getValueCache() {
+      return getKeyCache();
+    }
+
+    /// v_head_size.
+    int64_t getValueHeadSize() { return getVHeadSize(); }
   }];
   let hasVerifier = 1;
 }

@@ -23,6 +23,14 @@ namespace mlir::kvcache::attention {
 /// Static shape of the attention kernel.
 struct AttentionPlan {
   int64_t headSize;
+  /// Elements of a V row and of an output row (head_size, or MLA's
+  /// v_head_size: the first elements of the K row).
+  int64_t valueSize;
+  /// The value cache is the key cache (MLA, whose values are the keys'
+  /// first valueSize elements; or attention_ragged given one cache twice):
+  /// the kernels read each K row once and no V rows (on tensor cores: over
+  /// a cache without scales, sharesKeyTiles).
+  bool valuesAreKeys = false;
   int64_t kvHeads, qHeads;
   /// Query heads per KV head (GQA group).
   int64_t group;
@@ -93,6 +101,11 @@ struct AttentionPlan {
   /// block per row.
   int64_t tileRows = 1;
 
+  /// The tensor-core kernel reads its V fragments from the K tiles: one
+  /// copy of each latent tile for q.K and p.V (valuesAreKeys, no
+  /// dequantized tiles of their own).
+  bool sharesKeyTiles() const { return valuesAreKeys && !dequantize; }
+
   /// Static shared memory of the kernel (bytes).
   int64_t sharedBytes;
   /// Passes over the keys per (row, KV head).
@@ -121,7 +134,7 @@ struct KeyRange {
 struct KeyBounds {
   Value first, end;
 };
-KeyBounds getRowKeyBounds(KernelBuilder &k, AttentionRaggedOp op,
+KeyBounds getRowKeyBounds(KernelBuilder &k, AttentionOpInterface op,
                           Value cached, Value position);
 
 /// The part of `bounds` that `split` of `numSplits` covers: each split
@@ -133,14 +146,14 @@ std::tuple<Value, Value, Value> splitKeys(KernelBuilder &k,
                                           int64_t keysPerStep);
 
 /// The key range of query `row` for `split` of `numSplits`.
-KeyRange planKeyRange(KernelBuilder &k, AttentionRaggedOp op, Value offsets,
+KeyRange planKeyRange(KernelBuilder &k, AttentionOpInterface op, Value offsets,
                       Value keyCache, Value row, Value numSequences,
                       Value split, Value numSplits, int64_t keysPerStep);
 
 /// The kernel parameters of the op's q, key cache, value cache, row
 /// offsets, out and workspace (null without one).
 std::tuple<Value, Value, Value, Value, Value, Value>
-getAttentionParams(GPUKernel &kernel, AttentionRaggedOp op);
+getAttentionParams(GPUKernel &kernel, AttentionOpInterface op);
 
 /// The kernel parameter of an optional operand, or null without one.
 Value getOptionalParam(GPUKernel &kernel, Value operand);
@@ -153,7 +166,7 @@ void writeResultOrPartial(KernelBuilder &k, Value workspace, Value numSplits,
 
 /// The tensor-core attention kernel (plan.tensorCores), same launch and
 /// ABI as emitAttentionKernel's.
-void emitTensorCoreAttention(GPUKernel &kernel, AttentionRaggedOp op,
+void emitTensorCoreAttention(GPUKernel &kernel, AttentionOpInterface op,
                              const AttentionPlan &plan);
 
 /// The plans of `op` for `target`: the decode kernel's (a block per row),
@@ -165,20 +178,20 @@ struct AttentionPlans {
 };
 
 /// The plans of `op` for `target`, or failure (with an error on `op`).
-FailureOr<AttentionPlans> makeAttentionPlans(AttentionRaggedOp op,
+FailureOr<AttentionPlans> makeAttentionPlans(AttentionOpInterface op,
                                              const GPUKernelTarget &target);
 
 /// The attention kernel, block (row, kv head, split) or, with
 /// plan.tileRows > 1, (query tile slot, kv head, split), launched with
 /// `grid` x blocks and `splits` splits. Fails when the kernel cannot be
 /// created.
-LogicalResult emitAttentionKernel(OpBuilder &host, AttentionRaggedOp op,
+LogicalResult emitAttentionKernel(OpBuilder &host, AttentionOpInterface op,
                                   const AttentionPlan &plan, Value grid,
                                   Value splits);
 
 /// The merge kernel: block (row, query head) combines the splits' partial
 /// states of its row from the workspace.
-LogicalResult emitAttentionMergeKernel(OpBuilder &host, AttentionRaggedOp op,
+LogicalResult emitAttentionMergeKernel(OpBuilder &host, AttentionOpInterface op,
                                        const AttentionPlan &plan, Value grid,
                                        Value splits);
 

@@ -62,20 +62,22 @@ using namespace mlir::kvcache;
 using namespace mlir::kvcache::attention;
 
 TensorCoreAttention::TensorCoreAttention(GPUKernel &kernel,
-                                         AttentionRaggedOp op,
+                                         AttentionOpInterface op,
                                          const AttentionPlan &plan)
     : kernel(kernel), k(kernel.builder()), op(op), plan(plan),
       softmax(k),
       clauses(k, op, getOptionalParam(kernel, op.getSinks()),
               getOptionalParam(kernel, op.getAlibi())),
-      layout{plan.headSize, plan.qHeads} {
+      layout{plan.valueSize, plan.qHeads} {
   std::tie(q, keys, values, offsets, out, workspace) =
       getAttentionParams(kernel, op);
   int64_t tiles = plan.dequantize ? 1 : plan.stages;
   sharedK = kernel.addSharedBuffer({tiles, plan.keysPerStep, plan.sharedRow},
                                    plan.mmaType);
-  sharedV = kernel.addSharedBuffer({tiles, plan.keysPerStep, plan.sharedRow},
-                                   plan.mmaType);
+  sharedV = plan.sharesKeyTiles()
+                ? sharedK
+                : kernel.addSharedBuffer(
+                      {tiles, plan.keysPerStep, plan.sharedRow}, plan.mmaType);
   if (plan.dequantize) {
     SmallVector<int64_t> codes = {plan.stages, plan.keysPerStep,
                                   plan.headSize};
@@ -96,7 +98,7 @@ TensorCoreAttention::TensorCoreAttention(GPUKernel &kernel,
                                      plan.mmaType);
   pairType = VectorType::get({2}, plan.mmaType);
   accPairType = VectorType::get({2}, k.b.getF32Type());
-  columnsPerWarp = plan.headSize / plan.dSplit;
+  columnsPerWarp = plan.valueSize / plan.dSplit;
   chunksPerRow = plan.headSize * plan.elementBytes / 16;
   copyThreads = std::min(plan.threads, plan.keysPerStep * chunksPerRow);
   threadsPerKey = copyThreads / plan.keysPerStep;
@@ -255,14 +257,18 @@ void TensorCoreAttention::emitTile(Value batch, Value first, Value count) {
   k.ifThen(k.ult(k.index(0), tileKeys.numSteps), [&] {
     for (int64_t s = 0; s + 1 < plan.stages; ++s) {
       Value step = k.index(s);
-      for (auto [cache, codes, slots, shared] :
-           {std::tuple{keys, codesK, slotsK, sharedK},
-            std::tuple{values, codesV, slotsV, sharedV}}) {
-        CopySource source = copySource(batch, tileKeys, step, cache);
+      for (bool isKey : {true, false}) {
+        Value cache = isKey ? keys : values;
+        CopySource source = isKey || !plan.sharesKeyTiles()
+                                ? copySource(batch, tileKeys, step, cache)
+                                : CopySource{};
         if (plan.dequantize)
           storeChunkScales(loadChunkScales(batch, tileKeys, step, cache),
-                           step, slots);
-        issueCopies(source, step, plan.dequantize ? codes : shared);
+                           step, isKey ? slotsK : slotsV);
+        if (isKey)
+          issueCopies(source, step, plan.dequantize ? codesK : sharedK);
+        else
+          issueValueCopies(source, step);
       }
     }
   });
@@ -337,7 +343,9 @@ TileState TensorCoreAttention::emitStep(const TileKeys &tileKeys,
   // when K and V share a lookup table, its line is in L1) long before V's
   // copies are issued, after the scores.
   CopySource nextK = copySource(rows.batch, tileKeys, next, keys);
-  CopySource nextV = copySource(rows.batch, tileKeys, next, values);
+  CopySource nextV = plan.sharesKeyTiles()
+                         ? CopySource{}
+                         : copySource(rows.batch, tileKeys, next, values);
   // The scales' lookups next to the tiles' (one load of each table entry).
   SmallVector<Value> scalesK, scalesV;
   if (plan.dequantize) {
@@ -426,7 +434,7 @@ TileState TensorCoreAttention::emitStep(const TileKeys &tileKeys,
   // K(next)); buffer next % stages of V was read before this barrier.
   waitGroups(pending);
   gpu::BarrierOp::create(k.b, k.loc);
-  issueCopies(nextV, next, plan.dequantize ? codesV : sharedV);
+  issueValueCopies(nextV, next);
   if (plan.dequantize)
     dequantizeChunks(buffer, codesV, slotsV, sharedV);
   accumulateValues(tileBuffer(buffer), probs, updated.out);
@@ -518,7 +526,7 @@ void TensorCoreAttention::writeResult(const TileRows &rows,
 }
 
 void attention::emitTensorCoreAttention(GPUKernel &kernel,
-                                        AttentionRaggedOp op,
+                                        AttentionOpInterface op,
                                         const AttentionPlan &plan) {
   TensorCoreAttention(kernel, op, plan).emit();
 }

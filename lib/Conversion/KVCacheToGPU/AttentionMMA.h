@@ -67,7 +67,7 @@ struct TileKeys {
 
 class TensorCoreAttention {
 public:
-  TensorCoreAttention(GPUKernel &kernel, AttentionRaggedOp op,
+  TensorCoreAttention(GPUKernel &kernel, AttentionOpInterface op,
                       const AttentionPlan &plan);
   void emit();
 
@@ -106,6 +106,10 @@ private:
   /// Copies `source`, the keys of `step`, into buffer `step % stages` of
   /// `shared` and commits them as one group.
   void issueCopies(const CopySource &source, Value step, Value shared);
+  /// V's copies of `step` (to codesV or sharedV), or, when the V fragments
+  /// come from the K tiles (plan.sharesKeyTiles), an empty group: the
+  /// waits count K and V groups alike.
+  void issueValueCopies(const CopySource &source, Value step);
   TileState emitStep(const TileKeys &keys, const TileRows &rows, Value step,
                      ArrayRef<SmallVector<Value>> queries,
                      const TileState &state, bool masked);
@@ -158,7 +162,7 @@ private:
 
   GPUKernel &kernel;
   GPUKernelBuilder &k;
-  AttentionRaggedOp op;
+  AttentionOpInterface op;
   const AttentionPlan &plan;
   OnlineSoftmax softmax;
   AttentionClauses clauses;

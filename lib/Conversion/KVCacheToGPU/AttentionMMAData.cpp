@@ -147,6 +147,15 @@ void TensorCoreAttention::issueCopies(const CopySource &source, Value step,
   NVVM::CpAsyncCommitGroupOp::create(k.b, k.loc);
 }
 
+void TensorCoreAttention::issueValueCopies(const CopySource &source,
+                                           Value step) {
+  if (plan.sharesKeyTiles()) {
+    NVVM::CpAsyncCommitGroupOp::create(k.b, k.loc);
+    return;
+  }
+  issueCopies(source, step, plan.dequantize ? codesV : sharedV);
+}
+
 void TensorCoreAttention::waitGroups(int64_t pending) {
   // cp.async.wait_group: nvgpu's wait needs a group token, and creating one
   // would commit an extra (empty) group.

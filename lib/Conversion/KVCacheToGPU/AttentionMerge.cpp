@@ -6,7 +6,8 @@
 // splits' partial states from the workspace (KernelCommon/Softmax.h's
 // SplitWorkspace), combines them with the online softmax's addPartial and
 // writes the normalised row; each thread handles elements d, d + blockDim,
-// ... of the head.
+// ... of the value (head_size, or MLA's v_head_size). And how the
+// attention kernels choose between the result and their partial state.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,12 +20,30 @@ using namespace mlir;
 using namespace mlir::kvcache;
 using namespace mlir::kvcache::attention;
 
+void attention::writeResultOrPartial(KernelBuilder &k, Value workspace,
+                                     Value numSplits,
+                                     function_ref<void()> writeOut,
+                                     function_ref<void()> writePartial) {
+  if (!workspace)
+    return writeOut();
+  k.ifThenElse(
+      k.eq(numSplits, k.index(1)), TypeRange{},
+      [&] {
+        writeOut();
+        return SmallVector<Value>{};
+      },
+      [&] {
+        writePartial();
+        return SmallVector<Value>{};
+      });
+}
+
 LogicalResult attention::emitAttentionMergeKernel(OpBuilder &host,
-                                                  AttentionRaggedOp op,
+                                                  AttentionOpInterface op,
                                                   const AttentionPlan &plan,
                                                   Value grid, Value splits) {
   KernelBuilder hostBuilder{host, getKernelLoc(op)};
-  int64_t threads = std::min<int64_t>(plan.headSize, 256);
+  int64_t threads = std::min<int64_t>(plan.valueSize, 256);
   // The sinks and lse operands follow when the op has them
   // (docs/KernelABI.md).
   SmallVector<Value> operands = {op.getWorkspace(), op.getRowOffsets(),
@@ -42,7 +61,7 @@ LogicalResult attention::emitAttentionMergeKernel(OpBuilder &host,
   OnlineSoftmax softmax(k);
   AttentionClauses clauses(k, op, getOptionalParam(*kernel, op.getSinks()));
   Value lse = getOptionalParam(*kernel, op.getLse());
-  SplitWorkspace layout{plan.headSize, plan.qHeads};
+  SplitWorkspace layout{plan.valueSize, plan.qHeads};
   Value workspace = kernel->param(op.getWorkspace());
   Value offsets = kernel->param(op.getRowOffsets());
   Value out = kernel->param(op.getOut());
@@ -87,7 +106,7 @@ LogicalResult attention::emitAttentionMergeKernel(OpBuilder &host,
                                 clauses.logSumExp(total.max, total.sum), lse,
                                 ValueRange{row, head});
       });
-    k.forLoop(thread, k.index(plan.headSize), k.index(threads), [&](Value d) {
+    k.forLoop(thread, k.index(plan.valueSize), k.index(threads), [&](Value d) {
       total.acc = k.forLoop(
           k.index(0), numSplits, k.index(1), {k.f32(0)},
           [&](Value split, ValueRange acc) {

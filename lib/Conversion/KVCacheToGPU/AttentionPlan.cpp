@@ -34,11 +34,13 @@ constexpr int64_t kMaxTensorCoreRegisters = 224;
 
 /// Registers per thread of the tensor-core kernel: q's A fragments held
 /// across the key loop (headSize / 4; 8 when q is staged in shared memory
-/// and read per step), the output tiles (headSize / (2 dSplit)), the scores
-/// of a step (keysPerStep / 2) and ~40 for addresses and the softmax state.
-int64_t estimateTensorCoreRegisters(int64_t headSize, int64_t dSplit,
-                                    int64_t keysPerStep, bool stagedQueries) {
-  return 40 + (stagedQueries ? 8 : headSize / 4) + headSize / (2 * dSplit) +
+/// and read per step), the output tiles (valueSize / (2 dSplit)), the
+/// scores of a step (keysPerStep / 2) and ~40 for addresses and the softmax
+/// state.
+int64_t estimateTensorCoreRegisters(int64_t headSize, int64_t valueSize,
+                                    int64_t dSplit, int64_t keysPerStep,
+                                    bool stagedQueries) {
+  return 40 + (stagedQueries ? 8 : headSize / 4) + valueSize / (2 * dSplit) +
          keysPerStep / 2;
 }
 
@@ -62,6 +64,8 @@ int64_t planKeyValueBuffers(AttentionPlan &plan, int64_t warps,
                             int64_t keysPerStep, int64_t stages) {
   constexpr int64_t kMmaBytes = 2;
   int64_t sharedRow = plan.headSize + 16 / kMmaBytes;
+  // K and V tiles even when V's fragments come from K's (sharesKeyTiles):
+  // the plan, and so the registers of its steps, stay attention_ragged's.
   int64_t kvBytes = 2 * stages * keysPerStep * sharedRow * kMmaBytes;
   // A quantized cache: codes of `stages` steps, one dequantized tile, and
   // each thread's chunk scales of `stages` steps, for K and for V.
@@ -127,14 +131,16 @@ bool planTensorCores(AttentionPlan &plan, const GPUKernelTarget &target,
   }
   int64_t warps = mTiles * dSplit;
   int64_t kvBytes = planKeyValueBuffers(plan, warps, keysPerStep, stages);
-  if (kvBytes == 0)
+  // A warp's output columns: ldmatrix.x4 reads V in blocks of 16.
+  if (kvBytes == 0 || plan.valueSize % (16 * dSplit) != 0)
     return false;
   // q goes through shared memory when the warps of a tile share it and it
   // fits.
   int64_t queryBytes = mTiles * 16 * sharedRow * kMmaBytes;
   bool stageQueries = dSplit > 1 && kvBytes + queryBytes <= kSharedBytes;
   if (warps > 16 || kvBytes > kSharedBytes ||
-      estimateTensorCoreRegisters(plan.headSize, dSplit, keysPerStep,
+      estimateTensorCoreRegisters(plan.headSize, plan.valueSize, dSplit,
+                                  keysPerStep,
                                   stageQueries) > kMaxTensorCoreRegisters)
     return false;
   plan.tensorCores = true;
@@ -155,7 +161,7 @@ bool planTensorCores(AttentionPlan &plan, const GPUKernelTarget &target,
 } // namespace
 
 FailureOr<AttentionPlans>
-attention::makeAttentionPlans(AttentionRaggedOp op,
+attention::makeAttentionPlans(AttentionOpInterface op,
                               const GPUKernelTarget &target) {
   auto params = KVCacheParams::get(op.getKeyCache().getType());
   if (!hasUnitInnerStride({op.getQ(), op.getOut()}))
@@ -164,6 +170,8 @@ attention::makeAttentionPlans(AttentionRaggedOp op,
                           "buffers)");
   AttentionPlan plan;
   plan.headSize = params.headSize;
+  plan.valueSize = op.getValueHeadSize();
+  plan.valuesAreKeys = op.getValueCache() == op.getKeyCache();
   plan.kvHeads = params.numHeads;
   plan.qHeads = cast<MemRefType>(op.getQ().getType()).getDimSize(1);
   plan.group = plan.qHeads / plan.kvHeads;
@@ -207,11 +215,13 @@ attention::makeAttentionPlans(AttentionRaggedOp op,
   auto outType = cast<MemRefType>(op.getOut().getType());
   KVCacheParams rowParams = params;
   rowParams.elementType = plan.rowsElementType;
+  KVCacheParams outParams = rowParams;
+  outParams.headSize = plan.valueSize;
   int64_t rowBytes =
       llvm::divideCeil(plan.rowsElementType.getIntOrFloatBitWidth(), 8);
   int64_t rowWidth =
       std::min(getRowVectorWidth(rowParams, qType, target.vectorBytes),
-               getRowVectorWidth(rowParams, outType, target.vectorBytes));
+               getRowVectorWidth(outParams, outType, target.vectorBytes));
   plan.rowAlignment =
       getAccessAlignment(plan.width * rowBytes, rowWidth * rowBytes);
   plan.keysPerStep = std::max<int64_t>(target.attentionThreads / plan.lanes, 1);
@@ -229,6 +239,8 @@ attention::makeAttentionPlans(AttentionRaggedOp op,
   // Shared memory: K and V slices of two steps (cp.async) and the partial
   // states (D + 2 floats) of every key group and head of a pass. Reduce the
   // keys per step first, then the heads per pass.
+  // K and V slices even when the values are the keys (valuesAreKeys): the
+  // plan stays attention_ragged's.
   auto sharedBytes = [&](int64_t keys, int64_t heads) {
     int64_t kv = plan.asyncCopy ? 2 * 2 * keys * plan.headSize * plan.elementBytes : 0;
     return kv + keys * heads * (plan.headSize + 2) * 4;
@@ -246,6 +258,10 @@ attention::makeAttentionPlans(AttentionRaggedOp op,
   plan.threads = plan.keysPerStep * plan.lanes;
   plan.sharedBytes = sharedBytes(plan.keysPerStep, plan.headsPerPass);
   AttentionPlans plans{plan, std::nullopt};
+  // Quantized values narrower than the head: the tensor-core kernel
+  // dequantizes whole V rows of their own.
+  if (plan.valueSize != plan.headSize && plan.dequantize)
+    return plans;
   planTensorCores(plans.decode, target, scaleGroup, /*tileRows=*/1);
   // The query-tile kernel, when a tile holds more than one row: M rows of
   // 128 (64 at head 256, whose output columns take twice the registers).
@@ -263,7 +279,8 @@ int64_t AttentionPlan::estimatedBlocksPerSM() const {
   int64_t warps = llvm::divideCeil(threads, 32);
   int64_t registers =
       tensorCores
-          ? estimateTensorCoreRegisters(headSize, dSplit, keysPerStep,
+          ? estimateTensorCoreRegisters(headSize, valueSize, dSplit,
+                                        keysPerStep,
                                         stageQueries)
           : std::min<int64_t>(24 + headsPerPass * (3 * width + 2), 255);
   // Registers are allocated per warp in units of 256.
@@ -274,7 +291,7 @@ int64_t AttentionPlan::estimatedBlocksPerSM() const {
       std::min({kWarpsPerSM / warps, byRegisters, byShared}), 1);
 }
 
-KeyBounds attention::getRowKeyBounds(KernelBuilder &k, AttentionRaggedOp op,
+KeyBounds attention::getRowKeyBounds(KernelBuilder &k, AttentionOpInterface op,
                                      Value cached, Value position) {
   Value end = op.getNoncausal() ? cached : k.add(position, k.index(1));
   // A window or chunk: the keys from its start (never empty: p is in it).
@@ -310,7 +327,7 @@ attention::splitKeys(KernelBuilder &k, const KeyBounds &bounds, Value split,
   return {begin, end, numSteps};
 }
 
-KeyRange attention::planKeyRange(KernelBuilder &k, AttentionRaggedOp op,
+KeyRange attention::planKeyRange(KernelBuilder &k, AttentionOpInterface op,
                                  Value offsets, Value keyCache, Value row,
                                  Value numSequences, Value split,
                                  Value numSplits, int64_t keysPerStep) {

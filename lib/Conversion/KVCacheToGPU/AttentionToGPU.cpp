@@ -1,4 +1,4 @@
-//===- AttentionToGPU.cpp - attention_ragged to GPU kernels -----*- C++ -*-===//
+//===- AttentionToGPU.cpp - the attention ops to GPU kernels ----*- C++ -*-===//
 //
 // Part of the kvcache-mlir project.
 //
@@ -19,6 +19,10 @@
 // - the key groups' partial states merge in shared memory; with a workspace
 //   and a context long enough, splits write partial states that a second
 //   kernel merges (AttentionMerge.cpp).
+//
+// mla_attention_ragged takes this kernel (AttentionOpInterface): its latent
+// rows are copied once per step and serve q.K and, their first v_head_size
+// elements, p.V; lanes write only their slices of the value.
 //
 // Rows with several query tokens (prefill, chunked prefill): with tensor
 // cores, when a sequence's rows times the GQA group fill an mma tile, the
@@ -42,7 +46,7 @@ using namespace mlir::kvcache;
 using namespace mlir::kvcache::attention;
 
 std::tuple<Value, Value, Value, Value, Value, Value>
-attention::getAttentionParams(GPUKernel &kernel, AttentionRaggedOp op) {
+attention::getAttentionParams(GPUKernel &kernel, AttentionOpInterface op) {
   return {kernel.param(op.getQ()),          kernel.param(op.getKeyCache()),
           kernel.param(op.getValueCache()), kernel.param(op.getRowOffsets()),
           kernel.param(op.getOut()),
@@ -51,24 +55,6 @@ attention::getAttentionParams(GPUKernel &kernel, AttentionRaggedOp op) {
 
 Value attention::getOptionalParam(GPUKernel &kernel, Value operand) {
   return operand ? kernel.param(operand) : Value();
-}
-
-void attention::writeResultOrPartial(KernelBuilder &k, Value workspace,
-                                     Value numSplits,
-                                     function_ref<void()> writeOut,
-                                     function_ref<void()> writePartial) {
-  if (!workspace)
-    return writeOut();
-  k.ifThenElse(
-      k.eq(numSplits, k.index(1)), TypeRange{},
-      [&] {
-        writeOut();
-        return SmallVector<Value>{};
-      },
-      [&] {
-        writePartial();
-        return SmallVector<Value>{};
-      });
 }
 
 namespace {
@@ -86,7 +72,7 @@ constexpr int64_t kMinQueryTileHeight = 16;
 /// `write result`.
 class AttentionKernel {
 public:
-  AttentionKernel(GPUKernel &kernel, AttentionRaggedOp op,
+  AttentionKernel(GPUKernel &kernel, AttentionOpInterface op,
                   const AttentionPlan &plan);
   void emit();
 
@@ -116,11 +102,18 @@ private:
                       ArrayRef<SoftmaxState> states);
   SoftmaxState combineKeyGroups(Value slot);
   void writeResult(Value row, Value head, const SoftmaxState &state);
+  /// Stores this lane's slice `slice` (elements from sliceStart) of a
+  /// head's output at `indices` of `dest` (the last index: where the
+  /// slice's first element goes): whole within the value, element by
+  /// element up to its end when the slice straddles it, not at all past it
+  /// (MLA: v_head_size < head_size).
+  void storeValueSlice(Value slice, Value dest, SmallVector<Value> indices,
+                       llvm::MaybeAlign alignment);
 
   GPUKernel &kernel;
   GPUKernelBuilder &k;
   OnlineSoftmax softmax;
-  AttentionRaggedOp op;
+  AttentionOpInterface op;
   AttentionClauses clauses;
   /// The ALiBi slope of each head of the pass (alibi clause only).
   SmallVector<Value> slopes;
@@ -133,26 +126,29 @@ private:
   VectorType sliceType, kvSliceType, accType;
 };
 
-AttentionKernel::AttentionKernel(GPUKernel &kernel, AttentionRaggedOp op,
+AttentionKernel::AttentionKernel(GPUKernel &kernel, AttentionOpInterface op,
                                  const AttentionPlan &plan)
     : kernel(kernel), k(kernel.builder()),
       softmax(k), op(op),
       clauses(k, op, getOptionalParam(kernel, op.getSinks()),
               getOptionalParam(kernel, op.getAlibi())),
       plan(plan),
-      layout{plan.headSize, plan.qHeads} {
+      layout{plan.valueSize, plan.qHeads} {
   std::tie(q, keys, values, offsets, out, workspace) =
       getAttentionParams(kernel, op);
   int64_t keysPerStep = plan.keysPerStep, headSize = plan.headSize;
   if (plan.asyncCopy) {
     sharedK = kernel.addSharedBuffer({2, keysPerStep, headSize},
                                      plan.elementType);
-    sharedV = kernel.addSharedBuffer({2, keysPerStep, headSize},
-                                     plan.elementType);
+    sharedV = plan.valuesAreKeys
+                  ? sharedK
+                  : kernel.addSharedBuffer({2, keysPerStep, headSize},
+                                           plan.elementType);
   }
+  // Every lane's accumulator slice (MLA: those past the value too), then
+  // max and sum.
   sharedState = kernel.addSharedBuffer(
-      {keysPerStep, plan.headsPerPass, layout.recordFloats()},
-      k.b.getF32Type());
+      {keysPerStep, plan.headsPerPass, headSize + 2}, k.b.getF32Type());
   sliceType = VectorType::get({plan.width}, plan.rowsElementType);
   accType = VectorType::get({plan.width}, k.b.getF32Type());
   // Dequantized slices are f32 already.
@@ -253,8 +249,11 @@ Value AttentionKernel::issueCopies(const KeyRange &range, Value step) {
       StridedLayoutAttr::get(ctx, ShapedType::kDynamic,
                              {plan.kvHeads * plan.headSize, 1}));
   bool bypassL1 = plan.width * plan.elementBytes == 16;
+  SmallVector<std::pair<Value, Value>> copies = {{keys, sharedK}};
+  if (!plan.valuesAreKeys)
+    copies.push_back({values, sharedV});
   SmallVector<Value> tokens;
-  for (auto [cache, shared] : {std::pair{keys, sharedK}, {values, sharedV}}) {
+  for (auto [cache, shared] : copies) {
     Value tile =
         TileOp::create(k.b, k.loc, tileType, cache, range.batch, key, kvHead);
     tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
@@ -316,7 +315,7 @@ AttentionKernel::emitKeyStep(const KeyRange &range, Value step,
                                 kvHead, sliceStart);
     };
     keySlice = load(keys);
-    valueSlice = load(values);
+    valueSlice = plan.valuesAreKeys ? keySlice : load(values);
   }
   Value keyRow = k.widen(keySlice, accType);
   Value valueRow = k.widen(valueSlice, accType);
@@ -416,6 +415,28 @@ SoftmaxState AttentionKernel::combineKeyGroups(Value slot) {
   return {total.max, sums[0], sums[1]};
 }
 
+void AttentionKernel::storeValueSlice(Value slice, Value dest,
+                                      SmallVector<Value> indices,
+                                      llvm::MaybeAlign alignment) {
+  auto storeWhole = [&] {
+    vector::StoreOp::create(k.b, k.loc, slice, dest, indices,
+                            /*nontemporal=*/false, alignment);
+  };
+  if (plan.valueSize == plan.headSize)
+    return storeWhole();
+  Value end = k.index(plan.valueSize), first = indices.back();
+  if (plan.valueSize % plan.width == 0)
+    return k.ifThen(k.ult(sliceStart, end), storeWhole);
+  for (int64_t i = 0; i < plan.width; ++i) {
+    k.ifThen(k.ult(k.add(sliceStart, k.index(i)), end), [&] {
+      indices.back() = k.add(first, k.index(i));
+      memref::StoreOp::create(k.b, k.loc,
+                              vector::ExtractOp::create(k.b, k.loc, slice, i),
+                              dest, indices);
+    });
+  }
+}
+
 void AttentionKernel::writeResult(Value row, Value head,
                                   const SoftmaxState &state) {
   auto writeOut = [&] {
@@ -423,10 +444,9 @@ void AttentionKernel::writeResult(Value row, Value head,
     SoftmaxState total = state;
     if (Value sink = clauses.loadSinkLogit(head))
       total = clauses.addSink(softmax, state, sink);
-    vector::StoreOp::create(
-        k.b, k.loc, k.narrow(clauses.normalize(softmax, total), sliceType),
-        out, ValueRange{row, head, sliceStart}, /*nontemporal=*/false,
-        llvm::Align(plan.rowAlignment));
+    storeValueSlice(k.narrow(clauses.normalize(softmax, total), sliceType),
+                    out, {row, head, sliceStart},
+                    llvm::Align(plan.rowAlignment));
     if (Value lse = getOptionalParam(kernel, op.getLse()))
       k.ifThen(k.eq(lane, k.index(0)), [&] {
         memref::StoreOp::create(k.b, k.loc,
@@ -438,8 +458,8 @@ void AttentionKernel::writeResult(Value row, Value head,
     // This split's partial state, unnormalised (docs/KernelABI.md).
     Value record = layout.recordOffset(
         k, layout.rowHeadOffset(k, row, head, numSplits), split);
-    vector::StoreOp::create(k.b, k.loc, state.acc, workspace,
-                            ValueRange{layout.accOffset(k, record, sliceStart)});
+    storeValueSlice(state.acc, workspace,
+                    {layout.accOffset(k, record, sliceStart)}, {});
     k.ifThen(k.eq(lane, k.index(0)), [&] {
       memref::StoreOp::create(k.b, k.loc, state.max, workspace,
                               ValueRange{layout.maxOffset(k, record)});
@@ -453,11 +473,11 @@ void AttentionKernel::writeResult(Value row, Value head,
 /// attention_ragged: on the host, the kernel (query tiles or a block per
 /// row), its split count and grid; the attention kernel, then the merge
 /// kernel when the context was split.
-struct AttentionToGPU : OpRewritePattern<AttentionRaggedOp> {
+struct AttentionToGPU : OpInterfaceRewritePattern<AttentionOpInterface> {
   AttentionToGPU(MLIRContext *ctx, const GPUKernelTarget &target)
-      : OpRewritePattern(ctx), target(target) {}
+      : OpInterfaceRewritePattern(ctx), target(target) {}
 
-  LogicalResult matchAndRewrite(AttentionRaggedOp op,
+  LogicalResult matchAndRewrite(AttentionOpInterface op,
                                 PatternRewriter &rewriter) const override {
     FailureOr<AttentionPlans> plans = makeAttentionPlans(op, target);
     if (failed(plans))
@@ -522,7 +542,7 @@ struct AttentionToGPU : OpRewritePattern<AttentionRaggedOp> {
   /// without one), and no more than fill the GPU: `sm-count` SMs holding
   /// the plan's estimated blocks each, over the `grid` x kv_heads blocks of
   /// one split (a batch that fills the GPU is not split).
-  Value getSplitCount(KernelBuilder &host, AttentionRaggedOp op,
+  Value getSplitCount(KernelBuilder &host, AttentionOpInterface op,
                       const AttentionPlan &plan, Value numRows,
                       Value grid) const {
     Value workspace = op.getWorkspace();
@@ -534,7 +554,7 @@ struct AttentionToGPU : OpRewritePattern<AttentionRaggedOp> {
             op.getWindow() ? op.getWindow() : op.getChunk())
       maxContext = host.minu(maxContext, host.index(int64_t(*keys)));
     Value wanted = host.ceilDiv(maxContext, host.index(target.keysPerSplit));
-    SplitWorkspace layout{plan.headSize, plan.qHeads};
+    SplitWorkspace layout{plan.valueSize, plan.qHeads};
     Value perSplit = layout.floatsPerSplit(host, numRows);
     Value capacity =
         host.divu(memref::DimOp::create(host.b, host.loc, workspace, 0),
@@ -555,13 +575,15 @@ struct AttentionToGPU : OpRewritePattern<AttentionRaggedOp> {
 } // namespace
 
 LogicalResult attention::emitAttentionKernel(OpBuilder &host,
-                                             AttentionRaggedOp op,
+                                             AttentionOpInterface op,
                                              const AttentionPlan &plan,
                                              Value grid, Value splits) {
   KernelBuilder k{host, getKernelLoc(op)};
+  std::string name = isa<MlaAttentionRaggedOp>(op.getOperation()) ? "mla_" : "";
+  name += plan.tileRows > 1 ? "attention_tiles" : "attention_ragged";
   std::unique_ptr<GPUKernel> kernel = GPUKernel::create(
-      host, op, plan.tileRows > 1 ? "attention_tiles" : "attention_ragged",
-      op.getKernelOperands(),
+      host, op, name,
+      cast<KernelOpInterface>(op.getOperation()).getKernelOperands(),
       LaunchShape{grid, k.index(plan.kvHeads), splits, plan.threads});
   if (!kernel)
     return failure();

@@ -2,8 +2,9 @@
 //
 // Part of the kvcache-mlir project.
 //
-// attention_ragged on the CPU has two kernels, chosen per op at compile time
-// and per row tile at run time (docs/Design.md, "CPU attention"): the
+// The attention ops (attention_ragged, mla_attention_ragged: through
+// AttentionOpInterface) on the CPU have two kernels, chosen per op at
+// compile time and per row tile at run time (docs/Design.md, "CPU attention"): the
 // per-row key loop (AttentionToSCF.cpp) and the register-blocked row-tile
 // kernel (AttentionTilesToSCF.cpp). What both read and write the same way
 // is here: head rows as f32, the keys a row sees, and the output row.
@@ -35,13 +36,13 @@ Value loadHeadRowAsF32(KernelBuilder &k, Value cache, Value page, Value slot,
 /// The keys [begin, end) a row at `position` sees: [0, position] by
 /// default, from the window's or the chunk's start, or the `cached` tokens
 /// (noncausal).
-std::pair<Value, Value> getKeyRange(KernelBuilder &k, AttentionRaggedOp op,
+std::pair<Value, Value> getKeyRange(KernelBuilder &k, AttentionOpInterface op,
                                     Value position, Value cached);
 
 /// Writes row `row`, head `head` of out from `state` (0 for a row with no
 /// keys and no sink) and of lse (-inf when empty).
 void writeAttentionRow(KernelBuilder &k, AttentionClauses &clauses,
-                       OnlineSoftmax &softmax, AttentionRaggedOp op,
+                       OnlineSoftmax &softmax, AttentionOpInterface op,
                        const SoftmaxState &state, Value row, Value head);
 
 /// The register-blocked kernel of a tile of query rows (the (row, query
@@ -52,17 +53,17 @@ public:
   /// Whether the row-tile kernel takes `op`; otherwise every row takes the
   /// per-row loop. It does not take a soft cap (a tanh per score) nor a
   /// GQA group of more than kTileLanes query heads.
-  static bool canLower(AttentionRaggedOp op);
+  static bool canLower(AttentionOpInterface op);
   /// Query rows of one tile: kTileLanes / group (at least 1).
-  static int64_t getTileRows(AttentionRaggedOp op);
+  static int64_t getTileRows(AttentionOpInterface op);
   /// Whether a tile of `rows` query rows (an index) takes the row-tile
   /// kernel at run time: it fills at least one vector of lanes.
-  static Value isWorthTiling(KernelBuilder &k, AttentionRaggedOp op,
+  static Value isWorthTiling(KernelBuilder &k, AttentionOpInterface op,
                              Value rows);
   /// Emits the kernel for `rows` query rows from ragged row `firstRow` of
   /// sequence `batch`, whose first row is `sequenceRow` and whose cache held
   /// `cached` tokens before them, and KV head `kvHead`.
-  static void emit(KernelBuilder &k, AttentionRaggedOp op, Value batch,
+  static void emit(KernelBuilder &k, AttentionOpInterface op, Value batch,
                    Value kvHead, Value firstRow, Value rows, Value sequenceRow,
                    Value cached);
 };

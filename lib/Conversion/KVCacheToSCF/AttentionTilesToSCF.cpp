@@ -51,7 +51,7 @@ constexpr int64_t kValueRows = 4;
 constexpr int64_t kMaxValueChunks = 4;
 
 /// The query heads of a KV head in `op`.
-int64_t getGroup(AttentionRaggedOp op) {
+int64_t getGroup(AttentionOpInterface op) {
   int64_t qHeads = cast<MemRefType>(op.getQ().getType()).getDimSize(1);
   return qHeads / KVCacheParams::get(op.getKeyCache().getType()).numHeads;
 }
@@ -65,17 +65,19 @@ int64_t getGroup(AttentionRaggedOp op) {
 /// last row and are never written.
 class RowTileKernel {
 public:
-  RowTileKernel(KernelBuilder &k, AttentionRaggedOp op, Value batch,
+  RowTileKernel(KernelBuilder &k, AttentionOpInterface op, Value batch,
                 Value kvHead, Value firstRow, Value rows)
       : k(k), op(op), clauses(k, op), softmax(k), batch(batch),
         kvHead(kvHead), firstRow(firstRow), rows(rows) {
     auto params = KVCacheParams::get(op.getKeyCache().getType());
     headSize = params.headSize;
+    valueSize = op.getValueHeadSize();
     group = getGroup(op);
     f32 = k.b.getF32Type();
     laneType = VectorType::get({kDotLanes}, f32);
     laneIndexType = VectorType::get({kDotLanes}, k.b.getI32Type());
     rowType = VectorType::get({headSize}, f32);
+    valueRowType = VectorType::get({valueSize}, f32);
     usedLanes = k.mul(rows, k.index(group));
     laneVectors = k.ceilDiv(usedLanes, k.index(kDotLanes));
   }
@@ -137,17 +139,20 @@ private:
   }
 
   KernelBuilder &k;
-  AttentionRaggedOp op;
+  AttentionOpInterface op;
   AttentionClauses clauses;
   OnlineSoftmax softmax;
   Value batch, kvHead, firstRow, rows, usedLanes, laneVectors;
-  int64_t headSize, group;
+  /// head_size, and the elements of a V row from the start of a row of the
+  /// value cache (`v_head_size` for MLA).
+  int64_t headSize, valueSize, group;
   Type f32;
-  VectorType laneType, laneIndexType, rowType;
+  VectorType laneType, laneIndexType, rowType, valueRowType;
   /// q^T [head_size][kTileLanes] (scaled), the block's K and V rows
-  /// [kBlockKeys][head_size], its scores then weights [kBlockKeys]
-  /// [kTileLanes], the lanes' rescale factors [kTileLanes], output rows
-  /// [kTileLanes][head_size], softmax states (max, sum) [2][kTileLanes]
+  /// [kBlockKeys][head_size] (one buffer when the keys are the values:
+  /// MLA), its scores then weights [kBlockKeys][kTileLanes], the lanes'
+  /// rescale factors [kTileLanes], output rows [kTileLanes][valueSize],
+  /// softmax states (max, sum) [2][kTileLanes]
   /// (f32), and the keys [begin, end) each lane's row sees and (with ALiBi)
   /// its position [3][kTileLanes] (i32).
   Value queries, keys, values, scores, rescales, output, stats, ranges;
@@ -184,10 +189,12 @@ void RowTileKernel::run(Value sequenceRow, Value cached) {
 void RowTileKernel::allocate() {
   queries = allocBuffer({headSize, kTileLanes}, f32);
   keys = allocBuffer({kBlockKeys, headSize}, f32);
-  values = allocBuffer({kBlockKeys, headSize}, f32);
+  values = op.getValueCache() == op.getKeyCache()
+               ? keys
+               : allocBuffer({kBlockKeys, headSize}, f32);
   scores = allocBuffer({kBlockKeys, kTileLanes}, f32);
   rescales = allocBuffer({kTileLanes}, f32);
-  output = allocBuffer({kTileLanes, headSize}, f32);
+  output = allocBuffer({kTileLanes, valueSize}, f32);
   stats = allocBuffer({2, kTileLanes}, f32);
   ranges = allocBuffer({3, kTileLanes}, k.b.getI32Type());
   if (op.getAlibi())
@@ -217,7 +224,7 @@ void RowTileKernel::initializeLanes(Value firstPosition, Value cached) {
                        : k.f32(-std::numeric_limits<float>::infinity()),
                   stats, {zero, lane});
       storeScalar(k.f32(sink ? 1 : 0), stats, {one, lane});
-      store(k.splatConstant(rowType, 0), output, {lane, zero});
+      store(k.splatConstant(valueRowType, 0), output, {lane, zero});
     });
   });
 }
@@ -277,7 +284,7 @@ void RowTileKernel::packQueries(Value lanes) {
 }
 
 /// The K and V rows of keys [first, first + kBlockKeys) as f32, each read
-/// once; rows at or past `end` are zeros (their scores are masked: a zero
+/// once (MLA: the latent rows once, the V rows their start); rows at or past `end` are zeros (their scores are masked: a zero
 /// V row keeps 0 x garbage out of the output). No software prefetch: the
 /// block's 2 x kBlockKeys rows are independent loads the core overlaps,
 /// and prefetching the next block's rows (as the per-row loop does) was
@@ -285,18 +292,19 @@ void RowTileKernel::packQueries(Value lanes) {
 /// runs each way).
 void RowTileKernel::loadBlock(Value first, Value end) {
   Value count = k.minu(k.index(kBlockKeys), k.sub(end, first));
-  Value keyCache = op.getKeyCache(), valueCache = op.getValueCache();
+  SmallVector<std::pair<Value, Value>> sources = {{op.getKeyCache(), keys}};
+  if (values != keys)
+    sources.push_back({op.getValueCache(), values});
   k.forLoop(k.index(0), count, k.index(1), [&](Value j) {
     Value token = k.add(first, j);
-    for (auto [cache, buffer] :
-         {std::pair(keyCache, keys), std::pair(valueCache, values)}) {
+    for (auto [cache, buffer] : sources) {
       auto [page, slot] = k.lookup(cache, batch, token, /*servesWrite=*/false);
       store(loadHeadRowAsF32(k, cache, page, slot, kvHead, rowType), buffer,
             {j, k.index(0)});
     }
   });
   k.forLoop(count, k.index(kBlockKeys), k.index(1), [&](Value j) {
-    for (Value buffer : {keys, values})
+    for (auto [cache, buffer] : sources)
       store(k.splatConstant(rowType, 0), buffer, {j, k.index(0)});
   });
 }
@@ -400,9 +408,9 @@ SmallVector<Value> RowTileKernel::biasScores(Value first, Value lanes,
 /// of weight[j][lane] * V[j], kValueRows lanes x `chunks` vectors of the
 /// head at a time, for the lanes that hold the tile's rows.
 void RowTileKernel::accumulateValues() {
-  int64_t lanes = getDotLanes(headSize);
-  int64_t chunks = std::min(kMaxValueChunks, headSize / lanes);
-  while ((headSize / lanes) % chunks)
+  int64_t lanes = getDotLanes(valueSize);
+  int64_t chunks = std::min(kMaxValueChunks, valueSize / lanes);
+  while ((valueSize / lanes) % chunks)
     --chunks;
   auto chunkType = VectorType::get({lanes}, f32);
   Value rowGroups = k.ceilDiv(usedLanes, k.index(kValueRows));
@@ -411,7 +419,7 @@ void RowTileKernel::accumulateValues() {
     SmallVector<Value> laneOf;
     for (int64_t r = 0; r < kValueRows; ++r)
       laneOf.push_back(k.add(firstLane, k.index(r)));
-    k.forLoop(k.index(0), k.index(headSize), k.index(chunks * lanes),
+    k.forLoop(k.index(0), k.index(valueSize), k.index(chunks * lanes),
               [&](Value element) {
       SmallVector<Value> at, init;
       for (int64_t c = 0; c < chunks; ++c)
@@ -449,7 +457,7 @@ void RowTileKernel::writeRows() {
   k.forLoop(k.index(0), usedLanes, k.index(1), [&](Value lane) {
     SoftmaxState laneState{loadScalar(stats, {k.index(0), lane}),
                            loadScalar(stats, {k.index(1), lane}),
-                           load(rowType, output, {lane, k.index(0)})};
+                           load(valueRowType, output, {lane, k.index(0)})};
     Value row = k.add(firstRow, k.divu(lane, k.index(group)));
     writeAttentionRow(k, clauses, softmax, op, laneState, row,
                       headOfLane(lane));
@@ -458,20 +466,20 @@ void RowTileKernel::writeRows() {
 
 } // namespace
 
-bool AttentionRowTiles::canLower(AttentionRaggedOp op) {
+bool AttentionRowTiles::canLower(AttentionOpInterface op) {
   return !op.getSoftcap() && getGroup(op) <= kTileLanes;
 }
 
-int64_t AttentionRowTiles::getTileRows(AttentionRaggedOp op) {
+int64_t AttentionRowTiles::getTileRows(AttentionOpInterface op) {
   return std::max<int64_t>(1, kTileLanes / getGroup(op));
 }
 
-Value AttentionRowTiles::isWorthTiling(KernelBuilder &k, AttentionRaggedOp op,
+Value AttentionRowTiles::isWorthTiling(KernelBuilder &k, AttentionOpInterface op,
                                        Value rows) {
   return k.uge(k.mul(rows, k.index(getGroup(op))), k.index(kDotLanes));
 }
 
-void AttentionRowTiles::emit(KernelBuilder &k, AttentionRaggedOp op,
+void AttentionRowTiles::emit(KernelBuilder &k, AttentionOpInterface op,
                              Value batch, Value kvHead, Value firstRow,
                              Value rows, Value sequenceRow, Value cached) {
   RowTileKernel(k, op, batch, kvHead, firstRow, rows).run(sequenceRow, cached);

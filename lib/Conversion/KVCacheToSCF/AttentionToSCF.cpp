@@ -2,7 +2,9 @@
 //
 // Part of the kvcache-mlir project.
 //
-// Paged attention on the CPU. One parallel task per (sequence, KV head,
+// Paged attention on the CPU (attention_ragged, and mla_attention_ragged,
+// whose V rows are the first v_head_size elements of the K rows it
+// already read). One parallel task per (sequence, KV head,
 // tile of rows): a tile whose rows times the GQA group's heads fill at
 // least one vector of lanes takes the register-blocked row-tile kernel
 // (AttentionTilesToSCF.cpp), unless the op has a soft cap or a group of
@@ -64,7 +66,7 @@ Value mlir::kvcache::loadHeadRowAsF32(KernelBuilder &k, Value cache,
 }
 
 std::pair<Value, Value> mlir::kvcache::getKeyRange(KernelBuilder &k,
-                                                   AttentionRaggedOp op,
+                                                   AttentionOpInterface op,
                                                    Value position,
                                                    Value cached) {
   Value end = k.add(position, k.index(1));
@@ -85,7 +87,7 @@ std::pair<Value, Value> mlir::kvcache::getKeyRange(KernelBuilder &k,
 void mlir::kvcache::writeAttentionRow(KernelBuilder &k,
                                       AttentionClauses &clauses,
                                       OnlineSoftmax &softmax,
-                                      AttentionRaggedOp op,
+                                      AttentionOpInterface op,
                                       const SoftmaxState &state, Value row,
                                       Value head) {
   auto outType = VectorType::get(
@@ -189,14 +191,17 @@ Value reducePartialDots(KernelBuilder &k, SmallVector<Value> sums,
 /// One pass over the keys [begin, end) of a row for some query heads of one
 /// KV group: in blocks of kBlockKeys keys (one max, one rescale and one
 /// vector 2^x per block and head: OnlineSoftmax::updateBlock), then the
-/// keys left one at a time. Each K and V row is read once for all heads;
+/// keys left one at a time. Each K and V row is read once for all heads
+/// (MLA: each latent row once, its first valueType elements the V row);
 /// the rows kPrefetchKeys keys ahead are prefetched.
 struct KeyPass {
   KernelBuilder &k;
   AttentionClauses &clauses;
   OnlineSoftmax &softmax;
   Value keys, values, batch, kvHead, position, end;
-  VectorType accType;
+  /// f32 x head_size (K rows, queries) and f32 x the value head size (V
+  /// rows, the softmax's accumulators).
+  VectorType accType, valueType;
   /// Per head: q (scaled, f32) and the ALiBi slope (or null).
   ArrayRef<Value> queries, slopes;
 
@@ -247,6 +252,20 @@ struct KeyPass {
     return {values, scale};
   }
 
+  /// The V row of `token`, whose K row is `keyRow`: from the value cache,
+  /// or the K row's first elements when the keys are the values (MLA).
+  Row loadValueRow(const Row &keyRow, Value token) {
+    if (values != keys)
+      return loadRow(values, token);
+    if (valueType == accType)
+      return keyRow;
+    return {vector::ExtractStridedSliceOp::create(
+                k.b, k.loc, keyRow.values, ArrayRef<int64_t>{0},
+                ArrayRef<int64_t>{valueType.getDimSize(0)},
+                ArrayRef<int64_t>{1}),
+            keyRow.scale};
+  }
+
   /// The score (log2 domain) for head `i` of key row `key` at `token`
   /// whose dot product with q is `dot`.
   Value scoreFromDot(int64_t i, Value dot, const Row &key, Value token) {
@@ -268,7 +287,10 @@ struct KeyPass {
   /// strides.
   void prefetch(Value token) {
     token = k.minu(token, k.sub(end, k.index(1)));
-    for (Value cache : {keys, values}) {
+    SmallVector<Value, 2> caches = {keys};
+    if (values != keys)
+      caches.push_back(values);
+    for (Value cache : caches) {
       auto params = KVCacheParams::get(cache.getType());
       int64_t bits = params.elementType.getIntOrFloatBitWidth();
       auto tileType = MemRefType::get(
@@ -293,7 +315,7 @@ struct KeyPass {
     SmallVector<Value> scores;
     for (size_t i = 0; i < queries.size(); ++i)
       scores.push_back(score(i, keyRow, token));
-    Row valueRow = loadRow(values, token);
+    Row valueRow = loadValueRow(keyRow, token);
     SmallVector<SoftmaxState> next;
     for (size_t i = 0; i < queries.size(); ++i)
       next.push_back(softmax.update(states[i], scores[i], valueRow.values,
@@ -340,8 +362,8 @@ struct KeyPass {
             partialDot(k, query, keyRows.back().values, lanes));
     }
     SmallVector<Value> rows, scales;
-    for (Value token : tokens) {
-      Row row = loadRow(values, token);
+    for (auto [token, keyRow] : llvm::zip(tokens, keyRows)) {
+      Row row = loadValueRow(keyRow, token);
       rows.push_back(row.values);
       scales.push_back(row.scale);
     }
@@ -370,9 +392,9 @@ struct KeyPass {
   }
 };
 
-struct AttentionToSCF : OpRewritePattern<AttentionRaggedOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(AttentionRaggedOp op,
+struct AttentionToSCF : OpInterfaceRewritePattern<AttentionOpInterface> {
+  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
+  LogicalResult matchAndRewrite(AttentionOpInterface op,
                                 PatternRewriter &rewriter) const override {
     if (!hasUnitInnerStride({op.getQ(), op.getOut()}))
       return op.emitOpError("cannot be lowered: q and out need a unit "
@@ -421,7 +443,7 @@ struct AttentionToSCF : OpRewritePattern<AttentionRaggedOp> {
   /// Rows [tile * tileRows, ...) of sequence `batch` (if it has them) for
   /// KV head `kvHead`: the row-tile kernel when the op and the tile's rows
   /// fit it, the per-row loop otherwise.
-  static void emitTask(KernelBuilder &k, AttentionRaggedOp op, Value batch,
+  static void emitTask(KernelBuilder &k, AttentionOpInterface op, Value batch,
                        Value kvHead, Value tile, int64_t tileRows) {
     Value offsets = op.getRowOffsets();
     Value first = k.loadOffset(offsets, batch);
@@ -479,7 +501,7 @@ struct AttentionToSCF : OpRewritePattern<AttentionRaggedOp> {
   /// sees keys `keyRange` = [begin, end): the heads of the group in passes
   /// of getHeadsPerPass, each pass reading every K and V row once for all
   /// its heads (one online-softmax state per head).
-  static void emitRow(KernelBuilder &k, AttentionRaggedOp op, Value batch,
+  static void emitRow(KernelBuilder &k, AttentionOpInterface op, Value batch,
                       Value kvHead, Value row, Value position,
                       std::pair<Value, Value> keyRange) {
     Value q = op.getQ(), keys = op.getKeyCache(), values = op.getValueCache();
@@ -494,6 +516,7 @@ struct AttentionToSCF : OpRewritePattern<AttentionRaggedOp> {
                              cast<MemRefType>(rows.getType()).getElementType());
     };
     auto accType = VectorType::get({params.headSize}, k.b.getF32Type());
+    auto valueType = VectorType::get({op.getValueHeadSize()}, k.b.getF32Type());
     OnlineSoftmax softmax(k);
     AttentionClauses clauses(k, op);
     Value zero = k.index(0);
@@ -513,10 +536,11 @@ struct AttentionToSCF : OpRewritePattern<AttentionRaggedOp> {
                                            ValueRange{row, head, zero}),
                     accType),
             scale));
-        init.push_back(initialState(k, clauses, softmax, head, accType));
+        init.push_back(initialState(k, clauses, softmax, head, valueType));
       }
-      KeyPass pass{k,      clauses, softmax,  keys,    values, batch,
-                   kvHead, position, keyRange.second, accType, queries,
+      KeyPass pass{k,       clauses,  softmax,         keys,
+                   values,  batch,    kvHead,          position,
+                   keyRange.second, accType, valueType, queries,
                    slopes};
       SmallVector<SoftmaxState> states = pass.run(keyRange.first, init);
       for (int64_t i = 0; i < perPass; ++i)

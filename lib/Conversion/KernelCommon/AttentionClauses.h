@@ -2,8 +2,8 @@
 //
 // Part of the kvcache-mlir project.
 //
-// What the CPU loops and the GPU kernels of attention_ragged share about its
-// optional clauses (docs/Contract.md 3.3): the score transform (soft cap and
+// What the CPU loops and the GPU kernels of the attention ops share about
+// their optional clauses (docs/Contract.md 3.3): the score transform (soft cap and
 // ALiBi, in natural units, then to the log2 domain), the sink as one more
 // logit of the softmax's denominator, the log-sum-exp written by `lse`, and
 // the log-sum-exp merge of merge_states. Every exponential and logarithm is
@@ -21,12 +21,12 @@
 
 namespace mlir::kvcache {
 
-/// The clauses of one attention_ragged op, for building its arithmetic.
+/// The clauses of one attention op, for building its arithmetic.
 class AttentionClauses {
 public:
   /// `sinks` and `slopes` are the memrefs the sinks and alibi clauses
   /// read (a GPU kernel's parameters); null takes the op's operands.
-  AttentionClauses(KernelBuilder &k, AttentionRaggedOp op, Value sinks = {},
+  AttentionClauses(KernelBuilder &k, AttentionOpInterface op, Value sinks = {},
                    Value slopes = {})
       : k(k), op(op), sinks(sinks ? sinks : op.getSinks()),
         slopes(slopes ? slopes : op.getAlibi()) {}
@@ -69,7 +69,7 @@ public:
 
 private:
   KernelBuilder &k;
-  mutable AttentionRaggedOp op;
+  mutable AttentionOpInterface op;
   Value sinks, slopes;
 };
 

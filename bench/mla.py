@@ -1,0 +1,155 @@
+"""Section 12 of the benchmark report: MLA decode on the emulated GPU.
+
+kvcache.mla_attention_ragged (bf16, one latent head) over DeepSeek's
+latent rows (576 = 512 + 64 elements, v_head_size 512: the CUDA-core
+kernel) and over rows of 128 (v_head_size 64: the tensor-core kernel) at
+16, 64 and 128 query heads, decode rows over contexts of 1000 and 255
+tokens, page 64, with a workspace: the emulator's profile
+(KVCACHE_EMU_PROFILE) gives each launch's sectors and requested bytes, set
+against the latent rows read once plus q and out (the target: <= 1.1x at
+16-64 heads, <= 2.1x at 128). The results are checked against
+kvcache.reference first. Then the static model of the tensor-core key
+loop (sm_90 PTX instructions per mma.sync, target <= 4).
+"""
+
+import json
+import os
+import sys
+import tempfile
+
+PAGE_SIZE = 64
+LENGTHS = [1000, 255]
+# (head_size, v_head_size): DeepSeek's latent rows, and rows a tensor-core
+# plan takes.
+SHAPES = [(576, 512), (128, 64)]
+
+
+def _profiled(kvcache_call):
+    path = os.path.join(tempfile.mkdtemp(), "profile.jsonl")
+    os.environ["KVCACHE_EMU_PROFILE"] = path
+    try:
+        kvcache_call()
+    finally:
+        del os.environ["KVCACHE_EMU_PROFILE"]
+    with open(path) as f:
+        return [json.loads(line) for line in f]
+
+
+def _measure(np, kv, b, r, q_heads, head_size, v_head_size):
+    """(attention launch, merge launch or None, bytes of the latent rows
+    read once + q + out, max |error| against the reference)."""
+    config = kv.CacheConfig("bf16", num_heads=1, head_size=head_size,
+                            page_size=PAGE_SIZE, num_layers=1,
+                            q_heads=q_heads, mla=True)
+    rng = np.random.default_rng(q_heads)
+    new = [1] * len(LENGTHS)
+    cache = r.random_cache(config, LENGTHS, new, rng)
+    offsets = r.row_offsets(new)
+    q = r.random_rows(rng, len(new), q_heads, head_size, "bf16")
+    out = np.zeros((len(new), q_heads, v_head_size), np.uint16)
+    workspace = np.zeros(1 << 22, np.float32)
+    scale = head_size ** -0.5
+    module = kv.EmulatedGPUModule(b.mla_attention_ragged(
+        config, v_head_size, "attention", scale=scale, workspace=True))
+    launches = _profiled(lambda: module.attention(
+        *cache.arguments(), 0, q, offsets, out, workspace))
+    expected = r.mla_attention_ragged(q, cache.key_cache(0), offsets, out,
+                                      scale, v_head_size)
+    error = np.abs(kv.dtypes.to_float32(out, "bf16") -
+                   kv.dtypes.to_float32(expected, "bf16")).max()
+    latent = sum(n + 1 for n in LENGTHS) * head_size * 2
+    main = next(x for x in launches if "merge" not in x["kernel"])
+    merge = next((x for x in launches if "merge" in x["kernel"]), None)
+    return main, merge, latent, latent + q.nbytes + out.nbytes, error
+
+
+READING = (
+    "Reading it: at 576/512 (the CUDA-core kernel: 576 is not a head size "
+    "of the tensor-core plan, 64, 128 or 256) far from the targets: a block "
+    "per (row, KV head, split) passes over the latent rows once per 3 query "
+    "heads (18-element slices), so it reads them about q_heads / 3 times "
+    "(from L2 on a GPU), each pass reading a row once for q.K and p.V. At "
+    "128/64 the tensor-core kernel takes every query head as an M row of "
+    "one pass and reads its p.V fragments from the K tile in shared memory "
+    "(no V copies).")
+
+
+def _static_model(build, lines):
+    """PTX instructions per mma.sync of the tensor-core MLA key loop
+    (bench/gpu/model.py, ptxas -v), or a 'not measured' line."""
+    ptxas = "/usr/local/cuda/bin/ptxas"
+    if not os.path.exists(ptxas):
+        lines += ["Static model: not measured (ptxas is not installed).", ""]
+        return
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "gpu"))
+    import model
+    cache = ("!kvcache.paged_cache<bf16, num_heads = 1, head_size = 128, "
+             f"page_size = {PAGE_SIZE}, mla = true>")
+    text = "\n".join(
+        f"func.func @mla{heads}(%q: memref<?x{heads}x128xbf16>, %k: {cache}, "
+        f"%rows: memref<?xi32>, %out: memref<?x{heads}x64xbf16>, "
+        f"%ws: memref<?xf32>) {{\n  kvcache.mla_attention_ragged %q, %k, "
+        f"%rows, %out, %ws {{scale = 0.088 : f32, v_head_size = 64 : i64}} : "
+        f"memref<?x{heads}x128xbf16>, {cache}, memref<?xi32>, "
+        f"memref<?x{heads}x64xbf16>, memref<?xf32>\n  return\n}}"
+        for heads in (16, 64, 128))
+    lines += ["Static model of the key loop, sm_90 (bench/gpu/model.py, "
+              "`ptxas -v`), rows of 128, v_head_size 64, bf16, decode "
+              "kernels with a workspace:", "",
+              "| kernel | key loop PTX instructions | mma.sync | instructions "
+              "per mma.sync (target <= 4) | stages in flight | registers | "
+              "spill bytes |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    for row in model.model(build, ptxas, text, {}, 6):
+        if row["kind"] != "attention":
+            continue
+        mma = row.get("mma_per_iteration", 0)
+        if not mma:
+            lines.append(f"| {row['kernel']} | not measured: no key loop with "
+                         "mma.sync | | | | | |")
+            continue
+        lines.append(f"| {row['kernel']} | {row['loop_instructions']} | {mma} | "
+                     f"{row['loop_instructions'] / mma:.1f} | "
+                     f"{row['stages_in_flight']:g} | {row['registers']} | "
+                     f"{row['spill_bytes']} |")
+    lines.append("")
+
+
+def mla_section(build, quick, lines):
+    from section_cli import import_package
+    first = len(lines)
+    lines += ["## 12. MLA decode (mla_attention_ragged), emulated GPU", "",
+              __doc__.split("\n\n")[1].replace("\n", " "), ""]
+    package = import_package(build, lines)
+    if package is None:
+        return
+    np, kv, b, r = package
+    lines += ["| rows / v_head_size | q heads | kernel | grid | latent rows once + q + out (bytes) | "
+              "traffic (32 x sectors) | traffic / must | requested load bytes "
+              "/ latent rows once | merge traffic | max abs error |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for (head_size, v_head_size), q_heads in (
+            [(shape, 16) for shape in SHAPES] if quick else
+            [(shape, heads) for shape in SHAPES for heads in (16, 64, 128)]):
+        main, merge, latent, must, error = _measure(
+            np, kv, b, r, q_heads, head_size, v_head_size)
+        if error > 1.6e-2:
+            raise SystemExit(f"bench/mla.py: mla_attention_ragged differs from "
+                             f"kvcache.reference by {error:.2e} at {q_heads} "
+                             "q heads")
+        traffic = 32 * (main["load_sectors"] + main["store_sectors"])
+        merged = (32 * (merge["load_sectors"] + merge["store_sectors"])
+                  if merge else 0)
+        grid = "x".join(str(v) for v in main["grid"])
+        lines.append(f"| {head_size} / {v_head_size} | {q_heads} | "
+                     f"{main['kernel']} | {grid} | {must:,} | "
+                     f"{traffic:,} | {traffic / must:.2f} | "
+                     f"{main['global_load_bytes'] / latent:.2f} | {merged:,} | "
+                     f"{error:.1e} |")
+    lines += ["", READING, ""]
+    _static_model(build, lines)
+    print("\n".join(lines[first:]), flush=True)
+
+
+if __name__ == "__main__":
+    from section_cli import run_section
+    run_section(mla_section, __doc__.splitlines()[0])
