@@ -114,13 +114,14 @@ static void addRegistrationCheck(OpPassManager &pm, StringRef pipeline) {
 }
 
 /// The first step of every pipeline after that check: a tensor-level input
-/// bufferized (with `bufferize`; its buffers gpu.alloc with `gpuAlloc`),
-/// then the check routines, and checked mode.
-static void addArgumentChecks(OpPassManager &pm, bool bufferize, bool checked,
-                              bool gpuAlloc = false) {
+/// bufferized (with `bufferize`; its buffers gpu.alloc with `gpuAlloc`,
+/// freed with `dealloc`), then the check routines, and checked mode.
+static void addArgumentChecks(OpPassManager &pm, bool bufferize, bool dealloc,
+                              bool checked, bool gpuAlloc = false) {
   if (bufferize) {
     KVCacheBufferizeOptions bufferization;
     bufferization.gpuAlloc = gpuAlloc;
+    bufferization.dealloc = dealloc;
     pm.addPass(createKVCacheBufferize(bufferization));
   }
   KVCacheGenerateArgumentChecksOptions checks;
@@ -130,7 +131,7 @@ static void addArgumentChecks(OpPassManager &pm, bool bufferize, bool checked,
 
 void mlir::kvcache::buildKVCacheToCPUPipeline(
     OpPassManager &pm, const KVCacheToCPUOptions &options) {
-  addArgumentChecks(pm, options.bufferize, options.checked);
+  addArgumentChecks(pm, options.bufferize, options.dealloc, options.checked);
   ConvertKVCacheToSCFOptions kernels;
   kernels.checked = options.checked;
   pm.addPass(createConvertKVCacheToSCF(kernels));
@@ -260,7 +261,7 @@ void mlir::kvcache::buildKVCacheToPTXPipeline(
   // The check routines only: checked mode's entry call would read the
   // offsets and the metadata on the host, which are device memory on a GPU
   // (a host calls the routine on its host copies; docs/KernelABI.md).
-  addArgumentChecks(pm, options.bufferize, /*checked=*/false,
+  addArgumentChecks(pm, options.bufferize, options.dealloc, /*checked=*/false,
                     options.linalgToGPU);
   buildKVCacheToNVVMPipeline(pm, options);
   GpuModuleToBinaryPassOptions binary;
@@ -274,7 +275,7 @@ void mlir::kvcache::buildKVCacheToEmulatedGPUPipeline(
   addRegistrationCheck(pm, "kvcache-to-emulated-gpu");
   // Device memory is host memory on the emulator: checked mode's host
   // checks run before the first launch.
-  addArgumentChecks(pm, options.bufferize, options.checked,
+  addArgumentChecks(pm, options.bufferize, options.dealloc, options.checked,
                     options.linalgToGPU);
   buildKVCacheToNVVMPipeline(pm, options);
   pm.addPass(createKVCacheGPUMemoryToHost());

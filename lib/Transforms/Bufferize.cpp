@@ -8,7 +8,10 @@
 // dropped, public functions included, so callers supply the outputs. A
 // program in which that would copy a cache is rejected before (the checks
 // of CollectionValues.h). With `gpu-alloc` the buffers it creates are device
-// memory (gpu.alloc).
+// memory (gpu.alloc). With `dealloc` the functions that bufferization gave
+// buffers (or that call one returning a buffer) and that free nothing
+// themselves get upstream's ownership-based deallocation (gpu.dealloc for
+// gpu.alloc'd buffers).
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,9 +22,12 @@
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotModuleBufferize.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Transforms.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
 
 namespace mlir::kvcache {
 #define GEN_PASS_DEF_KVCACHEBUFFERIZE
@@ -107,42 +113,182 @@ static void dropReturnedArguments(func::FuncOp func, ModuleOp module) {
   }
 }
 
-/// Creates the asynchronous GPU op `create(tokenType, dependency)` on a new
-/// stream and waits for it: synchronous code in the form gpu-to-llvm lowers
-/// (its gpu.alloc and gpu.memcpy need one dependency).
-template <typename CreateFn>
-static Operation *createAndWait(OpBuilder &builder, Location loc,
-                                CreateFn create) {
-  Type tokenType = gpu::AsyncTokenType::get(builder.getContext());
-  Value stream =
-      gpu::WaitOp::create(builder, loc, tokenType, ValueRange()).getAsyncToken();
-  Operation *op = create(tokenType, stream);
-  gpu::WaitOp::create(builder, loc, Type(),
-                      cast<gpu::AsyncOpInterface>(op).getAsyncToken());
-  return op;
-}
-
 /// Makes `options` create device memory: gpu.alloc for buffers, gpu.memcpy
-/// for copies.
-static void allocateOnTheGPU(bufferization::OneShotBufferizationOptions &options) {
+/// for copies, in the synchronous form, which ownership-based deallocation
+/// takes (makeAsynchronous then gives them the form gpu-to-llvm lowers).
+static void
+allocateOnTheGPU(bufferization::OneShotBufferizationOptions &options) {
   options.allocationFn = [](OpBuilder &builder, Location loc, MemRefType type,
                             ValueRange dynamicSizes,
                             unsigned /*alignment*/) -> FailureOr<Value> {
-    Operation *alloc =
-        createAndWait(builder, loc, [&](Type tokenType, Value stream) {
-          return gpu::AllocOp::create(builder, loc, type, tokenType, stream,
-                                      dynamicSizes,
-                                      /*symbolOperands=*/ValueRange());
-        });
-    return cast<gpu::AllocOp>(alloc).getMemref();
+    return gpu::AllocOp::create(builder, loc, type, /*asyncToken=*/Type(),
+                                /*asyncDependencies=*/ValueRange(),
+                                dynamicSizes, /*symbolOperands=*/ValueRange())
+        .getMemref();
   };
   options.memCpyFn = [](OpBuilder &builder, Location loc, Value from,
                         Value to) {
-    createAndWait(builder, loc, [&](Type tokenType, Value stream) {
-      return gpu::MemcpyOp::create(builder, loc, tokenType, stream, to, from);
-    });
+    gpu::MemcpyOp::create(builder, loc, /*asyncToken=*/Type(),
+                          /*asyncDependencies=*/ValueRange(), to, from);
     return success();
   };
+}
+
+/// Replaces the synchronous gpu.alloc, gpu.memcpy and gpu.dealloc ops of
+/// `module` not in `before` (kvcache-bufferize's) by their asynchronous form
+/// on a new stream, then waits for it: synchronous code in the form
+/// gpu-to-llvm lowers (its memory ops need one dependency).
+static void makeAsynchronous(ModuleOp module,
+                             const llvm::DenseSet<Operation *> &before) {
+  SmallVector<Operation *> ops;
+  module->walk([&](Operation *op) {
+    if (isa<gpu::AllocOp, gpu::MemcpyOp, gpu::DeallocOp>(op) &&
+        !before.contains(op) &&
+        !cast<gpu::AsyncOpInterface>(op).getAsyncToken())
+      ops.push_back(op);
+  });
+  Type tokenType = gpu::AsyncTokenType::get(module.getContext());
+  for (Operation *op : ops) {
+    OpBuilder builder(op);
+    Location loc = op->getLoc();
+    Value stream = gpu::WaitOp::create(builder, loc, tokenType, ValueRange())
+                       .getAsyncToken();
+    Operation *async;
+    if (auto alloc = dyn_cast<gpu::AllocOp>(op))
+      async = gpu::AllocOp::create(builder, loc, alloc.getType(), tokenType,
+                                   stream, alloc.getDynamicSizes(),
+                                   alloc.getSymbolOperands());
+    else if (auto copy = dyn_cast<gpu::MemcpyOp>(op))
+      async = gpu::MemcpyOp::create(builder, loc, tokenType, stream,
+                                    copy.getDst(), copy.getSrc());
+    else
+      async = gpu::DeallocOp::create(builder, loc, tokenType, stream,
+                                     cast<gpu::DeallocOp>(op).getMemref());
+    gpu::WaitOp::create(builder, loc, Type(),
+                        cast<gpu::AsyncOpInterface>(async).getAsyncToken());
+    if (auto alloc = dyn_cast<gpu::AllocOp>(op))
+      alloc.getMemref().replaceAllUsesWith(
+          cast<gpu::AllocOp>(async).getMemref());
+    op->erase();
+  }
+}
+
+/// The allocations (host and device) and GPU copies and frees of `module`.
+static llvm::DenseSet<Operation *> getMemoryOps(ModuleOp module) {
+  llvm::DenseSet<Operation *> ops;
+  module->walk([&](Operation *op) {
+    if (isa<memref::AllocOp, gpu::AllocOp, gpu::MemcpyOp, gpu::DeallocOp>(op))
+      ops.insert(op);
+  });
+  return ops;
+}
+
+/// Whether some op in `func` frees memory.
+static bool freesMemory(func::FuncOp func) {
+  WalkResult result = func.walk([](Operation *op) {
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    return effects && effects.hasEffect<MemoryEffects::Free>()
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  return result.wasInterrupted();
+}
+
+/// The functions of `module` to free the buffers of: those with an
+/// allocation not in `before` (bufferization's) or a call that returns a
+/// buffer (which the caller owns), and no free of their own, which
+/// upstream's ownership-based deallocation rejects. The others with
+/// bufferization's allocations get a warning: their buffers stay unfreed.
+static SmallVector<func::FuncOp>
+getFunctionsToFree(ModuleOp module, const llvm::DenseSet<Operation *> &before) {
+  SmallVector<func::FuncOp> functions;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    auto returnsBuffer = [](func::CallOp call) {
+      return llvm::any_of(call.getResultTypes(), llvm::IsaPred<MemRefType>);
+    };
+    WalkResult allocates = func.walk([&](Operation *op) {
+      auto call = dyn_cast<func::CallOp>(op);
+      return (isa<memref::AllocOp, gpu::AllocOp>(op) && !before.contains(op)) ||
+                     (call && returnsBuffer(call))
+                 ? WalkResult::interrupt()
+                 : WalkResult::advance();
+    });
+    if (!allocates.wasInterrupted())
+      continue;
+    if (!freesMemory(func))
+      functions.push_back(func);
+    else
+      func.emitWarning("kvcache-bufferize: the buffers bufferization "
+                       "allocates in this function are not freed: it frees "
+                       "memory itself, which ownership-based deallocation "
+                       "does not support");
+  }
+  return functions;
+}
+
+/// The gpu.alloc or memref.alloc whose buffer `value` views, if any: through
+/// views, and into the callee of a call (the allocation all its returns
+/// give, `depth` calls deep at most).
+static Operation *getAllocation(Value value, unsigned depth = 8) {
+  while (Operation *op = value.getDefiningOp()) {
+    if (isa<memref::AllocOp, gpu::AllocOp>(op))
+      return op;
+    if (auto metadata = dyn_cast<memref::ExtractStridedMetadataOp>(op)) {
+      value = metadata.getSource();
+    } else if (auto view = dyn_cast<ViewLikeOpInterface>(op)) {
+      value = view.getViewSource();
+    } else if (auto call = dyn_cast<func::CallOp>(op); call && depth) {
+      auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+          call, call.getCalleeAttr());
+      if (!callee || callee.isExternal())
+        return nullptr;
+      unsigned index = cast<OpResult>(value).getResultNumber();
+      Operation *allocation = nullptr;
+      WalkResult result = callee.walk([&](func::ReturnOp ret) {
+        Operation *given = getAllocation(ret.getOperand(index), depth - 1);
+        if (!given || (allocation && given->getName() != allocation->getName()))
+          return WalkResult::interrupt();
+        allocation = given;
+        return WalkResult::advance();
+      });
+      return result.wasInterrupted() ? nullptr : allocation;
+    } else {
+      return nullptr;
+    }
+  }
+  return nullptr;
+}
+
+/// Replaces the memref.dealloc of each gpu.alloc'd buffer in `func` by a
+/// gpu.dealloc. Fails on a memref.dealloc or bufferization.clone whose
+/// buffer may be device memory but is not known to be: the deallocation
+/// would free or copy it on the host.
+static LogicalResult freeOnTheGPU(func::FuncOp func) {
+  WalkResult result = func.walk([](Operation *op) {
+    if (isa<bufferization::CloneOp>(op)) {
+      op->emitError("kvcache-bufferize: cannot free device buffers that "
+                    "need a copy (use dealloc=false)");
+      return WalkResult::interrupt();
+    }
+    auto dealloc = dyn_cast<memref::DeallocOp>(op);
+    if (!dealloc)
+      return WalkResult::advance();
+    Operation *allocation = getAllocation(dealloc.getMemref());
+    if (isa_and_nonnull<memref::AllocOp>(allocation))
+      return WalkResult::advance();
+    if (!allocation) {
+      op->emitError("kvcache-bufferize: cannot tell whether this buffer is "
+                    "device memory (use dealloc=false)");
+      return WalkResult::interrupt();
+    }
+    OpBuilder builder(dealloc);
+    gpu::DeallocOp::create(builder, dealloc.getLoc(), /*asyncToken=*/Type(),
+                           /*asyncDependencies=*/ValueRange(),
+                           dealloc.getMemref());
+    dealloc.erase();
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
 }
 
 namespace {
@@ -165,6 +311,7 @@ struct KVCacheBufferize
     // analysis and the copies it decides.
     if (failed(verifyCollectionValues(module)))
       return signalPassFailure();
+    llvm::DenseSet<Operation *> inputMemoryOps = getMemoryOps(module);
     bufferization::OneShotAnalysisState analysis(module, options);
     bufferization::BufferizationState state;
     if (failed(bufferization::analyzeModuleOp(module, analysis)) ||
@@ -175,6 +322,40 @@ struct KVCacheBufferize
     for (auto func : module.getOps<func::FuncOp>())
       if (!func.isExternal())
         dropReturnedArguments(func, module);
+    if (dealloc && failed(freeBuffers(module, inputMemoryOps)))
+      return signalPassFailure();
+    if (gpuAlloc)
+      makeAsynchronous(module, inputMemoryOps);
+  }
+
+  /// Frees the buffers of getFunctionsToFree(module, before): upstream's
+  /// ownership-based deallocation, its simplification and lowering (to
+  /// memref.dealloc), canonicalized (the conditions known at compile time
+  /// folded), then, with `gpu-alloc`, gpu.dealloc for device buffers.
+  LogicalResult freeBuffers(ModuleOp module,
+                            const llvm::DenseSet<Operation *> &before) {
+    SmallVector<func::FuncOp> functions = getFunctionsToFree(module, before);
+    if (functions.empty())
+      return success();
+    SymbolTableCollection symbolTables;
+    for (func::FuncOp func : functions)
+      if (failed(bufferization::deallocateBuffersOwnershipBased(
+              func, bufferization::DeallocationOptions(), symbolTables)))
+        return failure();
+    // Both passes only rewrite bufferization.dealloc ops, which are all in
+    // `functions`.
+    OpPassManager pm(ModuleOp::getOperationName());
+    pm.addPass(bufferization::createBufferDeallocationSimplificationPass());
+    pm.addPass(bufferization::createLowerDeallocationsPass());
+    if (failed(runPipeline(pm, module)))
+      return failure();
+    OpPassManager canonicalize(func::FuncOp::getOperationName());
+    canonicalize.addPass(createCanonicalizerPass());
+    for (func::FuncOp func : functions)
+      if (failed(runPipeline(canonicalize, func)) ||
+          (gpuAlloc && failed(freeOnTheGPU(func))))
+        return failure();
+    return success();
   }
 };
 

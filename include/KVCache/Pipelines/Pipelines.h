@@ -24,6 +24,12 @@ struct KVCacheToCPUOptions : public PassPipelineOptions<KVCacheToCPUOptions> {
                      "return an argument dropped); an input without tensors "
                      "is left as it is"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> dealloc{
+      *this, "dealloc",
+      llvm::cl::desc("With bufferize=true: free the buffers bufferization "
+                     "creates, in the functions that free no memory "
+                     "themselves (kvcache-bufferize's dealloc option)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> checked{
       *this, "checked",
       llvm::cl::desc("Check every cache access at run time"),
@@ -84,6 +90,12 @@ struct KVCacheToPTXOptions : public PassPipelineOptions<KVCacheToPTXOptions> {
                      "(kvcache-bufferize: one-shot-bufferize, results that "
                      "return an argument dropped); an input without tensors "
                      "is left as it is"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> dealloc{
+      *this, "dealloc",
+      llvm::cl::desc("With bufferize=true: free the buffers bufferization "
+                     "creates, in the functions that free no memory "
+                     "themselves (kvcache-bufferize's dealloc option)"),
       llvm::cl::init(true)};
   PassOptions::Option<std::string> chip{
       *this, "chip", llvm::cl::desc("NVIDIA GPU architecture (sm_XX)"),

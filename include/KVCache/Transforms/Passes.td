@@ -149,17 +149,38 @@ def KVCacheBufferize : Pass<"kvcache-bufferize", "::mlir::ModuleOp"> {
     copies) are `gpu.alloc` and its copies `gpu.memcpy`: device memory, for
     a program whose every access to them runs on the GPU
     (`kvcache-to-ptx{linalg-to-gpu=true}`).
+
+    With `dealloc` (the default), the buffers bufferization creates are
+    freed: every function with a body in which bufferization allocated and
+    that frees no memory itself (no op with a free effect, such as a
+    hand-written `memref.dealloc`) gets upstream's ownership-based
+    deallocation (`ownership-based-buffer-deallocation`, then
+    `buffer-deallocation-simplification` and
+    `bufferization-lower-deallocations`, on those functions only). Its
+    function boundary ABI holds: a function never frees its arguments, and
+    its caller owns the buffers it returns. A function that frees memory
+    itself is left as it is, with a warning if bufferization allocated in
+    it: those buffers are not freed (ownership-based deallocation rejects
+    such functions). With `gpu-alloc`, the `memref.dealloc` of a
+    `gpu.alloc`'d buffer becomes a `gpu.dealloc`; a deallocation that may
+    free or copy device memory on the host (a buffer not traced to its
+    allocation, a `bufferization.clone`) is an error.
   }];
   let options = [
     Option<"gpuAlloc", "gpu-alloc", "bool", /*default=*/"false",
            "Allocate the buffers bufferization creates with gpu.alloc and "
-           "copy them with gpu.memcpy instead of host memory">
+           "copy them with gpu.memcpy instead of host memory">,
+    Option<"dealloc", "dealloc", "bool", /*default=*/"true",
+           "Free the buffers bufferization creates, in the functions that "
+           "free no memory themselves (ownership-based deallocation)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect",
     "::mlir::gpu::GPUDialect",
-    "::mlir::memref::MemRefDialect"
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
   ];
 }
 
