@@ -113,13 +113,16 @@ def test_builder_refuses_the_wrong_cache():
 # ends inside one.
 # Head sizes of 64, 128, 256 take the tensor-core kernels (decode: the
 # query heads as M rows; several rows of a sequence: query tiles), p.V read
-# from the K tiles.
+# from the K tiles; DeepSeek's 576 / 512 at 32 heads the decode kernel with
+# q's dims split over the warps of each 16-head tile.
 GPU_CASES = [
     ("f32", 16, 4, 48, 40, {}, [0, 9, 37], [3, 1, 4]),
     ("bf16", 128, 1, 64, 48, {"sinks": True, "window": 5}, [5, 40], [1, 2]),
     ("f16", 64, 64, 64, 32, {"alibi": True, "softcap": 3.0}, [70, 2], [4, 1]),
     ("bf16", 16, 64, 128, 64, {}, [0, 9, 300], [3, 1, 2]),
     ("f16", 128, 16, 64, 64, {"sinks": True}, [5, 40], [1, 1]),
+    ("bf16", 32, 64, 576, 512, {"alibi": True, "softcap": 3.0}, [0, 9, 300],
+     [1, 1, 1]),
 ]
 
 

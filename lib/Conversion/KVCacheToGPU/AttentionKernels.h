@@ -92,6 +92,14 @@ struct AttentionPlan {
   /// q is copied once per row into shared memory (dSplit > 1: the warps of
   /// a tile all need it) when it fits, instead of each warp loading it.
   bool stageQueries = false;
+  /// q's dims are split over the dSplit warps of a tile (MLA's 576-element
+  /// latent rows, whose q fits neither a warp's registers nor, next to the
+  /// K tiles, 48 KiB of shared memory): each warp computes the scores over
+  /// its headSize / dSplit dims, and the warps of the tile sum them through
+  /// shared memory.
+  bool splitScores = false;
+  /// Warps that share q's dims: dSplit when splitScores, else 1.
+  int64_t scoreSplit() const { return splitScores ? dSplit : 1; }
   /// Shared-memory stages of K and of V (a power of two >= 2): while step s
   /// is computed, steps s + 1 .. s + stages - 1 are in flight.
   int64_t stages = 2;

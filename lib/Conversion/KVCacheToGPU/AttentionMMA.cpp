@@ -12,7 +12,9 @@
 // - Block (row, KV head, split); warp w handles the 16-head tile
 //   w / dSplit and output columns [(w % dSplit) * D / dSplit, ...) of it.
 //   Every warp of a tile computes the tile's scores S = Q K^T itself
-//   (cheap on tensor cores), so warps never exchange softmax state.
+//   (cheap on tensor cores), so warps never exchange softmax state; at
+//   MLA's 576 (splitScores) each over a quarter of q's dims, the four
+//   partial scores summed through shared memory.
 // - A step streams keysPerStep keys of K and of V (8 KiB each; 4 KiB in
 //   the 4-stage plan of one warp per tile) into shared memory with
 //   cp.async through `stages` buffers, K and V in separate groups: the
@@ -56,6 +58,7 @@
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 
 #include <limits>
+#include <numeric>
 
 using namespace mlir;
 using namespace mlir::kvcache;
@@ -93,6 +96,14 @@ TensorCoreAttention::TensorCoreAttention(GPUKernel &kernel,
         k.b.getF32Type());
     slotsV = kernel.addSharedBuffer(slots, k.b.getF32Type());
   }
+  if (plan.splitScores) {
+    sharedScores = kernel.addSharedBuffer(
+        {plan.mTiles * plan.dSplit, plan.keysPerStep / 8, 32, 4},
+        k.b.getF32Type());
+    // One block per SM is enough (.minnctapersm 1): without it ptxas
+    // (sm_90) capped the 4-warp kernel at 168 registers and spilled.
+    kernel.getFunction()->setAttr("nvvm.minctasm", k.b.getI32IntegerAttr(1));
+  }
   if (plan.stageQueries)
     sharedQ = kernel.addSharedBuffer({plan.mTiles * 16, plan.sharedRow},
                                      plan.mmaType);
@@ -101,7 +112,10 @@ TensorCoreAttention::TensorCoreAttention(GPUKernel &kernel,
   columnsPerWarp = plan.valueSize / plan.dSplit;
   chunksPerRow = plan.headSize * plan.elementBytes / 16;
   copyThreads = std::min(plan.threads, plan.keysPerStep * chunksPerRow);
-  threadsPerKey = copyThreads / plan.keysPerStep;
+  // The threads of a key split its chunks evenly (72 of them in a latent
+  // row of 576 elements).
+  threadsPerKey = std::gcd(copyThreads / plan.keysPerStep, chunksPerRow);
+  copyThreads = threadsPerKey * plan.keysPerStep;
 }
 
 void TensorCoreAttention::emit() {
@@ -116,6 +130,8 @@ void TensorCoreAttention::emit() {
   mTile = k.divu(warp, k.index(plan.dSplit));
   firstColumn = k.mul(k.remu(warp, k.index(plan.dSplit)),
                       k.index(columnsPerWarp));
+  firstDim = k.mul(k.remu(warp, k.index(plan.scoreSplit())),
+                   k.index(plan.headSize / plan.scoreSplit()));
   copyKey = k.divu(thread, k.index(threadsPerKey));
   copyChunk = k.remu(thread, k.index(threadsPerKey));
   for (int r = 0; r < 2; ++r) {

@@ -115,6 +115,9 @@ private:
                      const TileState &state, bool masked);
   SmallVector<Accumulator> computeScores(Value buffer,
                                          ArrayRef<SmallVector<Value>> queries);
+  /// plan.splitScores: the sums of the tile's warps' partial `scores`
+  /// (over their shares of q's dims), the same in each of them.
+  void sumPartialScores(SmallVector<Accumulator> &scores);
   void accumulateValues(Value buffer, ArrayRef<SmallVector<Value>> probs,
                         SmallVector<Accumulator> &out);
   void writeResult(const TileRows &rows, const TileState &state);
@@ -173,10 +176,16 @@ private:
   SplitWorkspace layout;
   Value q, keys, values, offsets, out, workspace;
   Value sharedK, sharedV, sharedQ;
+  /// plan.splitScores: each warp's partial scores of a step
+  /// ([warp][key tile][lane][4]).
+  Value sharedScores;
   /// Quantized caches: the code buffers the copies land in, and the
   /// threads' chunk scales ([stages][threads * chunksPerThread]).
   Value codesK, codesV, slotsK, slotsV;
   Value kvHead, split, numSplits, lane, groupId, tig, mTile, firstColumn;
+  /// The first of q's dims the warp's scores cover (0 unless
+  /// plan.splitScores).
+  Value firstDim;
   /// The key row (within a step) and first chunk this thread copies.
   Value copyKey, copyChunk;
   VectorType pairType, accPairType;

@@ -33,11 +33,12 @@ TensorCoreAttention::loadQueries(const TileRows &rows) {
   SmallVector<SmallVector<Value>> fragments;
   Value zero = k.splatConstant(pairType, 0);
   int64_t alignment = std::min<int64_t>(4, plan.rowAlignment);
-  for (int64_t kk = 0; kk < plan.headSize / 16; ++kk) {
+  for (int64_t kk = 0; kk < plan.headSize / (16 * plan.scoreSplit()); ++kk) {
     SmallVector<Value> fragment;
     for (auto [r, columnOffset] :
          {std::pair<int, int64_t>{0, 0}, {1, 0}, {0, 8}, {1, 8}}) {
-      Value column = k.add(k.mul(tig, k.index(2)), k.index(16 * kk + columnOffset));
+      Value column = k.add(k.add(firstDim, k.mul(tig, k.index(2))),
+                           k.index(16 * kk + columnOffset));
       Value pair = vector::LoadOp::create(
           k.b, k.loc, pairType, q, ValueRange{rows.row[r], rows.head[r], column},
           /*nontemporal=*/false, llvm::Align(alignment));
@@ -167,8 +168,9 @@ TensorCoreAttention::computeScores(Value buffer,
                                    ArrayRef<SmallVector<Value>> queries) {
   // B fragments of K^T for 8 keys x 32 columns with one ldmatrix.x4: lane l
   // addresses key 8 n + l % 8, columns 32 kk + 8 (l / 8); its registers are
-  // b0b1, b2b3 of columns 32 kk and of 32 kk + 16.
-  int64_t keyTiles = plan.keysPerStep / 8, columnSteps = plan.headSize / 16;
+  // b0b1, b2b3 of columns 32 kk and of 32 kk + 16 (from firstDim).
+  int64_t keyTiles = plan.keysPerStep / 8,
+          columnSteps = plan.headSize / (16 * plan.scoreSplit());
   Value rowInTile = k.remu(lane, k.index(8));
   Value matrix = k.divu(lane, k.index(8));
   SmallVector<Accumulator> scores(keyTiles, {k.f32(0), k.f32(0), k.f32(0), k.f32(0)});
@@ -177,8 +179,10 @@ TensorCoreAttention::computeScores(Value buffer,
     SmallVector<Value> first = queryFragment(queries, kk), second;
     if (tiles == 4)
       second = queryFragment(queries, kk + 1);
-    Value column = k.add(k.mul(k.remu(matrix, k.index(tiles)), k.index(8)),
-                         k.index(16 * kk));
+    Value column =
+        k.add(k.add(firstDim, k.mul(k.remu(matrix, k.index(tiles)),
+                                    k.index(8))),
+              k.index(16 * kk));
     for (int64_t n = 0; n < keyTiles; ++n) {
       Value key = k.add(rowInTile, k.index(8 * n));
       SmallVector<Value> b =
@@ -188,7 +192,40 @@ TensorCoreAttention::computeScores(Value buffer,
         scores[n] = mma(second, {b[2], b[3]}, scores[n]);
     }
   }
+  if (plan.splitScores)
+    sumPartialScores(scores);
   return scores;
+}
+
+void TensorCoreAttention::sumPartialScores(SmallVector<Accumulator> &scores) {
+  // Each lane parks its 4 partial scores of a key tile in 16 bytes (the
+  // warp's 32 lanes: consecutive, no bank conflicts); after a barrier each
+  // warp sums the tile's warps' partials in warp order, so all of them hold
+  // the same scores. The barrier at the top of the next step orders these
+  // loads before the next step's stores.
+  auto quadType = VectorType::get({4}, k.b.getF32Type());
+  Value warp = k.divu(kernel.threadId(gpu::Dimension::x), k.index(32));
+  for (size_t n = 0; n < scores.size(); ++n)
+    vector::StoreOp::create(
+        k.b, k.loc,
+        vector::FromElementsOp::create(k.b, k.loc, quadType,
+                                       ValueRange(ArrayRef<Value>(scores[n]))),
+        sharedScores, ValueRange{warp, k.index(n), lane, k.index(0)});
+  gpu::BarrierOp::create(k.b, k.loc);
+  Value firstWarp = k.mul(mTile, k.index(plan.dSplit));
+  for (size_t n = 0; n < scores.size(); ++n) {
+    Value sum;
+    for (int64_t c = 0; c < plan.dSplit; ++c) {
+      Value part = vector::LoadOp::create(
+          k.b, k.loc, quadType, sharedScores,
+          ValueRange{k.add(firstWarp, k.index(c)), k.index(n), lane,
+                     k.index(0)});
+      sum = c == 0 ? part : k.fadd(sum, part);
+    }
+    for (int64_t i = 0; i < 4; ++i)
+      scores[n][i] =
+          vector::ExtractOp::create(k.b, k.loc, sum, ArrayRef<int64_t>{i});
+  }
 }
 
 void TensorCoreAttention::accumulateValues(Value buffer,

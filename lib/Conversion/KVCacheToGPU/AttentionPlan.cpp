@@ -33,15 +33,15 @@ constexpr int64_t kMinTensorCoreGroup = 1;
 constexpr int64_t kMaxTensorCoreRegisters = 224;
 
 /// Registers per thread of the tensor-core kernel: q's A fragments held
-/// across the key loop (headSize / 4; 8 when q is staged in shared memory
-/// and read per step), the output tiles (valueSize / (2 dSplit)), the
+/// across the key loop (headSize / 4, or its share of `scoreSplit` warps;
+/// 8 when q is staged in shared memory and read per step), the output tiles (valueSize / (2 dSplit)), the
 /// scores of a step (keysPerStep / 2) and ~40 for addresses and the softmax
 /// state.
 int64_t estimateTensorCoreRegisters(int64_t headSize, int64_t valueSize,
                                     int64_t dSplit, int64_t keysPerStep,
-                                    bool stagedQueries) {
-  return 40 + (stagedQueries ? 8 : headSize / 4) + valueSize / (2 * dSplit) +
-         keysPerStep / 2;
+                                    bool stagedQueries, int64_t scoreSplit) {
+  return 40 + (stagedQueries ? 8 : headSize / (4 * scoreSplit)) +
+         valueSize / (2 * dSplit) + keysPerStep / 2;
 }
 
 /// The element type of the tensor-core kernel's mma.sync operands, or null
@@ -82,15 +82,23 @@ int64_t planKeyValueBuffers(AttentionPlan &plan, int64_t warps,
 
 /// Turns `plan` into the tensor-core plan when the attention qualifies: f16
 /// or bf16 mma operands (getMmaType), sm_80 or newer, head_size 64, 128 or
-/// 256, a group of at most 256 heads, the registers within
+/// 256 (or MLA's 576 in the decode kernel, q's dims split over the warps
+/// of a tile: plan.splitScores), a group of at most 256 heads, the registers within
 /// kMaxTensorCoreRegisters; over a quantized cache, every thread copies
 /// codes each step. With `tileRows` > 1, the query-tile plan: the M rows
 /// are (row, head) pairs of `tileRows` rows of one sequence.
 bool planTensorCores(AttentionPlan &plan, const GPUKernelTarget &target,
                      int64_t scaleGroup, int64_t tileRows) {
   Type mmaType = getMmaType(plan, scaleGroup);
+  // DeepSeek's latent rows (576 = 512 + 64), whose values are the keys:
+  // neither q nor, next to two stages of K, q in shared memory fits (its 16
+  // rows take 18 KiB), so each of the 4 warps of a tile holds a quarter of
+  // q's dims (docs/Design.md).
+  bool splitScores =
+      plan.headSize == 576 && plan.sharesKeyTiles() && tileRows == 1;
   if (!target.tensorCores || !mmaType || getChipVersion(target.chip) < 80 ||
-      !(plan.headSize == 64 || plan.headSize == 128 || plan.headSize == 256) ||
+      !(plan.headSize == 64 || plan.headSize == 128 || plan.headSize == 256 ||
+        splitScores) ||
       plan.group < kMinTensorCoreGroup)
     return false;
   constexpr int64_t kMmaBytes = 2;
@@ -100,7 +108,7 @@ bool planTensorCores(AttentionPlan &plan, const GPUKernelTarget &target,
     mTiles = llvm::PowerOf2Ceil(llvm::divideCeil(plan.group, 16));
     // Four warps per block when the group is small: they share the tile's
     // output columns.
-    dSplit = std::max<int64_t>(1, 4 / mTiles);
+    dSplit = splitScores ? 4 : std::max<int64_t>(1, 4 / mTiles);
     // 8 KiB of K (and of V) per step, at most 32 keys (64 keys of a head
     // of 64 spilled).
     keysPerStep =
@@ -131,17 +139,23 @@ bool planTensorCores(AttentionPlan &plan, const GPUKernelTarget &target,
   }
   int64_t warps = mTiles * dSplit;
   int64_t kvBytes = planKeyValueBuffers(plan, warps, keysPerStep, stages);
+  // Split scores: K tiles alone, and each warp's partial scores (16 bytes
+  // per lane and 8 keys).
+  int64_t scoreSplit = splitScores ? dSplit : 1;
+  if (splitScores)
+    kvBytes = kvBytes / 2 + warps * keysPerStep * 64;
   // A warp's output columns: ldmatrix.x4 reads V in blocks of 16.
   if (kvBytes == 0 || plan.valueSize % (16 * dSplit) != 0)
     return false;
   // q goes through shared memory when the warps of a tile share it and it
   // fits.
   int64_t queryBytes = mTiles * 16 * sharedRow * kMmaBytes;
-  bool stageQueries = dSplit > 1 && kvBytes + queryBytes <= kSharedBytes;
+  bool stageQueries =
+      dSplit > 1 && !splitScores && kvBytes + queryBytes <= kSharedBytes;
   if (warps > 16 || kvBytes > kSharedBytes ||
       estimateTensorCoreRegisters(plan.headSize, plan.valueSize, dSplit,
-                                  keysPerStep,
-                                  stageQueries) > kMaxTensorCoreRegisters)
+                                  keysPerStep, stageQueries,
+                                  scoreSplit) > kMaxTensorCoreRegisters)
     return false;
   plan.tensorCores = true;
   plan.mmaType = mmaType;
@@ -155,6 +169,7 @@ bool planTensorCores(AttentionPlan &plan, const GPUKernelTarget &target,
   plan.sharedRow = sharedRow;
   plan.asyncCopy = true;
   plan.stageQueries = stageQueries;
+  plan.splitScores = splitScores;
   plan.sharedBytes = kvBytes + (stageQueries ? queryBytes : 0);
   return true;
 }
@@ -280,8 +295,8 @@ int64_t AttentionPlan::estimatedBlocksPerSM() const {
   int64_t registers =
       tensorCores
           ? estimateTensorCoreRegisters(headSize, valueSize, dSplit,
-                                        keysPerStep,
-                                        stageQueries)
+                                        keysPerStep, stageQueries,
+                                        scoreSplit())
           : std::min<int64_t>(24 + headsPerPass * (3 * width + 2), 255);
   // Registers are allocated per warp in units of 256.
   int64_t warpRegisters = llvm::alignTo(registers * 32, 256);

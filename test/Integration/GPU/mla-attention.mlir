@@ -1,22 +1,29 @@
 // mla_attention_ragged's kernels assemble for sm_90 and sm_80: DeepSeek's
-// latent rows (576 = 512 + 64, bf16, 16 and 128 query heads over one
+// latent rows (576 = 512 + 64, bf16, 16, 32 and 128 query heads over one
 // latent head, with a workspace: the attention and the merge kernel), an
 // fp8 latent cache with token_head scales, and an f16 cache whose lanes'
-// slices straddle v_head_size; none spills (the CUDA-core kernel holds a
-// 576-element head in slices of 18 elements, 32 lanes per key).
+// slices straddle v_head_size; none spills (at 16 and 32 heads the
+// tensor-core kernel, q's dims split over 4 warps per 16-head tile, one
+// block per SM; at 128 the CUDA-core kernel, a 576-element head in slices
+// of 18 elements, 32 lanes per key).
 // REQUIRES: ptxas
 // RUN: kvcache-compile %s -o %t.sm_90.ptx
 // RUN: %ptxas -arch=sm_90 -v %t.sm_90.ptx -o %t.sm_90.cubin 2>&1 | FileCheck %s
 // RUN: kvcache-compile %s --chip sm_80 -o %t.sm_80.ptx
 // RUN: %ptxas -arch=sm_80 -v %t.sm_80.ptx -o %t.sm_80.cubin 2>&1 | FileCheck %s
 
-// 4 attention kernels and 2 merge kernels.
-// CHECK-COUNT-6: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// 5 attention kernels and 3 merge kernels.
+// CHECK-COUNT-8: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // CHECK-NOT: bytes spill
 
 !m = !kvcache.paged_cache<bf16, num_heads = 1, head_size = 576, page_size = 64, mla = true>
 func.func @deepseek16(%q: memref<?x16x576xbf16>, %k: !m, %rows: memref<?xi32>, %out: memref<?x16x512xbf16>, %ws: memref<?xf32>) {
   kvcache.mla_attention_ragged %q, %k, %rows, %out, %ws {scale = 0.0721688 : f32, v_head_size = 512 : i64} : memref<?x16x576xbf16>, !m, memref<?xi32>, memref<?x16x512xbf16>, memref<?xf32>
+  return
+}
+
+func.func @deepseek32(%q: memref<?x32x576xbf16>, %k: !m, %rows: memref<?xi32>, %out: memref<?x32x512xbf16>, %ws: memref<?xf32>) {
+  kvcache.mla_attention_ragged %q, %k, %rows, %out, %ws {scale = 0.0721688 : f32, v_head_size = 512 : i64} : memref<?x32x576xbf16>, !m, memref<?xi32>, memref<?x32x512xbf16>, memref<?xf32>
   return
 }
 
