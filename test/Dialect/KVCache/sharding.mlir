@@ -105,3 +105,27 @@ func.func @scales(%blocks: tensor<?x2x1x16x8x64xf8E4M3FN>, %lengths: tensor<2xi3
   %t:2 = kvcache.collection_tensors %c : !kvcache.paged_collection<f8E4M3FN, num_heads = 8, head_size = 64, page_size = 16, scales = token_head> -> tensor<?x2x1x16x8x64xf8E4M3FN>, tensor<?x2x1x16x8xf32>
   return %t#0, %t#1 : tensor<?x2x1x16x8x64xf8E4M3FN>, tensor<?x2x1x16x8xf32>
 }
+
+// -----
+
+shard.grid @grid(shape = 2)
+// An MLA collection (one latent head) is replicated: every device keeps the
+// whole cache, types unchanged.
+// CHECK-LABEL: func.func @mla(
+// CHECK-SAME: tensor<?x1x1x16x1x64xf16>
+// CHECK-NOT: {{shard\.|mpi\.}}
+// CHECK: kvcache.paged_collection {{.*}} -> !kvcache.paged_collection<f16, num_heads = 1, head_size = 64, page_size = 16, mla = true>
+// CHECK-NOT: {{shard\.|mpi\.}}
+// CHECK: kvcache.store_ragged {{.*}} : !kvcache.paged_cache<f16, num_heads = 1, head_size = 64, page_size = 16, mla = true>, tensor<?x1x64xf16>, tensor<3xi32> -> !kvcache.paged_collection<f16, num_heads = 1, head_size = 64, page_size = 16, mla = true>
+// CHECK-NOT: {{shard\.|mpi\.}}
+// CHECK: return {{.*}} : tensor<?x1x1x16x1x64xf16>
+func.func @mla(%blocks: tensor<?x1x1x16x1x64xf16>, %lengths: tensor<2xi32>, %table: tensor<2x4xi32>, %n: i32, %rows: tensor<?x1x64xf16>, %offsets: tensor<3xi32>) -> tensor<?x1x1x16x1x64xf16> {
+  %l = arith.constant 0 : index
+  %s = shard.sharding @grid split_axes = [[]] : !shard.sharding
+  %b = shard.shard %blocks to %s : tensor<?x1x1x16x1x64xf16>
+  %c = kvcache.paged_collection %b, %lengths, %table, %n, %n : tensor<?x1x1x16x1x64xf16>, tensor<2xi32>, tensor<2x4xi32> -> !kvcache.paged_collection<f16, num_heads = 1, head_size = 64, page_size = 16, mla = true>
+  %k = kvcache.get_key_cache %c[%l] : !kvcache.paged_collection<f16, num_heads = 1, head_size = 64, page_size = 16, mla = true>
+  %c1 = kvcache.store_ragged %k, %rows, %offsets : !kvcache.paged_cache<f16, num_heads = 1, head_size = 64, page_size = 16, mla = true>, tensor<?x1x64xf16>, tensor<3xi32> -> !kvcache.paged_collection<f16, num_heads = 1, head_size = 64, page_size = 16, mla = true>
+  %t = kvcache.collection_tensors %c1 : !kvcache.paged_collection<f16, num_heads = 1, head_size = 64, page_size = 16, mla = true> -> tensor<?x1x1x16x1x64xf16>
+  return %t : tensor<?x1x1x16x1x64xf16>
+}
