@@ -22,6 +22,7 @@
 #include "KVCache/Conversion/Passes.h"
 #include "KVCache/IR/BufferizableOpInterfaceImpl.h"
 #include "KVCache/IR/KVCacheDialect.h"
+#include "KVCache/IR/ShardingInterfaceImpl.h"
 #include "KVCache/Pipelines/Pipelines.h"
 #include "KVCache/Transforms/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -29,11 +30,13 @@
 namespace mlir::kvcache {
 
 /// Adds the kvcache dialect to `registry`, with the BufferizableOpInterface
-/// models of its kernel ops (one-shot-bufferize of their tensor forms), and
-/// nothing of upstream MLIR.
+/// models of its kernel ops (one-shot-bufferize of their tensor forms) and
+/// the ShardingInterface models of the tensor forms (head sharding through
+/// the shard dialect's passes), and nothing of upstream MLIR.
 inline void registerAllDialects(DialectRegistry &registry) {
   registry.insert<KVCacheDialect>();
   registerBufferizableOpInterfaceExternalModels(registry);
+  registerShardingInterfaceExternalModels(registry);
 }
 
 /// Registers every kvcache pass and the `kvcache-to-cpu`, `kvcache-to-ptx`
