@@ -101,7 +101,9 @@ def test_moved_names_are_still_in_reference():
         "attention_ragged", "copy_pages", "decode_step", "dequantize",
         "dynamic_scale", "fp8_encode", "fp8_values", "from_float32",
         "gather_ragged", "group_scales", "key_range", "merge_states",
-        "quantize", "random_cache", "random_rows", "rope_ragged", "rope_rows",
-        "rotate", "row_offsets", "storage_dtype", "store_ragged",
-        "to_float32"]   # as before the split, and rope_ragged, rope_rows, rotate
+        "mla_attention_ragged", "quantize", "random_cache", "random_rows",
+        "rope_ragged", "rope_rows", "rotate", "row_offsets", "storage_dtype",
+        "store_ragged", "to_float32"]
+    # as before the split, and mla_attention_ragged, rope_ragged, rope_rows,
+    # rotate
     from kvcache.reference import PagedCache, random_cache, to_float32  # noqa: F401
