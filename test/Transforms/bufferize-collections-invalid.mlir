@@ -128,3 +128,14 @@ func.func @not_built_here(%c: !c, %pairs: tensor<?x2xi32>) -> !c {
   %c1 = kvcache.copy_pages %c, %pairs : !c, tensor<?x2xi32> -> !c
   return %c1 : !c
 }
+
+// -----
+
+// The tensors of a collection whose constructor is not visible (an argument).
+!c = !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
+func.func @tensors_of_argument(%c: !c) -> tensor<?x2x?x16x8x128xf16> {
+  // expected-error @below {{'kvcache.collection_tensors' op needs the constructor of its collection in the same function (kvcache.paged_collection or kvcache.continuous_collection on tensors)}}
+  // expected-error @below {{failed to bufferize op}}
+  %b = kvcache.collection_tensors %c : !c -> tensor<?x2x?x16x8x128xf16>
+  return %b : tensor<?x2x?x16x8x128xf16>
+}
