@@ -1,5 +1,6 @@
 """The attention tests' comparison with the reference: tolerances per
-element type and the check of (out, lse) against the reference's."""
+element type and the check of (out, lse) against the reference's; and the
+random operands of attention's optional clauses."""
 
 import numpy as np
 
@@ -20,3 +21,17 @@ def assert_close(got, expected, dtype, lse_tolerance=LSE_TOLERANCE):
     np.testing.assert_array_equal(np.isfinite(lse), finite)
     np.testing.assert_array_equal(lse[~finite], expected_lse[~finite])
     assert np.abs(lse[finite] - expected_lse[finite]).max(initial=0) <= lse_tolerance
+
+
+def clause_operands(rng, clauses, q_heads):
+    """(operands, attributes) of attention's optional clauses in `clauses`:
+    random `sinks` and `alibi` arrays (one f32 per query head), and the
+    attribute clauses (`window`, `chunk`, `noncausal`, `softcap`) as given."""
+    operands = {}
+    if clauses.get("sinks"):
+        operands["sinks"] = rng.uniform(-2, 2, q_heads).astype(np.float32)
+    if clauses.get("alibi"):
+        operands["alibi"] = rng.uniform(0, 0.5, q_heads).astype(np.float32)
+    attributes = {k: v for k, v in clauses.items()
+                  if k in ("window", "chunk", "noncausal", "softcap")}
+    return operands, attributes

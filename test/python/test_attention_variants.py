@@ -16,7 +16,8 @@ pytest.importorskip("kvcache._kvcache")
 import kvcache  # noqa: E402
 from kvcache import (CacheConfig, builders, dtypes, reference,  # noqa: E402
                      testing)
-from attention_checks import LSE_TOLERANCE, TOLERANCE, assert_close  # noqa: E402,F401
+from attention_checks import (LSE_TOLERANCE, TOLERANCE,  # noqa: E402,F401
+                              assert_close, clause_operands)
 
 HEAD_SIZE = 16
 
@@ -33,13 +34,7 @@ def make_case(rng, dtype, page_size, q_heads, lengths, new, kind="paged"):
 def run(config, cache, q, offsets, clauses, rng, scale=0.5):
     """(out, lse) of the compiled function and of the reference."""
     q_heads = config.query_heads
-    operands = {}
-    if clauses.get("sinks"):
-        operands["sinks"] = rng.uniform(-2, 2, q_heads).astype(np.float32)
-    if clauses.get("alibi"):
-        operands["alibi"] = rng.uniform(0, 0.5, q_heads).astype(np.float32)
-    attributes = {k: v for k, v in clauses.items()
-                  if k in ("window", "chunk", "noncausal", "softcap")}
+    operands, attributes = clause_operands(rng, clauses, q_heads)
     lse = np.full((q.shape[0], q_heads), 7, np.float32)
     ir = builders.attention_ragged(
         config, "attention", scale=scale, lse=True,

@@ -21,7 +21,7 @@ pytest.importorskip("kvcache._kvcache")
 
 import kvcache  # noqa: E402
 from kvcache import CacheConfig, builders, reference, testing  # noqa: E402
-from attention_checks import assert_close  # noqa: E402
+from attention_checks import assert_close, clause_operands  # noqa: E402
 
 
 def run(config, v_head_size, lengths, new, clauses, seed, scale=0.125,
@@ -35,13 +35,7 @@ def run(config, v_head_size, lengths, new, clauses, seed, scale=0.125,
     rows, q_heads = sum(new), config.query_heads
     q = testing.random_rows(rng, rows, q_heads, config.head_size,
                             config.rows_element)
-    operands = {}
-    if clauses.get("sinks"):
-        operands["sinks"] = rng.uniform(-2, 2, q_heads).astype(np.float32)
-    if clauses.get("alibi"):
-        operands["alibi"] = rng.uniform(0, 0.5, q_heads).astype(np.float32)
-    attributes = {k: v for k, v in clauses.items()
-                  if k in ("window", "chunk", "noncausal", "softcap")}
+    operands, attributes = clause_operands(rng, clauses, q_heads)
     out = testing.random_rows(rng, rows, q_heads, v_head_size,
                               config.rows_element)
     lse = np.full((rows, q_heads), 7, np.float32)
