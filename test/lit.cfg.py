@@ -126,11 +126,19 @@ ptxas = shutil.which("ptxas") or (
 if ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
-    # The toolkit around it, whose libdevice gpu-module-to-binary links
-    # into kernels that call __nv_* functions (math ops) when CUDA_HOME
-    # names it: `env CUDA_HOME=%cuda_home kvcache-compile ...`.
-    config.substitutions.append(
-        ("%cuda_home", os.path.dirname(os.path.dirname(os.path.realpath(ptxas)))))
+
+# libdevice, which gpu-module-to-binary links into kernels that call
+# __nv_* functions (the math ops that kvcache-lower-gpu-math leaves, such
+# as math.sin) when CUDA_HOME names the toolkit holding it: `env
+# CUDA_HOME=%cuda_home kvcache-compile ...` in tests that say `REQUIRES:
+# libdevice`. (A ptxas alone, as some machines have, has none.)
+for toolkit in ([os.path.dirname(os.path.dirname(os.path.realpath(ptxas)))]
+                if ptxas else []) + ["/usr/local/cuda"]:
+    if os.path.isfile(os.path.join(toolkit, "nvvm", "libdevice",
+                                   "libdevice.10.bc")):
+        config.available_features.add("libdevice")
+        config.substitutions.append(("%cuda_home", toolkit))
+        break
 
 # The test dialects of test/lib are in kvcache-opt only in test builds
 # (KVCACHE_INCLUDE_TESTS); without them the tests of test/TestDialect are

@@ -245,6 +245,7 @@ void mlir::kvcache::buildKVCacheToNVVMPipeline(
   target.optLevel = options.optLevel;
   pm.addPass(createGpuNVVMAttachTarget(target));
   OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+  device.addPass(createKVCacheLowerGPUMath());
   device.addPass(createSCFToControlFlowPass());
   device.addPass(memref::createExpandStridedMetadataPass());
   device.addPass(createLowerAffinePass());

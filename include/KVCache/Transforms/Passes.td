@@ -215,6 +215,44 @@ def KVCacheInlineAllocaScopes : Pass<"kvcache-inline-alloca-scopes"> {
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def KVCacheLowerGPUMath
+    : Pass<"kvcache-lower-gpu-math", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Lower math ops in GPU kernels to code that needs no libdevice";
+  let description = [{
+    `convert-gpu-to-nvvm` turns every `math` op of a kernel into a call of
+    a libdevice function (`__nv_expf`, even `__nv_fabsf`), which
+    `gpu-module-to-binary` links only from the CUDA toolkit that `CUDA_HOME`
+    names; without one the calls stay external and ptxas rejects the PTX.
+    This pass, which both GPU pipelines run on every `gpu.module` before
+    `convert-gpu-to-nvvm`, lowers the common ones without libdevice:
+    - exactly, to the LLVM intrinsic that the NVPTX backend selects one
+      instruction for: `math.absf`, `ceil`, `floor`, `trunc`, `roundeven`,
+      `round`, `fma`, `copysign`, `sqrt` (IEEE `sqrt.rn`); `math.rsqrt` to
+      `1 / sqrt` (both correctly rounded);
+    - to MLIR's f32 polynomial approximations: `math.exp`, `expm1`, `log`,
+      `log2`, `log1p`, `tanh`, `erf`, `erfc` (f16 and bf16 through f32; a few
+      f32 ulp; measured by test/python/test_gpu_math.py).
+
+    The other math ops (`sin`, `cos`, `tan`, `powf`, `exp2`, `log10`,
+    `atan`, ...) still become libdevice calls and need `CUDA_HOME` for
+    `kvcache-to-ptx` (the emulator provides them). No options.
+
+    Before:
+    ```mlir
+    %r = math.sqrt %x : f32
+    ```
+    After:
+    ```mlir
+    %r = llvm.intr.sqrt(%x) : (f32) -> f32
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::math::MathDialect"
+  ];
+}
+
 def KVCacheCheckRegistrations
     : Pass<"kvcache-check-registrations", "::mlir::ModuleOp"> {
   let summary = "Check that the context has what a GPU pipeline needs";
