@@ -52,7 +52,8 @@ static std::optional<int64_t> headDim(Operation *op, Value value) {
       return rank - 2;
     if (data.size() == 1 || value != data.back()->get())
       return std::nullopt;
-    auto collection = cast<KVCollectionTypeInterface>(op->getResult(0).getType());
+    auto collection =
+        cast<KVCollectionTypeInterface>(op->getResult(0).getType());
     return scalesHeadDim(collection.getScales(), rank);
   }
   if (auto tensors = dyn_cast<CollectionTensorsOp>(op)) {
@@ -345,7 +346,8 @@ struct HeadShardingModel
                       .getDimSize(*dim);
     }
     SmallVector<Type> types;
-    for (auto [result, sharding] : llvm::zip(op->getResults(), resultShardings)) {
+    for (auto [result, sharding] :
+         llvm::zip(op->getResults(), resultShardings)) {
       Type type = result.getType();
       std::optional<int64_t> heads = numHeadsOf(type);
       if (heads && devices != 1)
