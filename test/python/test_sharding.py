@@ -3,8 +3,8 @@ with shard.shard, partitioned by sharding-propagation and shard-partition
 over 2 devices, compiled as it is (kvcache-bufferize drops the grid) and run
 once per rank on the CPU with each rank's slice of the heads (one process,
 no communication), gives the cache and output of the unsharded layer; so
-does MLA's attention with its query heads split and its latent cache
-replicated."""
+do page copies with a gather, and MLA's attention with its query heads
+split and its latent cache replicated."""
 
 import re
 
@@ -41,6 +41,25 @@ func.func @step(%blocks: !blocks, %lengths: tensor<?xi32>, %table: tensor<?x?xi3
       : tensor<?x4x8xf32>, !k, !k, tensor<?xi32>, tensor<?x4x8xf32> -> tensor<?x4x8xf32>
   %t = kvcache.collection_tensors %c1 : !c -> !blocks
   return %t, %o : !blocks, tensor<?x4x8xf32>
+}
+
+// Page copies and a gather of the copied cache, each rank on its KV head.
+func.func @pages(%blocks: !blocks, %lengths: tensor<?xi32>, %table: tensor<?x?xi32>,
+                 %max_seq: i32, %max_cache: i32, %pairs: tensor<?x2xi32>,
+                 %offsets: tensor<?xi32>, %rows: tensor<?x2x8xf32>)
+    -> (!blocks, tensor<?x2x8xf32>) {
+  %l0 = arith.constant 0 : index
+  %heads = shard.sharding @grid split_axes = [[], [], [], [], [0]] : !shard.sharding
+  %b = shard.shard %blocks to %heads : !blocks
+  %all = shard.sharding @grid split_axes = [[]] : !shard.sharding
+  %offs = shard.shard %offsets to %all : tensor<?xi32>
+  %c = kvcache.paged_collection %b, %lengths, %table, %max_seq, %max_cache
+      : !blocks, tensor<?xi32>, tensor<?x?xi32> -> !c
+  %c1 = kvcache.copy_pages %c, %pairs : !c, tensor<?x2xi32> -> !c
+  %v = kvcache.get_value_cache %c1[%l0] : !c
+  %g = kvcache.gather_ragged %v, %rows, %offs : !k, tensor<?x2x8xf32>, tensor<?xi32> -> tensor<?x2x8xf32>
+  %t = kvcache.collection_tensors %c1 : !c -> !blocks
+  return %t, %g : !blocks, tensor<?x2x8xf32>
 }
 
 // MLA: one latent head of 12 elements (values: its first 8), 4 query heads
@@ -131,6 +150,28 @@ def test_each_rank_computes_its_heads(modules):
         np.testing.assert_allclose(local_out,
                                    expected_out[:, 2 * rank:2 * rank + 2],
                                    atol=1e-6)
+
+
+def test_ranks_copy_and_gather_their_heads(modules):
+    per_rank, whole = modules
+    rng = np.random.default_rng(36)
+    blocks = rng.uniform(-1, 1, (4, 2, 1, 4, 2, 8)).astype(np.float32)
+    pairs = np.array([[2, 3]], dtype=np.int32)  # page 2 onto page 3
+    offsets = np.array([0, 3, 5], dtype=np.int32)  # 3 and 2 tokens
+    expected_blocks = blocks.copy()
+    expected_rows = np.zeros((5, 2, 8), dtype=np.float32)
+    whole.pages(expected_blocks, *metadata(), pairs, offsets, expected_rows)
+    np.testing.assert_array_equal(expected_blocks[3], blocks[2])
+    # Sequence 1's tokens 0 and 1 are on its page 1 (TABLE).
+    np.testing.assert_array_equal(expected_rows[3:5], blocks[1, 1, 0, 0:2])
+    for rank in range(2):
+        local_blocks = np.ascontiguousarray(blocks[..., rank:rank + 1, :])
+        local_rows = np.zeros((5, 1, 8), dtype=np.float32)
+        per_rank.pages(local_blocks, *metadata(), pairs, offsets, local_rows)
+        np.testing.assert_array_equal(local_blocks,
+                                      expected_blocks[..., rank:rank + 1, :])
+        np.testing.assert_array_equal(local_rows,
+                                      expected_rows[:, rank:rank + 1])
 
 
 def test_mla_ranks_split_query_heads(modules):
