@@ -6,10 +6,11 @@
 // shardable dimension. A collection's sharding is the sharding of its
 // `blocks` on their head dimension; the token rows of the kernel ops follow
 // it (query heads by whole GQA groups, since a contiguous chunk of KV heads
-// serves a contiguous chunk of query heads). Partitioned, each op keeps its
-// operation and attributes, and its collection and cache types get
-// num_heads / N: attention needs no communication (docs/Contract.md,
-// section 3.7).
+// serves a contiguous chunk of query heads), except that a replicated
+// collection of one KV head (MQA, MLA's latent head) serves query heads
+// split alone. Partitioned, each op keeps its operation and attributes, and
+// its collection and cache types get num_heads / N: no op needs
+// communication (docs/Contract.md, section 3.7).
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +21,7 @@
 #include "mlir/Dialect/Shard/Interfaces/ShardingInterface.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::kvcache;
@@ -38,75 +40,82 @@ static std::optional<int64_t> scalesHeadDim(KVScales scales, int64_t rank) {
 
 /// The dimension of `value` (a ranked tensor operand or result of `op`) that
 /// holds heads, or none when `value` is replicated (offsets, lengths, the
-/// lookup table).
+/// lookup table, page pairs, the cos/sin table, positions).
 static std::optional<int64_t> headDim(Operation *op, Value value) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
   if (!type)
     return std::nullopt;
   int64_t rank = type.getRank();
-  if (auto collection = dyn_cast<PagedCollectionOp>(op)) {
-    if (value == collection.getBlocks())
+  if (auto constructor = dyn_cast<CollectionOpInterface>(op)) {
+    SmallVector<OpOperand *> data = constructor.getCacheDataOperands();
+    if (value == data.front()->get())
       return rank - 2;
-    if (value == collection.getScales())
-      return scalesHeadDim(collection.getType().getScales(), rank);
-    return std::nullopt;
+    if (data.size() == 1 || value != data.back()->get())
+      return std::nullopt;
+    auto collection =
+        cast<KVCollectionTypeInterface>(op->getResult(0).getType());
+    return scalesHeadDim(collection.getScales(), rank);
   }
   if (auto tensors = dyn_cast<CollectionTensorsOp>(op)) {
     if (value == tensors.getTensors().front())
       return rank - 2;
-    auto type = cast<PagedCollectionType>(tensors.getCollection().getType());
-    return scalesHeadDim(type.getScales(), rank);
+    auto collection =
+        cast<KVCollectionTypeInterface>(tensors.getCollection().getType());
+    return scalesHeadDim(collection.getScales(), rank);
   }
-  if (auto store = dyn_cast<StoreRaggedOp>(op))
-    return value == store.getValues() ? std::optional<int64_t>(1)
-                                      : std::nullopt;
-  auto attention = cast<AttentionRaggedOp>(op);
-  if (value == attention.getSinks() || value == attention.getAlibi())
-    return 0;
-  if (value == attention.getRowOffsets())
-    return std::nullopt;
-  // q, out, lse and the results: [tokens, heads, ...].
-  return 1;
+  // The other tensors are token rows [tokens, heads, ...] or per-head
+  // vectors, but for the ops' offsets and tables.
+  if (auto attention = dyn_cast<AttentionOpInterface>(op)) {
+    if (value == attention.getSinks() || value == attention.getAlibi())
+      return 0;
+    if (value == attention.getRowOffsets())
+      return std::nullopt;
+    return 1;
+  }
+  bool isRows = TypeSwitch<Operation *, bool>(op)
+                    .Case([&](StoreRaggedOp store) {
+                      return value == store.getValues();
+                    })
+                    .Case([&](GatherRaggedOp gather) {
+                      return value != gather.getCtxOffsets();
+                    })
+                    .Case([&](RopeRaggedOp rope) {
+                      return value == rope.getQ() ||
+                             value == rope.getQOut() ||
+                             value.getDefiningOp() == op;
+                    })
+                    .Case([](MergeStatesOp) { return true; })
+                    .Default([](Operation *) { return false; });
+  return isRows ? std::optional<int64_t>(1) : std::nullopt;
 }
 
-/// The collection constructor that `value` (a collection or a layer cache)
-/// comes from, through the layer accessors and the writes; null where it is
-/// not visible.
-static PagedCollectionOp findConstructor(Value value) {
-  while (Operation *def = value.getDefiningOp()) {
-    if (auto constructor = dyn_cast<PagedCollectionOp>(def))
-      return constructor;
-    if (auto get = dyn_cast<GetKeyCacheOp>(def))
-      value = get.getCollection();
-    else if (auto get = dyn_cast<GetValueCacheOp>(def))
-      value = get.getCollection();
-    else if (auto store = dyn_cast<StoreRaggedOp>(def))
-      value = store.getCache();
-    else
-      return nullptr;
-  }
-  return nullptr;
-}
-
-/// `type` (a paged cache or collection type) with `numHeads` heads.
+/// `type` (a collection or layer cache type of the paged or continuous
+/// kind) with `numHeads` heads; null for another kind.
 static Type withNumHeads(Type type, int64_t numHeads) {
-  if (auto cache = dyn_cast<PagedCacheType>(type))
-    return PagedCacheType::get(type.getContext(), cache.getElementType(),
-                               numHeads, cache.getHeadSize(),
-                               cache.getPageSize(), cache.getMla(),
-                               cache.getAssertWriteMode(), cache.getScales());
-  auto collection = cast<PagedCollectionType>(type);
-  return PagedCollectionType::get(
-      type.getContext(), collection.getElementType(), numHeads,
-      collection.getHeadSize(), collection.getPageSize(), collection.getMla(),
-      collection.getAssertWriteMode(), collection.getScales());
+  MLIRContext *context = type.getContext();
+  auto paged = [&](auto paged) -> Type {
+    return decltype(paged)::get(context, paged.getElementType(), numHeads,
+                                paged.getHeadSize(), paged.getPageSize(),
+                                paged.getMla(), paged.getAssertWriteMode(),
+                                paged.getScales());
+  };
+  auto continuous = [&](auto continuous) -> Type {
+    return decltype(continuous)::get(
+        context, continuous.getElementType(), numHeads,
+        continuous.getHeadSize(), continuous.getMla(),
+        continuous.getAssertWriteMode(), continuous.getScales());
+  };
+  return TypeSwitch<Type, Type>(type)
+      .Case<PagedCacheType, PagedCollectionType>(paged)
+      .Case<ContinuousCacheType, ContinuousCollectionType>(continuous)
+      .Default([](Type) { return Type(); });
 }
 
-/// The KV heads of `type` (a paged cache or collection type), or none.
+/// The KV heads of `type` (a layer cache or collection type), or none.
 static std::optional<int64_t> numHeadsOf(Type type) {
-  if (auto cache = dyn_cast<PagedCacheType>(type))
+  if (auto cache = dyn_cast<KVCacheTypeInterface>(type))
     return cache.getNumHeads();
-  if (auto collection = dyn_cast<PagedCollectionType>(type))
+  if (auto collection = dyn_cast<KVCollectionTypeInterface>(type))
     return collection.getNumHeads();
   return std::nullopt;
 }
@@ -122,9 +131,11 @@ struct HeadSharding {
 
 /// Reports that `op` has its heads sharded two ways.
 LogicalResult reportTwoShardings(Operation *op) {
-  return op->emitOpError("has heads sharded two ways (a query head follows "
-                         "its KV head: one sharding for the collection and "
-                         "its rows)");
+  return op->emitOpError(
+      "has heads sharded two ways (a query head follows its KV head): split "
+      "the heads of its rows over the grid axes of its collection's blocks, "
+      "or replicate both; only a replicated collection of one KV head (MQA, "
+      "MLA) serves query heads split alone");
 }
 
 /// Merges the sharding of `value` (`sharding`, on `op`) into `found`, with an
@@ -156,6 +167,61 @@ LogicalResult mergeSharding(Operation *op, Value value,
   return success();
 }
 
+/// The head sharding of the collection `value` (a collection or a layer
+/// cache) belongs to: that of the `blocks` its constructor is built from,
+/// which propagation annotates first; none where the constructor is not
+/// visible or its blocks have no sharding.
+std::optional<HeadSharding> collectionSharding(Value value) {
+  CollectionOpInterface constructor = getCollectionConstructor(value);
+  if (!constructor)
+    return std::nullopt;
+  OpOperand &blocks = *constructor.getCacheDataOperands().front();
+  FailureOr<std::pair<bool, Sharding>> sharding = getSharding(blocks);
+  std::optional<HeadSharding> found;
+  if (failed(sharding) ||
+      failed(mergeSharding(constructor, blocks.get(), sharding->second, found)))
+    return std::nullopt;
+  return found;
+}
+
+/// Merges into `found` the sharding of the collection of each cache or
+/// collection operand of `op`, with an error where it disagrees with the
+/// rows or is unknown while the rows are split.
+LogicalResult mergeCollectionShardings(Operation *op,
+                                       std::optional<HeadSharding> &found) {
+  SmallVector<std::pair<Value, int64_t>> unknown;
+  for (Value operand : op->getOperands()) {
+    std::optional<int64_t> heads = numHeadsOf(operand.getType());
+    if (!heads)
+      continue;
+    std::optional<HeadSharding> collection = collectionSharding(operand);
+    if (!collection) {
+      unknown.emplace_back(operand, *heads);
+      continue;
+    }
+    // One KV head cannot split: every device keeps it whole and every
+    // query head reads it, so the query heads shard alone (MQA, MLA's
+    // latent head).
+    if (*heads == 1 && collection->axes.empty() && found)
+      continue;
+    if (found && (found->grid != collection->grid ||
+                  found->axes != collection->axes))
+      return reportTwoShardings(op);
+    found = std::move(collection);
+  }
+  if (!found || found->axes.empty())
+    return success();
+  for (auto [operand, heads] : unknown)
+    if (heads != 1)
+      return op->emitOpError("has its heads split, but the ")
+             << heads << " KV heads of its operand of type "
+             << operand.getType()
+             << " have no sharding: build its collection in this function "
+                "from tensors and annotate their blocks with the same split, "
+                "or replicate the heads";
+  return success();
+}
+
 /// Checks that the heads of every tensor of `op` divide among the devices
 /// of `found`. The collection's KV heads are those of its `blocks`: its
 /// constructor reports them, once.
@@ -171,7 +237,9 @@ LogicalResult checkDivisible(Operation *op, const HeadSharding &found) {
     return op->emitOpError("has ")
            << heads << " heads in a value of type " << value.getType()
            << ", not divisible among the " << devices << " devices of "
-           << found.grid << " (a GQA group stays on one device)";
+           << found.grid
+           << " (a GQA group stays on one device): shard over a number of "
+              "devices that divides it, or replicate the heads";
   };
   SmallVector<Value> values(op->getOperands());
   llvm::append_range(values, op->getResults());
@@ -220,26 +288,8 @@ struct HeadShardingModel
     for (auto [value, sharding] : llvm::zip(op->getResults(), resultShardings))
       if (failed(mergeSharding(op, value, sharding, found)))
         return failure();
-    // The collection's sharding: that of the blocks it is built from, which
-    // propagation gives the constructor first.
-    for (Value operand : op->getOperands()) {
-      PagedCollectionOp constructor = numHeadsOf(operand.getType())
-                                          ? findConstructor(operand)
-                                          : nullptr;
-      FailureOr<std::pair<bool, Sharding>> blocks =
-          constructor ? getSharding(constructor.getBlocksMutable())
-                      : FailureOr<std::pair<bool, Sharding>>(failure());
-      std::optional<HeadSharding> collection;
-      if (failed(blocks) ||
-          failed(mergeSharding(constructor, constructor.getBlocks(),
-                               blocks->second, collection)) ||
-          !collection)
-        continue;
-      if (found && (found->grid != collection->grid ||
-                    found->axes != collection->axes))
-        return reportTwoShardings(op);
-      found = std::move(collection);
-    }
+    if (failed(mergeCollectionShardings(op, found)))
+      return failure();
     if (!found)
       return ShardingOption::makeEmpty();
     if (failed(checkDivisible(op, *found)))
@@ -290,23 +340,33 @@ struct HeadShardingModel
       std::optional<int64_t> dim = headDim(op, operand);
       if (heads)
         devices = *heads / *numHeadsOf(partitioned.getType());
-      else if (dim && isa<PagedCollectionOp>(op))
+      else if (dim && isa<CollectionOpInterface>(op))
         devices = cast<RankedTensorType>(operand.getType()).getDimSize(*dim) /
                   cast<RankedTensorType>(partitioned.getType())
                       .getDimSize(*dim);
     }
+    SmallVector<Type> types;
+    for (auto [result, sharding] :
+         llvm::zip(op->getResults(), resultShardings)) {
+      Type type = result.getType();
+      std::optional<int64_t> heads = numHeadsOf(type);
+      if (heads && devices != 1)
+        type = withNumHeads(type, *heads / devices);
+      else if (!heads && sharding)
+        type = shardType(type, getGrid(op, sharding.getGridAttr(), symbolTable),
+                         sharding);
+      if (!type)
+        return op->emitOpError("has heads sharded in a value of type ")
+               << result.getType()
+               << ", whose kind has no sharded form (the paged and "
+                  "continuous kinds have one): replicate its blocks";
+      types.push_back(type);
+    }
     IRMapping operands;
     operands.map(op->getOperands(), partitionedOperands);
     Operation *partitionedOp = builder.clone(*op, operands);
-    for (auto [result, sharding] :
-         llvm::zip(partitionedOp->getResults(), resultShardings)) {
-      if (std::optional<int64_t> heads = numHeadsOf(result.getType()))
-        result.setType(withNumHeads(result.getType(), *heads / devices));
-      else if (sharding)
-        result.setType(shardType(
-            result.getType(),
-            getGrid(op, sharding.getGridAttr(), symbolTable), sharding));
-    }
+    for (auto [result, type] : llvm::zip(partitionedOp->getResults(), types))
+      result.setType(type);
     partitionMap.map(op->getResults(), partitionedOp->getResults());
     return success();
   }
@@ -326,9 +386,10 @@ void mlir::kvcache::registerShardingInterfaceExternalModels(
     // The metadata ops read what every device has alike (lengths, table,
     // layers): they take the collection's sharding and keep their results.
     attachHeadShardingModels<
-        PagedCollectionOp, GetKeyCacheOp, GetValueCacheOp, StoreRaggedOp,
-        AttentionRaggedOp, CollectionTensorsOp, CacheLengthOp, MaxSeqLengthOp,
-        MaxCacheLengthOp, NumPagesOp, NumLayersOp, NumSequencesOp,
-        CapacityOp>(context);
+        PagedCollectionOp, ContinuousCollectionOp, GetKeyCacheOp,
+        GetValueCacheOp, StoreRaggedOp, GatherRaggedOp, CopyPagesOp,
+        AttentionRaggedOp, MlaAttentionRaggedOp, MergeStatesOp, RopeRaggedOp,
+        CollectionTensorsOp, CacheLengthOp, MaxSeqLengthOp, MaxCacheLengthOp,
+        NumPagesOp, NumLayersOp, NumSequencesOp, CapacityOp>(context);
   });
 }

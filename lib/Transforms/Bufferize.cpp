@@ -11,7 +11,8 @@
 // memory (gpu.alloc). With `dealloc` the functions that bufferization gave
 // buffers (or that call one returning a buffer) and that free nothing
 // themselves get upstream's ownership-based deallocation (gpu.dealloc for
-// gpu.alloc'd buffers).
+// gpu.alloc'd buffers). A partitioned module's shard.grid goes first: the
+// per-device functions use none.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +26,7 @@
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Transforms.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
@@ -36,6 +38,29 @@ namespace mlir::kvcache {
 
 using namespace mlir;
 using namespace mlir::kvcache;
+
+/// Erases the shard.grid ops of `module` that nothing uses: what
+/// shard-partition leaves of a head-sharded module (docs/Contract.md
+/// section 3.7), which no lowering takes. A grid still used, by a collective
+/// not lowered yet, is an error; one whose uses are unknown stays.
+static LogicalResult eraseUnusedGrids(ModuleOp module) {
+  for (auto grid : llvm::make_early_inc_range(module.getOps<shard::GridOp>())) {
+    std::optional<SymbolTable::UseRange> uses =
+        SymbolTable::getSymbolUses(grid, module);
+    if (!uses)
+      continue;
+    if (uses->empty()) {
+      grid.erase();
+      continue;
+    }
+    Operation *user = uses->begin()->getUser();
+    return user->emitError("kvcache-bufferize: '")
+           << user->getName() << "' uses shard.grid @" << grid.getSymName()
+           << ", which no lowering takes: lower the shard dialect's "
+              "collectives first (convert-shard-to-mpi)";
+  }
+  return success();
+}
 
 /// Whether any value in `module` has a tensor type.
 static bool hasTensorValues(ModuleOp module) {
@@ -299,6 +324,8 @@ struct KVCacheBufferize
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (failed(eraseUnusedGrids(module)))
+      return signalPassFailure();
     if (!hasTensorValues(module))
       return;
     bufferization::OneShotBufferizationOptions options;

@@ -102,6 +102,13 @@ def KVCacheMPIToLLVM : Pass<"kvcache-mpi-to-llvm", "ModuleOp"> {
     `dlti.map` gets one for the conversion, removed afterwards (so that
     `mlir-runner`, which does not register DLTI, can parse the result). A
     module without `mpi` ops is left alone. `kvcache-to-cpu` runs it.
+
+    For OpenMPI two of MLIR 22's lowerings are corrected: the globals of the
+    reduction ops are OpenMPI's `ompi_mpi_op_<op>` (upstream declares
+    `ompi_mpi_<op>`, which the library lacks), and `mpi.comm_split` reads
+    the new communicator back as a pointer (upstream reads MPICH's i32
+    handle). The shard dialect's collectives, lowered by
+    `convert-shard-to-mpi`, use both.
   }];
   let dependentDialects = ["::mlir::DLTIDialect", "::mlir::LLVM::LLVMDialect"];
   let options = [

@@ -13,10 +13,9 @@ class DialectRegistry;
 namespace kvcache {
 
 /// Attaches the shard dialect's ShardingInterface external models of the
-/// tensor forms of `paged_collection`, `get_key_cache`, `get_value_cache`,
-/// `store_ragged`, `attention_ragged`, `collection_tensors` and the metadata
-/// ops: the KV heads are their only shardable dimension (docs/Contract.md,
-/// section 3.7).
+/// tensor forms of the collection constructors, `collection_tensors`, the
+/// layer accessors, the kernel ops and the metadata ops: the heads are their
+/// only shardable dimension (docs/Contract.md, section 3.7).
 /// registerAllDialects (KVCache/InitAll.h) calls it.
 void registerShardingInterfaceExternalModels(DialectRegistry &registry);
 

@@ -165,6 +165,13 @@ def KVCacheBufferize : Pass<"kvcache-bufferize", "::mlir::ModuleOp"> {
     `gpu.alloc`'d buffer becomes a `gpu.dealloc`; a deallocation that may
     free or copy device memory on the host (a buffer not traced to its
     allocation, a `bufferization.clone`) is an error.
+
+    First, every `shard.grid` of the module that no op uses goes: what
+    `shard-partition` leaves of a head-sharded module (docs/Contract.md
+    section 3.7), whose per-device functions use none, and which no
+    lowering takes; the partitioned module so lowers as it is. A grid that
+    an op still uses (a collective of the shard dialect not lowered yet) is
+    an error: run `convert-shard-to-mpi` first.
   }];
   let options = [
     Option<"gpuAlloc", "gpu-alloc", "bool", /*default=*/"false",
