@@ -82,8 +82,22 @@ READING = (
     "tile in shared memory (no V copies).")
 
 
+def _function(name, heads, head_size, v_head_size):
+    """A decode function of mla_attention_ragged with a workspace."""
+    cache = (f"!kvcache.paged_cache<bf16, num_heads = 1, head_size = "
+             f"{head_size}, page_size = {PAGE_SIZE}, mla = true>")
+    q = f"memref<?x{heads}x{head_size}xbf16>"
+    out = f"memref<?x{heads}x{v_head_size}xbf16>"
+    return (f"func.func @{name}(%q: {q}, %k: {cache}, %rows: memref<?xi32>, "
+            f"%out: {out}, %ws: memref<?xf32>) {{\n"
+            f"  kvcache.mla_attention_ragged %q, %k, %rows, %out, %ws "
+            f"{{scale = {head_size ** -0.5:.6f} : f32, v_head_size = "
+            f"{v_head_size} : i64}} : {q}, {cache}, memref<?xi32>, {out}, "
+            f"memref<?xf32>\n  return\n}}")
+
+
 def _static_model(build, lines):
-    """PTX instructions per mma.sync of the tensor-core MLA key loop
+    """PTX instructions per mma.sync of the tensor-core MLA key loops
     (bench/gpu/model.py, ptxas -v), or a 'not measured' line."""
     ptxas = "/usr/local/cuda/bin/ptxas"
     if not os.path.exists(ptxas):
@@ -91,19 +105,14 @@ def _static_model(build, lines):
         return
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "gpu"))
     import model
-    cache = ("!kvcache.paged_cache<bf16, num_heads = 1, head_size = 128, "
-             f"page_size = {PAGE_SIZE}, mla = true>")
     text = "\n".join(
-        f"func.func @mla{heads}(%q: memref<?x{heads}x128xbf16>, %k: {cache}, "
-        f"%rows: memref<?xi32>, %out: memref<?x{heads}x64xbf16>, "
-        f"%ws: memref<?xf32>) {{\n  kvcache.mla_attention_ragged %q, %k, "
-        f"%rows, %out, %ws {{scale = 0.088 : f32, v_head_size = 64 : i64}} : "
-        f"memref<?x{heads}x128xbf16>, {cache}, memref<?xi32>, "
-        f"memref<?x{heads}x64xbf16>, memref<?xf32>\n  return\n}}"
-        for heads in (16, 64, 128))
+        [_function(f"latent{heads}", heads, 576, 512)
+         for heads in (16, 32, 64, 128)] +
+        [_function(f"mla{heads}", heads, 128, 64) for heads in (16, 64, 128)])
     lines += ["Static model of the key loop, sm_90 (bench/gpu/model.py, "
-              "`ptxas -v`), rows of 128, v_head_size 64, bf16, decode "
-              "kernels with a workspace:", "",
+              "`ptxas -v`), bf16, decode kernels with a workspace (latent*: "
+              "rows of 576, v_head_size 512; mla*: rows of 128, v_head_size "
+              "64):", "",
               "| kernel | key loop PTX instructions | mma.sync | instructions "
               "per mma.sync (target <= 4) | stages in flight | registers | "
               "spill bytes |", "| --- | --- | --- | --- | --- | --- | --- |"]
