@@ -2,9 +2,11 @@
 
 kvcache.mla_attention_ragged (bf16, one latent head) over DeepSeek's
 latent rows (576 = 512 + 64 elements, v_head_size 512: the tensor-core
-kernel up to 32 heads, the CUDA-core kernel above) and over rows of 128
-(v_head_size 64: the tensor-core kernel) at 16, 32, 64 and 128 query heads, decode rows over contexts of 1000 and 255
-tokens, page 64, with a workspace: the emulator's profile
+kernel, up to 32 query heads per block: 64 heads in 2 blocks, 128 in 4)
+and over rows of 128 (v_head_size 64: the tensor-core kernel) at 16, 32,
+64 and 128 query heads, decode rows over contexts of 1000 and 255 tokens,
+page 64, without a workspace (the targets' configuration) and with one
+(2 splits): the emulator's profile
 (KVCACHE_EMU_PROFILE) gives each launch's sectors and requested bytes, set
 against the latent rows read once plus q and out (the target: <= 1.1x at
 16-64 heads, <= 2.1x at 128). The results are checked against
@@ -35,9 +37,10 @@ def _profiled(kvcache_call):
         return [json.loads(line) for line in f]
 
 
-def _measure(np, kv, b, r, q_heads, head_size, v_head_size):
+def _measure(np, kv, b, r, q_heads, head_size, v_head_size, workspace):
     """(attention launch, merge launch or None, bytes of the latent rows
-    read once + q + out, max |error| against the reference)."""
+    read once + q + out, max |error| against the reference), with a
+    workspace when `workspace`."""
     config = kv.CacheConfig("bf16", num_heads=1, head_size=head_size,
                             page_size=PAGE_SIZE, num_layers=1,
                             q_heads=q_heads, mla=True)
@@ -47,12 +50,12 @@ def _measure(np, kv, b, r, q_heads, head_size, v_head_size):
     offsets = r.row_offsets(new)
     q = r.random_rows(rng, len(new), q_heads, head_size, "bf16")
     out = np.zeros((len(new), q_heads, v_head_size), np.uint16)
-    workspace = np.zeros(1 << 22, np.float32)
+    scratch = [np.zeros(1 << 22, np.float32)] if workspace else []
     scale = head_size ** -0.5
     module = kv.EmulatedGPUModule(b.mla_attention_ragged(
-        config, v_head_size, "attention", scale=scale, workspace=True))
+        config, v_head_size, "attention", scale=scale, workspace=workspace))
     launches = _profiled(lambda: module.attention(
-        *cache.arguments(), 0, q, offsets, out, workspace))
+        *cache.arguments(), 0, q, offsets, out, *scratch))
     expected = r.mla_attention_ragged(q, cache.key_cache(0), offsets, out,
                                       scale, v_head_size)
     error = np.abs(kv.dtypes.to_float32(out, "bf16") -
@@ -64,21 +67,37 @@ def _measure(np, kv, b, r, q_heads, head_size, v_head_size):
 
 
 READING = (
-    "Reading it: at 576/512 and 16-32 heads the tensor-core decode kernel "
-    "(q's dims split over 4 warps per 16-head tile, partial scores summed "
-    "in shared memory) reads each latent row once per split. At 64 and 128 "
-    "heads (the CUDA-core kernel: the split plan's 16 warps would need 53 "
-    "KiB of shared memory) far from the targets: a block "
-    "per (row, KV head, split) passes over the latent rows once per 3 query "
-    "heads (18-element slices), so it reads them about q_heads / 3 times "
-    "(from L2 on a GPU), each pass reading a row once for q.K and p.V. At "
-    "128/64 the tensor-core kernel takes every query head as an M row of "
-    "one pass and reads its p.V fragments from the K tile in shared memory "
-    "(no V copies).")
+    "Reading it: at 576/512 the tensor-core decode kernel (q's dims split "
+    "over 4 warps per 16-head tile, partial scores summed in shared memory) "
+    "takes up to 32 query heads per block (two 16-head tiles within 48 KiB "
+    "of static shared memory; four would need 53 KiB), so a row's latent "
+    "rows are read once per block and split: once at 16-32 heads, twice at "
+    "64, four times at 128 (requested loads about 1.1x, 2.2x, 4.5x without "
+    "a workspace; on CUDA cores about q_heads / 3 times, 22.7x and 37.4x "
+    "at 64 and 128 heads before). The targets (1.1x at 64 heads, 2.1x at "
+    "128) need blocks of 64 heads. With a workspace the 2 splits add their "
+    "f32 partial states (v_head_size + 2 floats per row, head and split) "
+    "and a merge launch. At 128/64 the tensor-core kernel takes every query "
+    "head as an M row of one pass and reads its p.V fragments from the K "
+    "tile in shared memory (no V copies).")
+
+
+def _function(name, heads, head_size, v_head_size):
+    """A decode function of mla_attention_ragged with a workspace."""
+    cache = (f"!kvcache.paged_cache<bf16, num_heads = 1, head_size = "
+             f"{head_size}, page_size = {PAGE_SIZE}, mla = true>")
+    q = f"memref<?x{heads}x{head_size}xbf16>"
+    out = f"memref<?x{heads}x{v_head_size}xbf16>"
+    return (f"func.func @{name}(%q: {q}, %k: {cache}, %rows: memref<?xi32>, "
+            f"%out: {out}, %ws: memref<?xf32>) {{\n"
+            f"  kvcache.mla_attention_ragged %q, %k, %rows, %out, %ws "
+            f"{{scale = {head_size ** -0.5:.6f} : f32, v_head_size = "
+            f"{v_head_size} : i64}} : {q}, {cache}, memref<?xi32>, {out}, "
+            f"memref<?xf32>\n  return\n}}")
 
 
 def _static_model(build, lines):
-    """PTX instructions per mma.sync of the tensor-core MLA key loop
+    """PTX instructions per mma.sync of the tensor-core MLA key loops
     (bench/gpu/model.py, ptxas -v), or a 'not measured' line."""
     ptxas = "/usr/local/cuda/bin/ptxas"
     if not os.path.exists(ptxas):
@@ -86,19 +105,14 @@ def _static_model(build, lines):
         return
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "gpu"))
     import model
-    cache = ("!kvcache.paged_cache<bf16, num_heads = 1, head_size = 128, "
-             f"page_size = {PAGE_SIZE}, mla = true>")
     text = "\n".join(
-        f"func.func @mla{heads}(%q: memref<?x{heads}x128xbf16>, %k: {cache}, "
-        f"%rows: memref<?xi32>, %out: memref<?x{heads}x64xbf16>, "
-        f"%ws: memref<?xf32>) {{\n  kvcache.mla_attention_ragged %q, %k, "
-        f"%rows, %out, %ws {{scale = 0.088 : f32, v_head_size = 64 : i64}} : "
-        f"memref<?x{heads}x128xbf16>, {cache}, memref<?xi32>, "
-        f"memref<?x{heads}x64xbf16>, memref<?xf32>\n  return\n}}"
-        for heads in (16, 64, 128))
+        [_function(f"latent{heads}", heads, 576, 512)
+         for heads in (16, 32, 64, 128)] +
+        [_function(f"mla{heads}", heads, 128, 64) for heads in (16, 64, 128)])
     lines += ["Static model of the key loop, sm_90 (bench/gpu/model.py, "
-              "`ptxas -v`), rows of 128, v_head_size 64, bf16, decode "
-              "kernels with a workspace:", "",
+              "`ptxas -v`), bf16, decode kernels with a workspace (latent*: "
+              "rows of 576, v_head_size 512; mla*: rows of 128, v_head_size "
+              "64):", "",
               "| kernel | key loop PTX instructions | mma.sync | instructions "
               "per mma.sync (target <= 4) | stages in flight | registers | "
               "spill bytes |", "| --- | --- | --- | --- | --- | --- | --- |"]
@@ -126,15 +140,18 @@ def mla_section(build, quick, lines):
     if package is None:
         return
     np, kv, b, r = package
-    lines += ["| rows / v_head_size | q heads | kernel | grid | latent rows once + q + out (bytes) | "
+    lines += ["| rows / v_head_size | q heads | workspace | kernel | grid | "
+              "latent rows once + q + out (bytes) | "
               "traffic (32 x sectors) | traffic / must | requested load bytes "
               "/ latent rows once | merge traffic | max abs error |",
-              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for (head_size, v_head_size), q_heads in (
-            [(shape, 16) for shape in SHAPES] if quick else
-            [(shape, heads) for shape in SHAPES for heads in (16, 32, 64, 128)]):
+              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- "
+              "| --- |"]
+    heads = (16,) if quick else (16, 32, 64, 128)
+    for (head_size, v_head_size), q_heads, workspace in (
+            (shape, n, w) for shape in SHAPES for n in heads
+            for w in (False, True)):
         main, merge, latent, must, error = _measure(
-            np, kv, b, r, q_heads, head_size, v_head_size)
+            np, kv, b, r, q_heads, head_size, v_head_size, workspace)
         if error > 1.6e-2:
             raise SystemExit(f"bench/mla.py: mla_attention_ragged differs from "
                              f"kvcache.reference by {error:.2e} at {q_heads} "
@@ -144,6 +161,7 @@ def mla_section(build, quick, lines):
                   if merge else 0)
         grid = "x".join(str(v) for v in main["grid"])
         lines.append(f"| {head_size} / {v_head_size} | {q_heads} | "
+                     f"{'yes' if workspace else 'no'} | "
                      f"{main['kernel']} | {grid} | {must:,} | "
                      f"{traffic:,} | {traffic / must:.2f} | "
                      f"{main['global_load_bytes'] / latent:.2f} | {merged:,} | "

@@ -193,9 +193,12 @@ def main_loop(body, kind, search_steps):
     has none."""
     lines = body.splitlines()
     spans = loops(lines)
-    key = "cp.async.c" if kind == "attention" else "st.global"
+    # cp.async.ca/cg (a copy), not cp.async.commit_group: a loop with two
+    # back branches, one past the next step's copies, is the key loop only
+    # with them.
+    key = r"cp\.async\.c[ag]\." if kind == "attention" else r"st\.global"
     candidates = [(last - first, first, last) for first, last in spans
-                  if key in "\n".join(lines[first:last + 1])]
+                  if re.search(key, "\n".join(lines[first:last + 1]))]
     if not candidates:
         return None
     # Attention: the innermost loop issuing copies (the key loop). Data ops:
@@ -206,7 +209,7 @@ def main_loop(body, kind, search_steps):
     if kind != "attention":
         for inner_first, inner_last in spans:
             inner = "\n".join(lines[inner_first:inner_last + 1])
-            if first < inner_first and inner_last < last and key not in inner:
+            if first < inner_first and inner_last < last and not re.search(key, inner):
                 instructions += (search_steps - 1) * count(lines, inner_first, inner_last)
     text = "\n".join(lines[first:last + 1])
     if kind == "attention":

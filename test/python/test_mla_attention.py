@@ -10,7 +10,9 @@ emulator (the CUDA-core kernel, which reads each latent row once for the
 scores and the values): several rows per sequence, output slices that
 straddle v_head_size, clauses, and long contexts split over the workspace
 (the merge kernel checked to run); at head sizes of 64, 128 and 256 the
-tensor-core kernels, which read p.V's fragments from the K tiles."""
+tensor-core kernels, which read p.V's fragments from the K tiles; at 576
+the tensor-core decode kernel at 32, 64 and 128 heads (one, two and four
+blocks per row)."""
 
 import json
 
@@ -107,8 +109,9 @@ def test_builder_refuses_the_wrong_cache():
 # ends inside one.
 # Head sizes of 64, 128, 256 take the tensor-core kernels (decode: the
 # query heads as M rows; several rows of a sequence: query tiles), p.V read
-# from the K tiles; DeepSeek's 576 / 512 at 32 heads the decode kernel with
-# q's dims split over the warps of each 16-head tile.
+# from the K tiles; DeepSeek's 576 / 512 the decode kernel with q's dims
+# split over the warps of each 16-head tile, at 32 heads in one block per
+# row, at 128 in four (32 heads each, several rows of a sequence).
 GPU_CASES = [
     ("f32", 16, 4, 48, 40, {}, [0, 9, 37], [3, 1, 4]),
     ("bf16", 128, 1, 64, 48, {"sinks": True, "window": 5}, [5, 40], [1, 2]),
@@ -117,6 +120,8 @@ GPU_CASES = [
     ("f16", 128, 16, 64, 64, {"sinks": True}, [5, 40], [1, 1]),
     ("bf16", 32, 64, 576, 512, {"alibi": True, "softcap": 3.0}, [0, 9, 300],
      [1, 1, 1]),
+    ("bf16", 128, 64, 576, 512, {"alibi": True, "sinks": True, "window": 90},
+     [40, 200], [2, 1]),
 ]
 
 
@@ -133,13 +138,13 @@ def test_emulated_gpu_against_the_reference(dtype, q_heads, page_size,
 
 
 def test_emulated_gpu_splits_a_long_context(tmp_path, monkeypatch):
-    # DeepSeek's rows, a context of 1500 split over the workspace: the
-    # attention kernel writes partial states, the merge kernel combines
-    # them (both in the launch profile).
+    # DeepSeek's rows at 64 heads (two blocks of 32 per row), a context of
+    # 600 split over the workspace: the attention kernel writes partial
+    # states, the merge kernel combines them (both in the launch profile).
     profile = tmp_path / "profile.jsonl"
     monkeypatch.setenv("KVCACHE_EMU_PROFILE", str(profile))
-    config = latent("bf16", 16, 64, head_size=576)
-    got, expected = run(config, 512, [1500, 3], [1, 2], {}, seed=5,
+    config = latent("bf16", 64, 64, head_size=576)
+    got, expected = run(config, 512, [600, 3], [1, 2], {}, seed=5,
                         scale=576 ** -0.5, target=kvcache.EmulatedGPUModule,
                         workspace=1 << 20)
     assert_close(got, expected, "bf16")
@@ -147,6 +152,9 @@ def test_emulated_gpu_splits_a_long_context(tmp_path, monkeypatch):
     names = [launch["kernel"] for launch in launches]
     assert any("mla_attention_ragged" in name for name in names), names
     assert any("attention_merge" in name for name in names), names
+    grid = next(launch["grid"] for launch in launches
+                if "mla_attention_ragged" in launch["kernel"])
+    assert grid[1:] == [2, 2], grid
 
 
 def test_argument_checks_name_the_short_out():

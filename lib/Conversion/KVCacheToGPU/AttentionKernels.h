@@ -80,7 +80,17 @@ struct AttentionPlan {
   /// Elements per scale of a quantized cache (head_size for tensor and
   /// token_head scales).
   int64_t scaleGroup = 0;
-  /// 16-head tiles of the group (a power of two; heads past the group are
+  /// Blocks that share a KV head's group in the decode kernel (grid y is
+  /// kvHeads * headBlocks): block y takes query heads [y * blockHeads(),
+  /// + blockHeads()) of KV head y / headBlocks. More than 1 when the
+  /// group's tiles do not fit one block (MLA's latent rows above 32 heads:
+  /// each block reads the latent rows for its heads).
+  int64_t headBlocks = 1;
+  /// Query heads of one block: group / headBlocks.
+  int64_t blockHeads() const { return group / headBlocks; }
+  /// The grid's y dimension: kvHeads * headBlocks.
+  int64_t gridHeads() const { return kvHeads * headBlocks; }
+  /// 16-head tiles of a block's heads (a power of two; heads past them are
   /// zero rows).
   int64_t mTiles = 0;
   /// Warps per 16-head tile: each computes the tile's scores and owns

@@ -9,8 +9,11 @@
 // Same launch, grid and workspace as the CUDA-core kernel
 // (docs/KernelABI.md); the plan (AttentionPlan.cpp) says when it is used.
 //
-// - Block (row, KV head, split); warp w handles the 16-head tile
-//   w / dSplit and output columns [(w % dSplit) * D / dSplit, ...) of it.
+// - Block (row, KV head, split), or (row, block of a KV head's group,
+//   split) when the group takes several blocks (plan.headBlocks, MLA above
+//   32 heads: each block reads the latent rows); warp w handles the
+//   16-head tile w / dSplit and output columns [(w % dSplit) * D /
+//   dSplit, ...) of it.
 //   Every warp of a tile computes the tile's scores S = Q K^T itself
 //   (cheap on tensor cores), so warps never exchange softmax state; at
 //   MLA's 576 (splitScores) each over a quarter of q's dims, the four
@@ -120,7 +123,11 @@ TensorCoreAttention::TensorCoreAttention(GPUKernel &kernel,
 
 void TensorCoreAttention::emit() {
   Value thread = kernel.threadId(gpu::Dimension::x);
-  kvHead = kernel.blockId(gpu::Dimension::y);
+  Value headBlock = kernel.blockId(gpu::Dimension::y);
+  kvHead = plan.headBlocks == 1
+               ? headBlock
+               : k.divu(headBlock, k.index(plan.headBlocks));
+  firstHead = k.mul(headBlock, k.index(plan.blockHeads()));
   split = kernel.blockId(gpu::Dimension::z);
   numSplits = kernel.gridDim(gpu::Dimension::z);
   Value warp = k.divu(thread, k.index(32));
@@ -188,20 +195,20 @@ void TensorCoreAttention::forEachQueryTile(
 
 std::tuple<Value, Value, Value>
 TensorCoreAttention::describeMRow(Value first, Value count, Value m) {
-  Value group = k.index(plan.group);
+  Value group = k.index(plan.blockHeads());
   if (plan.tileRows == 1) {
-    // One row: the M rows are the group's heads, padded to whole tiles with
+    // One row: the M rows are the block's heads, padded to whole tiles with
     // copies of its last head.
     Value local = m;
     Value valid = k.b.createOrFold<arith::ConstantIntOp>(k.loc, 1, 1);
-    if (plan.mTiles * 16 > plan.group) {
+    if (plan.mTiles * 16 > plan.blockHeads()) {
       valid = k.ult(m, group);
-      local = k.minu(m, k.index(plan.group - 1));
+      local = k.minu(m, k.index(plan.blockHeads() - 1));
     }
-    return {first, k.add(k.mul(kvHead, group), local), valid};
+    return {first, k.add(firstHead, local), valid};
   }
   Value token = k.divu(m, group);
-  Value head = k.add(k.mul(kvHead, group), k.remu(m, group));
+  Value head = k.add(firstHead, k.remu(m, group));
   // Rows past the tile read the tile's last row (a valid address).
   Value row = k.add(first, k.minu(token, k.sub(count, k.index(1))));
   return {row, head, k.ult(token, count)};
@@ -220,7 +227,7 @@ TensorCoreAttention::planTile(Value batch, Value first, Value count) {
   // One row and no padding: the second M row's head is 8 after the first,
   // so its stores take the same address plus an offset (16 fewer
   // registers at group 64).
-  if (plan.tileRows == 1 && plan.mTiles * 16 == plan.group)
+  if (plan.tileRows == 1 && plan.mTiles * 16 == plan.blockHeads())
     rows.head[1] = k.add(rows.head[0], k.index(8));
   // The tile's keys: from its first row's first key to its last row's
   // last (both bounds grow with the position).

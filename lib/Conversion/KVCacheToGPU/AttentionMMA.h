@@ -183,6 +183,9 @@ private:
   /// threads' chunk scales ([stages][threads * chunksPerThread]).
   Value codesK, codesV, slotsK, slotsV;
   Value kvHead, split, numSplits, lane, groupId, tig, mTile, firstColumn;
+  /// The block's first query head (kvHead * group, plus the block's share
+  /// with plan.headBlocks > 1).
+  Value firstHead;
   /// The first of q's dims the warp's scores cover (0 unless
   /// plan.splitScores).
   Value firstDim;

@@ -31,6 +31,11 @@ constexpr int64_t kMinTensorCoreGroup = 1;
 /// Registers per thread the tensor-core plan may estimate (more: CUDA
 /// cores, which take the group in passes).
 constexpr int64_t kMaxTensorCoreRegisters = 224;
+/// Query heads of one block of the split-scores plan (MLA's latent rows):
+/// two 16-head tiles' partial scores next to two stages of 16 latent rows
+/// take 45,568 of 48 KiB of shared memory, four tiles' 53,760
+/// (docs/Design.md). Larger groups take several blocks (plan.headBlocks).
+constexpr int64_t kMaxSplitScoreHeads = 32;
 
 /// Registers per thread of the tensor-core kernel: q's A fragments held
 /// across the key loop (headSize / 4, or its share of `scoreSplit` warps;
@@ -83,7 +88,8 @@ int64_t planKeyValueBuffers(AttentionPlan &plan, int64_t warps,
 /// Turns `plan` into the tensor-core plan when the attention qualifies: f16
 /// or bf16 mma operands (getMmaType), sm_80 or newer, head_size 64, 128 or
 /// 256 (or MLA's 576 in the decode kernel, q's dims split over the warps
-/// of a tile: plan.splitScores), a group of at most 256 heads, the registers within
+/// of a tile: plan.splitScores, in blocks of at most kMaxSplitScoreHeads
+/// heads), a group of at most 256 heads, the registers within
 /// kMaxTensorCoreRegisters; over a quantized cache, every thread copies
 /// codes each step. With `tileRows` > 1, the query-tile plan: the M rows
 /// are (row, head) pairs of `tileRows` rows of one sequence.
@@ -103,9 +109,15 @@ bool planTensorCores(AttentionPlan &plan, const GPUKernelTarget &target,
     return false;
   constexpr int64_t kMmaBytes = 2;
   int64_t sharedRow = plan.headSize + 16 / kMmaBytes;
-  int64_t mTiles, dSplit, keysPerStep, stages = 2;
+  int64_t mTiles, dSplit, keysPerStep, stages = 2, headBlocks = 1;
   if (tileRows == 1) {
-    mTiles = llvm::PowerOf2Ceil(llvm::divideCeil(plan.group, 16));
+    // The fewest blocks that split the group evenly, each within
+    // kMaxSplitScoreHeads.
+    while (splitScores && (plan.group % headBlocks != 0 ||
+                           plan.group / headBlocks > kMaxSplitScoreHeads))
+      ++headBlocks;
+    mTiles =
+        llvm::PowerOf2Ceil(llvm::divideCeil(plan.group / headBlocks, 16));
     // Four warps per block when the group is small: they share the tile's
     // output columns.
     dSplit = splitScores ? 4 : std::max<int64_t>(1, 4 / mTiles);
@@ -160,12 +172,13 @@ bool planTensorCores(AttentionPlan &plan, const GPUKernelTarget &target,
   plan.tensorCores = true;
   plan.mmaType = mmaType;
   plan.tileRows = tileRows;
+  plan.headBlocks = headBlocks;
   plan.mTiles = mTiles;
   plan.dSplit = dSplit;
   plan.keysPerStep = keysPerStep;
   plan.stages = stages;
   plan.threads = warps * 32;
-  plan.headsPerPass = plan.group;
+  plan.headsPerPass = plan.blockHeads();
   plan.sharedRow = sharedRow;
   plan.asyncCopy = true;
   plan.stageQueries = stageQueries;

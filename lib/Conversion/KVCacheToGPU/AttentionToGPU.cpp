@@ -562,7 +562,7 @@ struct AttentionToGPU : OpInterfaceRewritePattern<AttentionOpInterface> {
     int64_t smCount = target.smCount ? target.smCount
                                      : getFlagshipSMCount(target.chip);
     Value slots = host.index(smCount * plan.estimatedBlocksPerSM());
-    Value fill = host.divu(slots, host.maxu(host.mul(grid, host.index(plan.kvHeads)),
+    Value fill = host.divu(slots, host.maxu(host.mul(grid, host.index(plan.gridHeads())),
                                             host.index(1)));
     Value splits = host.minu(host.minu(wanted, capacity),
                              host.minu(fill, host.index(target.maxSplits)));
@@ -584,7 +584,7 @@ LogicalResult attention::emitAttentionKernel(OpBuilder &host,
   std::unique_ptr<GPUKernel> kernel = GPUKernel::create(
       host, op, name,
       cast<KernelOpInterface>(op.getOperation()).getKernelOperands(),
-      LaunchShape{grid, k.index(plan.kvHeads), splits, plan.threads});
+      LaunchShape{grid, k.index(plan.gridHeads()), splits, plan.threads});
   if (!kernel)
     return failure();
   if (plan.tensorCores)

@@ -239,3 +239,27 @@ func.func @fp8_token_head(%q: memref<?x16x128xf16>, %k: !t, %v: !t, %offsets: me
       : memref<?x16x128xf16>, !t, !t, memref<?xi32>, memref<?x16x128xf16>
   return
 }
+
+// -----
+
+// DeepSeek's latent rows (576 = 512 + 64) at 128 query heads: four blocks
+// per (row, latent head), 32 heads (2 tiles of 4 warps, q's dims split
+// over a tile's warps) each. Block y reads latent head y / 4 and q's heads
+// from 32 y.
+!mla = !kvcache.paged_cache<bf16, num_heads = 1, head_size = 576, page_size = 64, mla = true>
+// CHECK-LABEL: func.func @mla128(
+// CHECK: gpu.launch_func @kvcache_kernels::@mla128_mla_attention_ragged blocks in (%{{.*}}, %c4, %c1) threads in (%c256, %c1, %c1)
+// CHECK-LABEL: gpu.func @mla128_mla_attention_ragged(
+// CHECK-SAME: workgroup(%{{.*}} : memref<2x16x584xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<8x2x32x4xf32, #gpu.address_space<workgroup>>)
+// CHECK: %[[Y:.*]] = gpu.block_id  y
+// CHECK: %[[LATENT:.*]] = arith.divui %[[Y]], %c4 : index
+// CHECK: %[[FIRST:.*]] = arith.muli %[[Y]], %c32 : index
+// CHECK: %[[HEAD:.*]] = arith.addi %[[FIRST]], %{{.*}} : index
+// CHECK: vector.load %arg0[%{{.*}}, %[[HEAD]], %{{.*}}] {{.*}} : memref<?x128x576xbf16>
+// CHECK: kvcache.tile %arg1[%{{.*}}, %{{.*}}, %[[LATENT]]]
+func.func @mla128(%q: memref<?x128x576xbf16>, %k: !mla, %offsets: memref<?xi32>,
+                  %out: memref<?x128x512xbf16>) {
+  kvcache.mla_attention_ragged %q, %k, %offsets, %out {scale = 0.0721688 : f32, v_head_size = 512 : i64}
+      : memref<?x128x576xbf16>, !mla, memref<?xi32>, memref<?x128x512xbf16>
+  return
+}

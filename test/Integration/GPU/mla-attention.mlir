@@ -1,10 +1,11 @@
 // mla_attention_ragged's kernels assemble for sm_90 and sm_80: DeepSeek's
-// latent rows (576 = 512 + 64, bf16, 16, 32 and 128 query heads over one
-// latent head, with a workspace: the attention and the merge kernel), an
-// fp8 latent cache with token_head scales, and an f16 cache whose lanes'
-// slices straddle v_head_size; none spills (at 16 and 32 heads the
+// latent rows (576 = 512 + 64, bf16, 16, 32, 64 and 128 query heads over
+// one latent head, with a workspace: the attention and the merge kernel),
+// an fp8 latent cache with token_head scales, and an f16 cache whose
+// lanes' slices straddle v_head_size; none spills (at 16-128 heads the
 // tensor-core kernel, q's dims split over 4 warps per 16-head tile, one
-// block per SM; at 128 the CUDA-core kernel, a 576-element head in slices
+// block per SM, up to 32 heads per block: 64 heads in two blocks, 128 in
+// four; the fp8 cache the CUDA-core kernel, a 576-element head in slices
 // of 18 elements, 32 lanes per key).
 // REQUIRES: ptxas
 // RUN: kvcache-compile %s -o %t.sm_90.ptx
@@ -12,8 +13,8 @@
 // RUN: kvcache-compile %s --chip sm_80 -o %t.sm_80.ptx
 // RUN: %ptxas -arch=sm_80 -v %t.sm_80.ptx -o %t.sm_80.cubin 2>&1 | FileCheck %s
 
-// 5 attention kernels and 3 merge kernels.
-// CHECK-COUNT-8: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// 6 attention kernels and 4 merge kernels.
+// CHECK-COUNT-10: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // CHECK-NOT: bytes spill
 
 !m = !kvcache.paged_cache<bf16, num_heads = 1, head_size = 576, page_size = 64, mla = true>
@@ -24,6 +25,11 @@ func.func @deepseek16(%q: memref<?x16x576xbf16>, %k: !m, %rows: memref<?xi32>, %
 
 func.func @deepseek32(%q: memref<?x32x576xbf16>, %k: !m, %rows: memref<?xi32>, %out: memref<?x32x512xbf16>, %ws: memref<?xf32>) {
   kvcache.mla_attention_ragged %q, %k, %rows, %out, %ws {scale = 0.0721688 : f32, v_head_size = 512 : i64} : memref<?x32x576xbf16>, !m, memref<?xi32>, memref<?x32x512xbf16>, memref<?xf32>
+  return
+}
+
+func.func @deepseek64(%q: memref<?x64x576xbf16>, %k: !m, %rows: memref<?xi32>, %out: memref<?x64x512xbf16>, %ws: memref<?xf32>) {
+  kvcache.mla_attention_ragged %q, %k, %rows, %out, %ws {scale = 0.0721688 : f32, v_head_size = 512 : i64} : memref<?x64x576xbf16>, !m, memref<?xi32>, memref<?x64x512xbf16>, memref<?xf32>
   return
 }
 
