@@ -44,6 +44,18 @@ createMemRefForm(Operation *op, TypeRange resultTypes, RewriterBase &rewriter,
   memrefForm.addTypes(resultTypes);
   memrefForm.addAttributes(op->getDiscardableAttrDictionary().getValue());
   memrefForm.propertiesAttr = op->getPropertiesAsAttribute();
+  // rope_ragged's results are in segments (the new `q_out`, the updated
+  // collection); its memref form has none.
+  if (op->hasTrait<OpTrait::AttrSizedResultSegments>()) {
+    StringRef name =
+        OpTrait::AttrSizedResultSegments<void>::getResultSegmentSizeAttr();
+    NamedAttrList properties(cast<DictionaryAttr>(memrefForm.propertiesAttr));
+    auto sizes = cast<DenseI32ArrayAttr>(properties.get(name));
+    assert(resultTypes.empty() && "a memref form with results in segments");
+    properties.set(name, rewriter.getDenseI32ArrayAttr(
+                             SmallVector<int32_t>(sizes.size(), 0)));
+    memrefForm.propertiesAttr = properties.getDictionary(op->getContext());
+  }
   rewriter.setInsertionPoint(op);
   return rewriter.create(memrefForm);
 }

@@ -53,21 +53,11 @@ static LogicalResult verifyRotatableCache(RopeRaggedOp op,
 }
 
 LogicalResult RopeRaggedOp::verify() {
-  if (failed(verifyOneForm(*this)))
+  if (failed(verifyOneForm(*this)) || failed(verifyCacheWriter(*this)))
     return failure();
   KVCacheParams params = KVCacheParams::get(getKeyCache().getType());
   if (failed(verifyRotatableCache(*this, params)))
     return failure();
-  // It rotates the cache in place and returns no updated collection, so a
-  // collection built from tensors would see a write bufferization misses.
-  if (CollectionOpInterface constructor =
-          getCollectionConstructor(getKeyCache());
-      constructor && constructor.isTensorForm())
-    return emitOpError("rotates the cache in place, which a collection "
-                       "built from tensors does not allow yet: rotate the "
-                       "keys with kvcache.store_ragged's clause "
-                       "rope(%cos_sin) {rotary_dims, style}, or build the "
-                       "collection from memrefs");
   auto qType = cast<ShapedType>(getQ().getType());
   if (qType != getQOut().getType())
     return emitOpError("expects 'q' and 'q_out' to have one type, got ")

@@ -121,3 +121,5 @@ LogicalResult CollectionTensorsOp::verify() {
 Value StoreRaggedOp::getWrittenCache() { return getCache(); }
 
 Value CopyPagesOp::getWrittenCache() { return getCollection(); }
+
+Value RopeRaggedOp::getWrittenCache() { return getKeyCache(); }

@@ -108,6 +108,27 @@ func.func @read_after_superseded(%blocks: tensor<?x2x?x16x8x128xf16>, %lengths: 
 
 // -----
 
+// Linearity: rope_ragged rotates keys of the collection a store superseded.
+!c = !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
+!k = !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>
+func.func @rope_superseded(%blocks: tensor<?x2x?x16x8x128xf16>, %lengths: tensor<?xi32>, %table: tensor<?x?xi32>, %n: i32,
+                           %rows: tensor<?x8x128xf16>, %o: tensor<?xi32>, %q: tensor<?x8x128xf16>, %cs: tensor<?x64xf32>)
+    -> (tensor<?x2x?x16x8x128xf16>, tensor<?x8x128xf16>) {
+  %l0 = arith.constant 0 : index
+  %c = kvcache.paged_collection %blocks, %lengths, %table, %n, %n
+      : tensor<?x2x?x16x8x128xf16>, tensor<?xi32>, tensor<?x?xi32> -> !c
+  %k = kvcache.get_key_cache %c[%l0] : !c
+  // expected-note @below {{the earlier op}}
+  %c1 = kvcache.store_ragged %k, %rows, %o : !k, tensor<?x8x128xf16>, tensor<?xi32> -> !c
+  // expected-error @below {{'kvcache.rope_ragged' op writes a collection value that an earlier op already wrote (or gave back): bufferizing would copy the cache; use the updated collection that op returns}}
+  %r, %c2 = kvcache.rope_ragged %q, %k, %o, %cs, %q {rotary_dims = 64 : i64, style = "half"}
+      : tensor<?x8x128xf16>, !k, tensor<?xi32>, tensor<?x64xf32>, tensor<?x8x128xf16> -> tensor<?x8x128xf16>, !c
+  %b = kvcache.collection_tensors %c2 : !c -> tensor<?x2x?x16x8x128xf16>
+  return %b, %r : tensor<?x2x?x16x8x128xf16>, tensor<?x8x128xf16>
+}
+
+// -----
+
 // A collection built from tensors passed to a call.
 !c = !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
 func.func private @use(!c)

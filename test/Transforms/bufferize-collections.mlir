@@ -120,3 +120,36 @@ func.func @reads_after(%blocks: tensor<?x2x?x16x8x128xf16>, %lengths: tensor<?xi
       : (tensor<?x2x?x16x8x128xf16>, tensor<?xi32>, tensor<?x?xi32>, i32, tensor<?xi32>, tensor<?x8x128xf16>) -> tensor<?x8x128xf16>
   return %g, %blocks : tensor<?x8x128xf16>, tensor<?x2x?x16x8x128xf16>
 }
+
+// -----
+
+// rope_ragged rotates the keys the step stored in place, in the blocks of
+// the argument, and q into `out`: its updated collection is the collection
+// it wrote, its new q_out the buffer of `out`.
+!b = !kvcache.paged_collection<bf16, num_heads = 2, head_size = 64, page_size = 16>
+!bk = !kvcache.paged_cache<bf16, num_heads = 2, head_size = 64, page_size = 16>
+// CHECK-LABEL: func.func @rope(
+// CHECK-SAME: %[[B:[^:]*]]: memref<?x2x?x16x2x64xbf16>, %[[L:[^:]*]]: memref<?xi32>, %[[T:[^:]*]]: memref<?x?xi32>, %[[N:[^:]*]]: i32, %[[Q:[^:]*]]: memref<?x4x64xbf16>, %[[NK:[^:]*]]: memref<?x2x64xbf16>, %[[O:[^:]*]]: memref<?xi32>, %[[CS:[^:]*]]: memref<?x32xf32>, %[[OUT:[^:]*]]: memref<?x4x64xbf16>) {
+// CHECK-NEXT: %[[L0:.*]] = arith.constant 0 : index
+// CHECK-NEXT: %[[C:.*]] = kvcache.paged_collection %[[B]], %[[L]], %[[T]], %[[N]], %[[N]] : memref<?x2x?x16x2x64xbf16>, memref<?xi32>, memref<?x?xi32> -> !kvcache.paged_collection<bf16, num_heads = 2, head_size = 64, page_size = 16>
+// CHECK-NEXT: %[[K:.*]] = kvcache.get_key_cache %[[C]][%[[L0]]]
+// CHECK-NEXT: kvcache.store_ragged %[[K]], %[[NK]], %[[O]] : !kvcache.paged_cache<bf16, num_heads = 2, head_size = 64, page_size = 16>, memref<?x2x64xbf16>, memref<?xi32>{{$}}
+// CHECK-NEXT: %[[K1:.*]] = kvcache.get_key_cache %[[C]][%[[L0]]]
+// CHECK-NEXT: kvcache.rope_ragged %[[Q]], %[[K1]], %[[O]], %[[CS]], %[[OUT]] {rotary_dims = 32 : i64, style = "half"} : memref<?x4x64xbf16>, !kvcache.paged_cache<bf16, num_heads = 2, head_size = 64, page_size = 16>, memref<?xi32>, memref<?x32xf32>, memref<?x4x64xbf16>{{$}}
+// CHECK-NEXT: return{{$}}
+func.func @rope(%blocks: tensor<?x2x?x16x2x64xbf16>, %lengths: tensor<?xi32>,
+                %table: tensor<?x?xi32>, %n: i32, %q: tensor<?x4x64xbf16>,
+                %new_k: tensor<?x2x64xbf16>, %offsets: tensor<?xi32>,
+                %cs: tensor<?x32xf32>, %out: tensor<?x4x64xbf16>)
+    -> (tensor<?x2x?x16x2x64xbf16>, tensor<?x4x64xbf16>) {
+  %l0 = arith.constant 0 : index
+  %c = kvcache.paged_collection %blocks, %lengths, %table, %n, %n
+      : tensor<?x2x?x16x2x64xbf16>, tensor<?xi32>, tensor<?x?xi32> -> !b
+  %k = kvcache.get_key_cache %c[%l0] : !b
+  %c1 = kvcache.store_ragged %k, %new_k, %offsets : !bk, tensor<?x2x64xbf16>, tensor<?xi32> -> !b
+  %k1 = kvcache.get_key_cache %c1[%l0] : !b
+  %r, %c2 = kvcache.rope_ragged %q, %k1, %offsets, %cs, %out {rotary_dims = 32 : i64, style = "half"}
+      : tensor<?x4x64xbf16>, !bk, tensor<?xi32>, tensor<?x32xf32>, tensor<?x4x64xbf16> -> tensor<?x4x64xbf16>, !b
+  %b = kvcache.collection_tensors %c2 : !b -> tensor<?x2x?x16x2x64xbf16>
+  return %b, %r : tensor<?x2x?x16x2x64xbf16>, tensor<?x4x64xbf16>
+}

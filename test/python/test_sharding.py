@@ -3,8 +3,9 @@ with shard.shard, partitioned by sharding-propagation and shard-partition
 over 2 devices, compiled as it is (kvcache-bufferize drops the grid) and run
 once per rank on the CPU with each rank's slice of the heads (one process,
 no communication), gives the cache and output of the unsharded layer; so
-do page copies with a gather, and MLA's attention with its query heads
-split and its latent cache replicated."""
+do page copies with a gather, rotary embedding on a GQA collection, and
+MLA's attention with its query heads split and its latent cache
+replicated."""
 
 import re
 
@@ -60,6 +61,29 @@ func.func @pages(%blocks: !blocks, %lengths: tensor<?xi32>, %table: tensor<?x?xi
   %g = kvcache.gather_ragged %v, %rows, %offs : !k, tensor<?x2x8xf32>, tensor<?xi32> -> tensor<?x2x8xf32>
   %t = kvcache.collection_tensors %c1 : !c -> !blocks
   return %t, %g : !blocks, tensor<?x2x8xf32>
+}
+
+// rope_ragged on the collection the store returned: each rank rotates its
+// 2 query heads and the stored keys of its KV head.
+func.func @rope(%blocks: !blocks, %lengths: tensor<?xi32>, %table: tensor<?x?xi32>,
+                %max_seq: i32, %max_cache: i32, %q: tensor<?x4x8xf32>,
+                %new_k: tensor<?x2x8xf32>, %offsets: tensor<?xi32>,
+                %cos_sin: tensor<?x4xf32>, %out: tensor<?x4x8xf32>)
+    -> (!blocks, tensor<?x4x8xf32>) {
+  %l0 = arith.constant 0 : index
+  %heads = shard.sharding @grid split_axes = [[], [], [], [], [0]] : !shard.sharding
+  %b = shard.shard %blocks to %heads : !blocks
+  %all = shard.sharding @grid split_axes = [[]] : !shard.sharding
+  %offs = shard.shard %offsets to %all : tensor<?xi32>
+  %c = kvcache.paged_collection %b, %lengths, %table, %max_seq, %max_cache
+      : !blocks, tensor<?xi32>, tensor<?x?xi32> -> !c
+  %k = kvcache.get_key_cache %c[%l0] : !c
+  %c1 = kvcache.store_ragged %k, %new_k, %offs : !k, tensor<?x2x8xf32>, tensor<?xi32> -> !c
+  %k1 = kvcache.get_key_cache %c1[%l0] : !c
+  %r, %c2 = kvcache.rope_ragged %q, %k1, %offs, %cos_sin, %out {rotary_dims = 4 : i64, style = "interleaved"}
+      : tensor<?x4x8xf32>, !k, tensor<?xi32>, tensor<?x4xf32>, tensor<?x4x8xf32> -> tensor<?x4x8xf32>, !c
+  %t = kvcache.collection_tensors %c2 : !c -> !blocks
+  return %t, %r : !blocks, tensor<?x4x8xf32>
 }
 
 // MLA: one latent head of 12 elements (values: its first 8), 4 query heads
@@ -198,3 +222,39 @@ def test_mla_ranks_split_query_heads(modules):
         np.testing.assert_allclose(local_lse,
                                    expected_lse[:, 2 * rank:2 * rank + 2],
                                    atol=1e-6)
+
+
+def test_ranks_rotate_their_heads(modules):
+    """rope_ragged split with the KV heads: each rank's query heads follow
+    its KV head (its GQA group) and it rotates the keys of that head."""
+    per_rank, whole = modules
+    rng = np.random.default_rng(39)
+    blocks = rng.uniform(-1, 1, (4, 2, 1, 4, 2, 8)).astype(np.float32)
+    rows = sum(NEW)
+    q = rng.uniform(-1, 1, (rows, 4, 8)).astype(np.float32)
+    new_k = rng.uniform(-1, 1, (rows, 2, 8)).astype(np.float32)
+    offsets = np.array([0, NEW[0], rows], dtype=np.int32)
+    angles = rng.uniform(0, 6, (8, 2))
+    cos_sin = np.stack([np.cos(angles), np.sin(angles)], -1)
+    cos_sin = cos_sin.reshape(8, 4).astype(np.float32)
+    expected_blocks, expected_q = blocks.copy(), np.zeros_like(q)
+    whole.rope(expected_blocks, *metadata(), q, new_k, offsets, cos_sin,
+               expected_q)
+    # Rotated: the last 4 elements of q and of the stored keys (row 0:
+    # sequence 0's position 3, page 2 slot 3).
+    assert not np.array_equal(expected_q[..., 4:], q[..., 4:])
+    np.testing.assert_array_equal(expected_q[..., :4], q[..., :4])
+    key = expected_blocks[2, 0, 0, 3]
+    np.testing.assert_array_equal(key[..., :4], new_k[0, :, :4])
+    assert not np.array_equal(key[..., 4:], new_k[0, :, 4:])
+    for rank in range(2):
+        local_blocks = np.ascontiguousarray(blocks[..., rank:rank + 1, :])
+        local_q = np.zeros((rows, 2, 8), dtype=np.float32)
+        per_rank.rope(local_blocks, *metadata(),
+                      np.ascontiguousarray(q[:, 2 * rank:2 * rank + 2]),
+                      np.ascontiguousarray(new_k[:, rank:rank + 1]), offsets,
+                      cos_sin, local_q)
+        np.testing.assert_array_equal(local_blocks,
+                                      expected_blocks[..., rank:rank + 1, :])
+        np.testing.assert_array_equal(local_q,
+                                      expected_q[:, 2 * rank:2 * rank + 2])

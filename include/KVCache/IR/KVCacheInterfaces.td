@@ -340,12 +340,13 @@ def KVCache_CollectionOpInterface : OpInterface<"CollectionOpInterface"> {
 def KVCache_CacheWriterOpInterface : OpInterface<"CacheWriterOpInterface"> {
   let cppNamespace = "::mlir::kvcache";
   let description = [{
-    An op that writes a cache (`store_ragged`, `copy_pages`): a layer cache
-    or a collection operand. On a collection built from tensors
-    (docs/Contract.md section 3.5) it returns the updated collection, which
-    the later ops use instead of the one it wrote; bufferization replaces
-    that result by the collection written in place, and kvcache-bufferize
-    checks that no collection value is used after a write supersedes it.
+    An op that writes a cache (`store_ragged`, `copy_pages`,
+    `rope_ragged`): a layer cache or a collection operand. On a collection
+    built from tensors (docs/Contract.md section 3.5) it returns the updated
+    collection, which the later ops use instead of the one it wrote;
+    bufferization replaces that result by the collection written in place,
+    and kvcache-bufferize checks that no collection value is used after a
+    write supersedes it.
   }];
   let methods = [
     InterfaceMethod<"The layer cache or collection the op writes",

@@ -499,7 +499,9 @@ def KVCache_MergeStatesOp
 def KVCache_RopeRaggedOp
     : KVCache_Op<"rope_ragged", [KVCache_KernelOpInterface,
                                  KVCache_ArgumentChecks,
-                                 KVCache_DestinationStyle]> {
+                                 KVCache_DestinationStyle,
+                                 KVCache_CacheWriter,
+                                 AttrSizedResultSegments]> {
   let summary = "Rotary position embedding of a step's queries and of the "
                 "keys it stored";
   let description = [{
@@ -520,8 +522,12 @@ def KVCache_RopeRaggedOp
     rounded once to the element type.
 
     In the tensor form `q`, `row_offsets`, `cos_sin`, `q_out` (the init)
-    and `positions` are tensors and the op returns the new `q_out`; the
-    keys are still rotated in place, through the cache handle.
+    and `positions` are tensors and the op returns the new `q_out`. On a
+    collection built from memrefs the keys are rotated in place, through
+    the cache handle; when `key_cache` is a layer cache of a collection
+    built from tensors (docs/Contract.md section 3.5), the op also returns
+    the updated collection, every layer (`-> type, collection type`), as
+    `store_ragged` does: later ops use it, not the collection it wrote.
 
     The op writes every head of `q`'s rows, rotated, to `q_out` (which may
     be `q`: in place) and rotates in place the rows of `key_cache` at the
@@ -540,6 +546,8 @@ def KVCache_RopeRaggedOp
         : memref<?x32x128xf16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?xi32>, memref<?x32xf32>, memref<?x32x128xf16>, memref<?xi32>
     %rotated = kvcache.rope_ragged %tq, %k, %offsets, %table, %init {rotary_dims = 128 : i64, style = "half"}
         : tensor<?x32x128xf16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, tensor<?xi32>, tensor<?x128xf32>, tensor<?x32x128xf16> -> tensor<?x32x128xf16>
+    %q2, %c2 = kvcache.rope_ragged %tq, %tk, %offsets, %table, %init {rotary_dims = 128 : i64, style = "half"}
+        : tensor<?x32x128xf16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, tensor<?xi32>, tensor<?x128xf32>, tensor<?x32x128xf16> -> tensor<?x32x128xf16>, !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
     ```
   }];
   let arguments = (ins
@@ -557,9 +565,13 @@ def KVCache_RopeRaggedOp
     $q `,` $key_cache `,` $row_offsets `,` $cos_sin `,` $q_out
     (`positions` `(` $positions^ `)`)? attr-dict `:` type($q) `,`
     qualified(type($key_cache)) `,` type($row_offsets) `,` type($cos_sin)
-    `,` type($q_out) (`,` type($positions)^)? (`->` type($results)^)?
+    `,` type($q_out) (`,` type($positions)^)?
+    (`->` type($rotated)^ (`,` qualified(type($updated))^)?)?
   }];
-  let results = KVCache_KernelResults;
+  // The new `q_out` of the tensor form, then the updated collection when
+  // the keys are of a collection built from tensors.
+  let results = !con((outs Optional<AnyRankedTensor>:$rotated),
+                     KVCache_UpdatedCollection);
   let extraClassDeclaration = [{
     ::mlir::MutableOperandRange getDpsInitsMutable() {
       return getQOutMutable();

@@ -131,6 +131,32 @@ func.func @rope_unknown(%k: !kvcache.paged_cache<f16, num_heads = 8, head_size =
 
 // -----
 
+// A GQA group split: rope_ragged's query heads split while the 4 KV heads
+// of its collection built from tensors are replicated.
+shard.grid @grid(shape = 2)
+!gc = !kvcache.paged_collection<f16, num_heads = 4, head_size = 64, page_size = 16>
+!gk = !kvcache.paged_cache<f16, num_heads = 4, head_size = 64, page_size = 16>
+func.func @rope_group(%blocks: tensor<?x2x1x16x4x64xf16>, %lengths: tensor<2xi32>,
+                      %table: tensor<2x4xi32>, %n: i32, %offsets: tensor<3xi32>,
+                      %cs: tensor<?x32xf32>, %q: tensor<?x8x64xf16>)
+    -> (tensor<?x8x64xf16>, tensor<?x2x1x16x4x64xf16>) {
+  %l = arith.constant 0 : index
+  %all = shard.sharding @grid split_axes = [[]] : !shard.sharding
+  %b = shard.shard %blocks to %all : tensor<?x2x1x16x4x64xf16>
+  %heads = shard.sharding @grid split_axes = [[], [0]] : !shard.sharding
+  %sq = shard.shard %q to %heads annotate_for_users : tensor<?x8x64xf16>
+  %c = kvcache.paged_collection %b, %lengths, %table, %n, %n
+      : tensor<?x2x1x16x4x64xf16>, tensor<2xi32>, tensor<2x4xi32> -> !gc
+  %k = kvcache.get_key_cache %c[%l] : !gc
+  // expected-error @below {{has heads sharded two ways (a query head follows its KV head)}}
+  %r, %c1 = kvcache.rope_ragged %sq, %k, %offsets, %cs, %sq {rotary_dims = 32 : i64, style = "half"}
+      : tensor<?x8x64xf16>, !gk, tensor<3xi32>, tensor<?x32xf32>, tensor<?x8x64xf16> -> tensor<?x8x64xf16>, !gc
+  %t = kvcache.collection_tensors %c1 : !gc -> tensor<?x2x1x16x4x64xf16>
+  return %r, %t : tensor<?x8x64xf16>, tensor<?x2x1x16x4x64xf16>
+}
+
+// -----
+
 // MLA query heads that do not divide among the devices.
 shard.grid @grid(shape = 4)
 func.func @mla_six_heads(%k: !kvcache.paged_cache<f16, num_heads = 1, head_size = 96, page_size = 16, mla = true>,

@@ -243,6 +243,88 @@ func.func @mqa(%k: !k1, %offsets: tensor<3xi32>, %cs: tensor<?x32xf32>,
 
 // -----
 
+// rope_ragged on a GQA collection built from tensors, split on its 4 KV
+// heads: each device rotates its 4 of the 8 query heads (the groups of its
+// 2 KV heads) and the keys of its KV heads, and returns its collection.
+shard.grid @grid(shape = 2)
+!gc = !kvcache.paged_collection<f16, num_heads = 4, head_size = 64, page_size = 16>
+!gk = !kvcache.paged_cache<f16, num_heads = 4, head_size = 64, page_size = 16>
+// CHECK-LABEL: func.func @gqa_rope(
+// CHECK-SAME: %[[B:.*]]: tensor<?x2x1x16x2x64xf16>, %{{.*}}: tensor<2xi32>, %{{.*}}: tensor<2x4xi32>, %{{.*}}: i32, %[[R:.*]]: tensor<?x2x64xf16>, %[[OFF:.*]]: tensor<3xi32>, %[[CS:.*]]: tensor<?x32xf32>, %[[Q:.*]]: tensor<?x4x64xf16>, %[[O:.*]]: tensor<?x4x64xf16>)
+// CHECK-SAME: -> (tensor<?x4x64xf16>, tensor<?x2x1x16x2x64xf16>)
+// CHECK-NOT: {{shard\.|mpi\.}}
+// CHECK: %[[C1:.*]] = kvcache.store_ragged %{{.*}}, %[[R]], %[[OFF]] : !kvcache.paged_cache<f16, num_heads = 2, head_size = 64, page_size = 16>, tensor<?x2x64xf16>, tensor<3xi32> -> !kvcache.paged_collection<f16, num_heads = 2, head_size = 64, page_size = 16>
+// CHECK-NOT: {{shard\.|mpi\.}}
+// CHECK: %[[K1:.*]] = kvcache.get_key_cache %[[C1]]
+// CHECK-NOT: {{shard\.|mpi\.}}
+// CHECK: %[[QR:.*]], %[[C2:.*]] = kvcache.rope_ragged %[[Q]], %[[K1]], %[[OFF]], %[[CS]], %[[Q]] {rotary_dims = 32 : i64, style = "half"} : tensor<?x4x64xf16>, !kvcache.paged_cache<f16, num_heads = 2, head_size = 64, page_size = 16>, tensor<3xi32>, tensor<?x32xf32>, tensor<?x4x64xf16> -> tensor<?x4x64xf16>, !kvcache.paged_collection<f16, num_heads = 2, head_size = 64, page_size = 16>
+// CHECK-NOT: {{shard\.|mpi\.}}
+// CHECK: %[[K2:.*]] = kvcache.get_key_cache %[[C2]]
+// CHECK: %[[V2:.*]] = kvcache.get_value_cache %[[C2]]
+// CHECK-NOT: {{shard\.|mpi\.}}
+// CHECK: %[[A:.*]] = kvcache.attention_ragged %[[QR]], %[[K2]], %[[V2]], %[[OFF]], %[[O]] {{.*}} -> tensor<?x4x64xf16>
+// CHECK-NOT: {{shard\.|mpi\.}}
+// CHECK: %[[BT:.*]] = kvcache.collection_tensors %[[C2]] : !kvcache.paged_collection<f16, num_heads = 2, head_size = 64, page_size = 16> -> tensor<?x2x1x16x2x64xf16>
+// CHECK-NEXT: return %[[A]], %[[BT]] : tensor<?x4x64xf16>, tensor<?x2x1x16x2x64xf16>
+func.func @gqa_rope(%blocks: tensor<?x2x1x16x4x64xf16>, %lengths: tensor<2xi32>,
+                    %table: tensor<2x4xi32>, %n: i32, %rows: tensor<?x4x64xf16>,
+                    %offsets: tensor<3xi32>, %cs: tensor<?x32xf32>,
+                    %q: tensor<?x8x64xf16>, %out: tensor<?x8x64xf16>)
+    -> (tensor<?x8x64xf16>, tensor<?x2x1x16x4x64xf16>) {
+  %l = arith.constant 0 : index
+  %s = shard.sharding @grid split_axes = [[], [], [], [], [0]] : !shard.sharding
+  %b = shard.shard %blocks to %s : tensor<?x2x1x16x4x64xf16>
+  %c = kvcache.paged_collection %b, %lengths, %table, %n, %n
+      : tensor<?x2x1x16x4x64xf16>, tensor<2xi32>, tensor<2x4xi32> -> !gc
+  %k = kvcache.get_key_cache %c[%l] : !gc
+  %c1 = kvcache.store_ragged %k, %rows, %offsets : !gk, tensor<?x4x64xf16>, tensor<3xi32> -> !gc
+  %k1 = kvcache.get_key_cache %c1[%l] : !gc
+  %r, %c2 = kvcache.rope_ragged %q, %k1, %offsets, %cs, %q {rotary_dims = 32 : i64, style = "half"}
+      : tensor<?x8x64xf16>, !gk, tensor<3xi32>, tensor<?x32xf32>, tensor<?x8x64xf16> -> tensor<?x8x64xf16>, !gc
+  %k2 = kvcache.get_key_cache %c2[%l] : !gc
+  %v2 = kvcache.get_value_cache %c2[%l] : !gc
+  %o = kvcache.attention_ragged %r, %k2, %v2, %offsets, %out {scale = 0.125 : f32}
+      : tensor<?x8x64xf16>, !gk, !gk, tensor<3xi32>, tensor<?x8x64xf16> -> tensor<?x8x64xf16>
+  %t = kvcache.collection_tensors %c2 : !gc -> tensor<?x2x1x16x4x64xf16>
+  return %o, %t : tensor<?x8x64xf16>, tensor<?x2x1x16x4x64xf16>
+}
+
+// -----
+
+// MQA on a collection built from tensors: its one KV head is replicated,
+// the query heads split alone, and each device's collection (the one
+// rope_ragged returns) keeps num_heads = 1.
+shard.grid @grid(shape = 2)
+!mqc = !kvcache.paged_collection<f16, num_heads = 1, head_size = 64, page_size = 16>
+!mqk = !kvcache.paged_cache<f16, num_heads = 1, head_size = 64, page_size = 16>
+// CHECK-LABEL: func.func @mqa_rope(
+// CHECK-SAME: %{{.*}}: tensor<?x2x1x16x1x64xf16>, %{{.*}}: tensor<2xi32>, %{{.*}}: tensor<2x4xi32>, %{{.*}}: i32, %{{.*}}: tensor<3xi32>, %{{.*}}: tensor<?x32xf32>, %{{.*}}: tensor<?x4x64xf16>)
+// CHECK-SAME: -> (tensor<?x4x64xf16>, tensor<?x2x1x16x1x64xf16>)
+// CHECK-NOT: {{shard\.|mpi\.}}
+// CHECK: %[[QR:.*]], %[[C:.*]] = kvcache.rope_ragged {{.*}} : tensor<?x4x64xf16>, !kvcache.paged_cache<f16, num_heads = 1, head_size = 64, page_size = 16>, tensor<3xi32>, tensor<?x32xf32>, tensor<?x4x64xf16> -> tensor<?x4x64xf16>, !kvcache.paged_collection<f16, num_heads = 1, head_size = 64, page_size = 16>
+// CHECK-NOT: {{shard\.|mpi\.}}
+// CHECK: %[[BT:.*]] = kvcache.collection_tensors %[[C]] : !kvcache.paged_collection<f16, num_heads = 1, head_size = 64, page_size = 16> -> tensor<?x2x1x16x1x64xf16>
+// CHECK-NEXT: return %[[QR]], %[[BT]] : tensor<?x4x64xf16>, tensor<?x2x1x16x1x64xf16>
+func.func @mqa_rope(%blocks: tensor<?x2x1x16x1x64xf16>, %lengths: tensor<2xi32>,
+                    %table: tensor<2x4xi32>, %n: i32, %offsets: tensor<3xi32>,
+                    %cs: tensor<?x32xf32>, %q: tensor<?x8x64xf16>)
+    -> (tensor<?x8x64xf16>, tensor<?x2x1x16x1x64xf16>) {
+  %l = arith.constant 0 : index
+  %all = shard.sharding @grid split_axes = [[]] : !shard.sharding
+  %b = shard.shard %blocks to %all : tensor<?x2x1x16x1x64xf16>
+  %heads = shard.sharding @grid split_axes = [[], [0]] : !shard.sharding
+  %sq = shard.shard %q to %heads : tensor<?x8x64xf16>
+  %c = kvcache.paged_collection %b, %lengths, %table, %n, %n
+      : tensor<?x2x1x16x1x64xf16>, tensor<2xi32>, tensor<2x4xi32> -> !mqc
+  %k = kvcache.get_key_cache %c[%l] : !mqc
+  %r, %c1 = kvcache.rope_ragged %sq, %k, %offsets, %cs, %sq {rotary_dims = 32 : i64, style = "half"}
+      : tensor<?x8x64xf16>, !mqk, tensor<3xi32>, tensor<?x32xf32>, tensor<?x8x64xf16> -> tensor<?x8x64xf16>, !mqc
+  %t = kvcache.collection_tensors %c1 : !mqc -> tensor<?x2x1x16x1x64xf16>
+  return %r, %t : tensor<?x8x64xf16>, tensor<?x2x1x16x1x64xf16>
+}
+
+// -----
+
 // MLA: the latent cache (one head) stays replicated and the query heads
 // split alone: q, out, lse and the sinks get 8 of the 16 query heads, the
 // cache types keep num_heads = 1.

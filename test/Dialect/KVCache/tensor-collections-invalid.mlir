@@ -108,17 +108,69 @@ func.func @tensors_count(%c: !c) {
 
 // -----
 
-// rope_ragged rotates the keys in place and returns no updated collection:
-// not on a collection built from tensors (bufferization would miss the write).
+// rope_ragged rotates the keys of a collection built from tensors: it
+// returns the updated collection too, like store_ragged.
 !c = !kvcache.paged_collection<bf16, num_heads = 8, head_size = 128, page_size = 16>
-func.func @rope_tensor_collection(%blocks: tensor<?x2x?x16x8x128xbf16>, %lengths: tensor<?xi32>, %table: tensor<?x?xi32>, %n: i32,
-                                  %q: tensor<?x32x128xbf16>, %offsets: tensor<3xi32>, %cs: tensor<?x64xf32>) -> tensor<?x32x128xbf16> {
+func.func @rope_without_collection(%blocks: tensor<?x2x?x16x8x128xbf16>, %lengths: tensor<?xi32>, %table: tensor<?x?xi32>, %n: i32,
+                                   %q: tensor<?x32x128xbf16>, %offsets: tensor<3xi32>, %cs: tensor<?x64xf32>) -> tensor<?x32x128xbf16> {
   %c = kvcache.paged_collection %blocks, %lengths, %table, %n, %n
       : tensor<?x2x?x16x8x128xbf16>, tensor<?xi32>, tensor<?x?xi32> -> !c
   %l = arith.constant 0 : index
   %k = kvcache.get_key_cache %c[%l] : !c
-  // expected-error @below {{'kvcache.rope_ragged' op rotates the cache in place, which a collection built from tensors does not allow yet: rotate the keys with kvcache.store_ragged's clause rope(%cos_sin) {rotary_dims, style}, or build the collection from memrefs}}
+  // expected-error @below {{'kvcache.rope_ragged' op writes a collection built from tensors: it must be in the tensor form and return the updated collection (`-> '!kvcache.paged_collection<bf16, num_heads = 8, head_size = 128, page_size = 16>'`), which later ops use}}
   %r = kvcache.rope_ragged %q, %k, %offsets, %cs, %q {rotary_dims = 64 : i64, style = "half"}
       : tensor<?x32x128xbf16>, !kvcache.paged_cache<bf16, num_heads = 8, head_size = 128, page_size = 16>, tensor<3xi32>, tensor<?x64xf32>, tensor<?x32x128xbf16> -> tensor<?x32x128xbf16>
   return %r : tensor<?x32x128xbf16>
+}
+
+// -----
+
+// The memref form writes the collection through its buffers: no result.
+!c = !kvcache.paged_collection<bf16, num_heads = 8, head_size = 128, page_size = 16>
+func.func @rope_memref_form(%blocks: tensor<?x2x?x16x8x128xbf16>, %lengths: tensor<?xi32>, %table: tensor<?x?xi32>, %n: i32,
+                            %q: memref<?x32x128xbf16>, %offsets: memref<3xi32>, %cs: memref<?x64xf32>) {
+  %c = kvcache.paged_collection %blocks, %lengths, %table, %n, %n
+      : tensor<?x2x?x16x8x128xbf16>, tensor<?xi32>, tensor<?x?xi32> -> !c
+  %l = arith.constant 0 : index
+  %k = kvcache.get_key_cache %c[%l] : !c
+  // expected-error @below {{'kvcache.rope_ragged' op writes a collection built from tensors: it must be in the tensor form and return the updated collection}}
+  kvcache.rope_ragged %q, %k, %offsets, %cs, %q {rotary_dims = 64 : i64, style = "half"}
+      : memref<?x32x128xbf16>, !kvcache.paged_cache<bf16, num_heads = 8, head_size = 128, page_size = 16>, memref<3xi32>, memref<?x64xf32>, memref<?x32x128xbf16>
+  return
+}
+
+// -----
+
+!c = !kvcache.paged_collection<bf16, num_heads = 8, head_size = 128, page_size = 16>
+func.func @rope_memref_built(%blocks: memref<?x2x?x16x8x128xbf16>, %lengths: memref<?xi32>, %table: memref<?x?xi32>, %n: i32,
+                             %q: tensor<?x32x128xbf16>, %offsets: tensor<3xi32>, %cs: tensor<?x64xf32>) {
+  %c = kvcache.paged_collection %blocks, %lengths, %table, %n, %n
+      : memref<?x2x?x16x8x128xbf16>, memref<?xi32>, memref<?x?xi32> -> !c
+  %l = arith.constant 0 : index
+  %k = kvcache.get_key_cache %c[%l] : !c
+  // expected-error @below {{'kvcache.rope_ragged' op returns an updated collection only when the collection is built from tensors; this one is built from memrefs and written in place}}
+  %r, %c2 = kvcache.rope_ragged %q, %k, %offsets, %cs, %q {rotary_dims = 64 : i64, style = "half"}
+      : tensor<?x32x128xbf16>, !kvcache.paged_cache<bf16, num_heads = 8, head_size = 128, page_size = 16>, tensor<3xi32>, tensor<?x64xf32>, tensor<?x32x128xbf16> -> tensor<?x32x128xbf16>, !c
+  return
+}
+
+// -----
+
+!k = !kvcache.paged_cache<bf16, num_heads = 8, head_size = 128, page_size = 16>
+func.func @rope_result_type(%k: !k, %q: tensor<?x32x128xbf16>, %offsets: tensor<3xi32>, %cs: tensor<?x64xf32>) {
+  // expected-error @below {{'kvcache.rope_ragged' op returns the updated collection, whose layer caches must be the written cache's type '!kvcache.paged_cache<bf16, num_heads = 8, head_size = 128, page_size = 16>', got '!kvcache.paged_collection<bf16, num_heads = 8, head_size = 128, page_size = 32>'}}
+  %r, %c2 = kvcache.rope_ragged %q, %k, %offsets, %cs, %q {rotary_dims = 64 : i64, style = "half"}
+      : tensor<?x32x128xbf16>, !k, tensor<3xi32>, tensor<?x64xf32>, tensor<?x32x128xbf16> -> tensor<?x32x128xbf16>, !kvcache.paged_collection<bf16, num_heads = 8, head_size = 128, page_size = 32>
+  return
+}
+
+// -----
+
+// The collection comes after the new q_out, which the tensor form returns.
+!k = !kvcache.paged_cache<bf16, num_heads = 8, head_size = 128, page_size = 16>
+func.func @rope_collection_only(%k: !k, %q: tensor<?x32x128xbf16>, %offsets: tensor<3xi32>, %cs: tensor<?x64xf32>) {
+  // expected-error @below {{'kvcache.rope_ragged' op expected the number of tensor results (0) to be equal to the number of output tensors (1)}}
+  %c2 = "kvcache.rope_ragged"(%q, %k, %offsets, %cs, %q) <{resultSegmentSizes = array<i32: 0, 1>, rotary_dims = 64 : i64, style = "half"}>
+      : (tensor<?x32x128xbf16>, !k, tensor<3xi32>, tensor<?x64xf32>, tensor<?x32x128xbf16>) -> !kvcache.paged_collection<bf16, num_heads = 8, head_size = 128, page_size = 16>
+  return
 }

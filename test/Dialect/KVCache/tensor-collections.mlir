@@ -45,3 +45,33 @@ func.func @continuous_scaled(%blocks: tensor<4x2x2x64x8x128xf8E4M3FN>,
   %b, %sc = kvcache.collection_tensors %s : !q -> tensor<4x2x2x64x8x128xf8E4M3FN>, tensor<4x2x2x64x8xf32>
   return %b, %sc : tensor<4x2x2x64x8x128xf8E4M3FN>, tensor<4x2x2x64x8xf32>
 }
+
+!b = !kvcache.paged_collection<bf16, num_heads = 8, head_size = 128, page_size = 16>
+!bk = !kvcache.paged_cache<bf16, num_heads = 8, head_size = 128, page_size = 16>
+
+// rope_ragged on a collection built from tensors returns the new q_out and
+// the updated collection; on a bare layer cache only the new q_out.
+// CHECK-LABEL: func.func @rope
+func.func @rope(%blocks: tensor<?x2x?x16x8x128xbf16>, %lengths: tensor<?xi32>,
+                %table: tensor<?x?xi32>, %n: i32, %q: tensor<?x32x128xbf16>,
+                %offsets: tensor<?xi32>, %cs: tensor<?x64xf32>,
+                %positions: tensor<?xi32>, %other: !bk)
+    -> (tensor<?x2x?x16x8x128xbf16>, tensor<?x32x128xbf16>) {
+  %l = arith.constant 1 : index
+  %c = kvcache.paged_collection %blocks, %lengths, %table, %n, %n
+      : tensor<?x2x?x16x8x128xbf16>, tensor<?xi32>, tensor<?x?xi32> -> !b
+  %k = kvcache.get_key_cache %c[%l] : !b
+  // CHECK: %[[Q1:.*]], %[[C1:.*]] = kvcache.rope_ragged %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {rotary_dims = 64 : i64, style = "half"} : tensor<?x32x128xbf16>, !kvcache.paged_cache<bf16, num_heads = 8, head_size = 128, page_size = 16>, tensor<?xi32>, tensor<?x64xf32>, tensor<?x32x128xbf16> -> tensor<?x32x128xbf16>, !kvcache.paged_collection<bf16, num_heads = 8, head_size = 128, page_size = 16>
+  %q1, %c1 = kvcache.rope_ragged %q, %k, %offsets, %cs, %q {rotary_dims = 64 : i64, style = "half"}
+      : tensor<?x32x128xbf16>, !bk, tensor<?xi32>, tensor<?x64xf32>, tensor<?x32x128xbf16> -> tensor<?x32x128xbf16>, !b
+  %k1 = kvcache.get_key_cache %c1[%l] : !b
+  // CHECK: %[[Q2:.*]], %[[C2:.*]] = kvcache.rope_ragged %[[Q1]], %{{.*}}, %{{.*}}, %{{.*}}, %[[Q1]] positions(%{{.*}}) {rotary_dims = 64 : i64, style = "interleaved"} : {{.*}}, tensor<?xi32> -> tensor<?x32x128xbf16>, !kvcache.paged_collection<bf16, num_heads = 8, head_size = 128, page_size = 16>
+  %q2, %c2 = kvcache.rope_ragged %q1, %k1, %offsets, %cs, %q1 positions(%positions) {rotary_dims = 64 : i64, style = "interleaved"}
+      : tensor<?x32x128xbf16>, !bk, tensor<?xi32>, tensor<?x64xf32>, tensor<?x32x128xbf16>, tensor<?xi32> -> tensor<?x32x128xbf16>, !b
+  // CHECK: kvcache.rope_ragged %[[Q2]], {{.*}} : tensor<?x32x128xbf16>, !kvcache.paged_cache<bf16, num_heads = 8, head_size = 128, page_size = 16>, tensor<?xi32>, tensor<?x64xf32>, tensor<?x32x128xbf16> -> tensor<?x32x128xbf16>{{$}}
+  %q3 = kvcache.rope_ragged %q2, %other, %offsets, %cs, %q2 {rotary_dims = 64 : i64, style = "half"}
+      : tensor<?x32x128xbf16>, !bk, tensor<?xi32>, tensor<?x64xf32>, tensor<?x32x128xbf16> -> tensor<?x32x128xbf16>
+  // CHECK: kvcache.collection_tensors %[[C2]] :
+  %b = kvcache.collection_tensors %c2 : !b -> tensor<?x2x?x16x8x128xbf16>
+  return %b, %q3 : tensor<?x2x?x16x8x128xbf16>, tensor<?x32x128xbf16>
+}
