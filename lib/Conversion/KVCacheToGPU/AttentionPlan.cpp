@@ -100,9 +100,10 @@ int64_t planKeyValueBuffers(AttentionPlan &plan, int64_t warps,
 /// of a tile: plan.splitScores), a group of at most 256 heads, the registers within
 /// kMaxTensorCoreRegisters; over a quantized cache, every thread copies
 /// codes each step. With `tileRows` > 1, the query-tile plan: the M rows
-/// are (row, head) pairs of `tileRows` rows of one sequence.
+/// are (row, head) pairs of `tileRows` rows of one sequence (`causal`: the
+/// attention's mask, for its keys per step).
 bool planTensorCores(AttentionPlan &plan, const GPUKernelTarget &target,
-                     int64_t scaleGroup, int64_t tileRows) {
+                     int64_t scaleGroup, int64_t tileRows, bool causal) {
   Type mmaType = getMmaType(plan, scaleGroup);
   // DeepSeek's latent rows (576 = 512 + 64), whose values are the keys:
   // neither q nor, next to two stages of K, q in shared memory fits (its 16
@@ -152,9 +153,16 @@ bool planTensorCores(AttentionPlan &plan, const GPUKernelTarget &target,
           planKeyValueBuffers(plan, mTiles * dSplit, keys, stageCount);
       return bytes > 0 && bytes <= limit;
     };
-    // 64 keys per step at head 64; at 128 and 256 they spilled registers
-    // in ptxas for sm_90 (GQA 1 and 8, noncausal GQA 16, head 256), so 32.
-    keysPerStep = plan.headSize > 64 ? 32 : 64;
+    // 64 keys per step at head 64, and at 128 for a causal GQA 2-8 over
+    // an f16/bf16 cache on sm_90 and newer (3.8 PTX instructions per
+    // mma.sync at GQA 4, 5.0 with 32 keys); elsewhere 64 keys spilled 16-40
+    // bytes in ptxas (sm_90: GQA 1, 16 and 32, noncausal at every group,
+    // head 256; sm_80: GQA 2-8 too), so 32.
+    bool wideSteps = plan.headSize == 64 ||
+                     (plan.headSize == 128 && causal && !plan.dequantize &&
+                      plan.group >= 2 && plan.group <= 8 &&
+                      getChipVersion(target.chip) >= 90);
+    keysPerStep = wideSteps ? 64 : 32;
     stages = 4;
     while (!fits(keysPerStep, stages) && (stages > 2 || keysPerStep > 16)) {
       if (stages > 2) {
@@ -308,13 +316,14 @@ attention::makeAttentionPlans(AttentionOpInterface op,
   // dequantizes whole V rows of their own.
   if (plan.valueSize != plan.headSize && plan.dequantize)
     return plans;
-  planTensorCores(plans.decode, target, scaleGroup, /*tileRows=*/1);
+  bool causal = !op.getNoncausal();
+  planTensorCores(plans.decode, target, scaleGroup, /*tileRows=*/1, causal);
   // The query-tile kernel, when a tile holds more than one row: M rows of
   // 128 (64 at head 256, whose output columns take twice the registers).
   int64_t tileHeight = plan.headSize > 128 ? 64 : 128;
   int64_t tileRows = tileHeight / plan.group;
   if (plans.decode.tensorCores && tileRows > 1 &&
-      planTensorCores(plan, target, scaleGroup, tileRows))
+      planTensorCores(plan, target, scaleGroup, tileRows, causal))
     plans.queryTiles = plan;
   return plans;
 }
