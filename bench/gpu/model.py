@@ -154,18 +154,41 @@ def entries(ptx):
     return kernels
 
 
+def reaches(lines, first, last):
+    """Whether control at line `first` reaches line `last` without leaving
+    the lines between them."""
+    labels = {m.group(1): i for i, line in enumerate(lines)
+              if (m := re.match(r"^(\$L__BB\d+_\d+):", line))}
+    seen, todo = set(), [first]
+    while todo:
+        index = todo.pop()
+        if index in seen or not first <= index <= last:
+            continue
+        seen.add(index)
+        line = lines[index].strip()
+        branch = re.match(r"^(@!?%p\d+\s+)?bra(?:\.uni)?\s+(\$L__BB\d+_\d+);", line)
+        if branch:
+            todo.append(labels[branch.group(2)])
+        if not (branch and not branch.group(1)) and not line.startswith(("ret", "exit")):
+            todo.append(index + 1)
+    return last in seen
+
+
 def loops(lines):
-    """[(first, last)] line ranges of the loops: a label and a later branch
-    back to it."""
+    """[(first, last)] line ranges of the loops: a label and the last of the
+    later branches back to it that the label's code reaches within the range
+    (not a loop's exit that LLVM placed above it); the range holds every
+    path back (a conditional block that branches back on its own too)."""
     found = []
     for index, line in enumerate(lines):
         label = re.match(r"^(\$L__BB\d+_\d+):", line)
         if not label:
             continue
         back = re.compile(r"\bbra(\.uni)?\s+" + re.escape(label.group(1)) + ";")
-        for end in range(index + 1, len(lines)):
-            if back.search(lines[end]):
-                found.append((index, end))
+        ends = [end for end in range(index + 1, len(lines))
+                if back.search(lines[end]) and reaches(lines, index, end)]
+        if ends:
+            found.append((index, ends[-1]))
     return found
 
 

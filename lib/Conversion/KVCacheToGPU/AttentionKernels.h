@@ -124,8 +124,12 @@ struct AttentionPlan {
   /// dequantized tiles of their own).
   bool sharesKeyTiles() const { return valuesAreKeys && !dequantize; }
 
-  /// Static shared memory of the kernel (bytes).
+  /// Shared memory of the kernel (bytes): static, or with
+  /// `dynamicSharedMemory` the launch's dynamic shared memory (the
+  /// query-tile kernel, whose buffers may exceed the 48 KiB of static
+  /// shared memory).
   int64_t sharedBytes;
+  bool dynamicSharedMemory = false;
   /// Passes over the keys per (row, KV head).
   int64_t passes() const {
     return (group + headsPerPass - 1) / headsPerPass;

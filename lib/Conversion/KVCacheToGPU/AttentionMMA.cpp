@@ -25,7 +25,9 @@
 //   steps s + 1 .. s + stages - 1 are in flight. Each thread copies
 //   16-byte chunks of one key row, one lookup (kvcache.tile) per cache and
 //   step, K's and V's both at the top of the step (V's copies, after the
-//   scores, find their address ready). K and V are separate kernel
+//   scores, find their address ready); a query tile's threads look up where
+//   they copy, and neither for a step past the tile's last (the prologue
+//   and each step issue stages - 1 steps ahead). K and V are separate kernel
 //   parameters (they may come from different collections), so the two
 //   lookups are not merged. Rows are padded by 16 bytes so that the 8 row
 //   addresses of an ldmatrix hit distinct banks.
@@ -77,44 +79,53 @@ TensorCoreAttention::TensorCoreAttention(GPUKernel &kernel,
       layout{plan.valueSize, plan.qHeads} {
   std::tie(q, keys, values, offsets, out, workspace) =
       getAttentionParams(kernel, op);
+  // The query-tile kernel's buffers are in dynamic shared memory.
+  auto addBuffer = [&](ArrayRef<int64_t> shape, Type type) {
+    return plan.dynamicSharedMemory
+               ? kernel.addDynamicSharedBuffer(shape, type)
+               : kernel.addSharedBuffer(shape, type);
+  };
   int64_t tiles = plan.dequantize ? 1 : plan.stages;
-  sharedK = kernel.addSharedBuffer({tiles, plan.keysPerStep, plan.sharedRow},
-                                   plan.mmaType);
+  sharedK = addBuffer({tiles, plan.keysPerStep, plan.sharedRow}, plan.mmaType);
   sharedV = plan.sharesKeyTiles()
                 ? sharedK
-                : kernel.addSharedBuffer(
-                      {tiles, plan.keysPerStep, plan.sharedRow}, plan.mmaType);
+                : addBuffer({tiles, plan.keysPerStep, plan.sharedRow},
+                            plan.mmaType);
   if (plan.dequantize) {
     SmallVector<int64_t> codes = {plan.stages, plan.keysPerStep,
                                   plan.headSize};
-    codesK = kernel.addSharedBuffer(codes, plan.elementType);
-    codesV = kernel.addSharedBuffer(codes, plan.elementType);
+    codesK = addBuffer(codes, plan.elementType);
+    codesV = addBuffer(codes, plan.elementType);
     SmallVector<int64_t> slots = {plan.stages,
                                   plan.threads * plan.chunksPerThread};
     // Folded K scales are parked per key row, for the lanes that hold its
     // scores.
-    slotsK = kernel.addSharedBuffer(
+    slotsK = addBuffer(
         foldsKeyScales() ? SmallVector<int64_t>{plan.stages, plan.keysPerStep}
                          : slots,
         k.b.getF32Type());
-    slotsV = kernel.addSharedBuffer(slots, k.b.getF32Type());
+    slotsV = addBuffer(slots, k.b.getF32Type());
   }
   if (plan.splitScores) {
-    sharedScores = kernel.addSharedBuffer(
-        {plan.mTiles * plan.dSplit, plan.keysPerStep / 8, 32, 4},
-        k.b.getF32Type());
+    sharedScores =
+        addBuffer({plan.mTiles * plan.dSplit, plan.keysPerStep / 8, 32, 4},
+                  k.b.getF32Type());
     // One block per SM is enough (.minnctapersm 1): without it ptxas
     // (sm_90) capped the 4-warp kernel at 168 registers and spilled.
     kernel.getFunction()->setAttr("nvvm.minctasm", k.b.getI32IntegerAttr(1));
   }
   if (plan.stageQueries)
-    sharedQ = kernel.addSharedBuffer({plan.mTiles * 16, plan.sharedRow},
-                                     plan.mmaType);
+    sharedQ = addBuffer({plan.mTiles * 16, plan.sharedRow}, plan.mmaType);
   pairType = VectorType::get({2}, plan.mmaType);
   accPairType = VectorType::get({2}, k.b.getF32Type());
   columnsPerWarp = plan.valueSize / plan.dSplit;
   chunksPerRow = plan.headSize * plan.elementBytes / 16;
-  copyThreads = std::min(plan.threads, plan.keysPerStep * chunksPerRow);
+  // A query tile's copying threads take 4 chunks of a key row each: a
+  // quarter of the lookups of one chunk per thread (a lookup-table read per
+  // copying thread, key and step: 6% of the K/V bytes instead of 25%).
+  int64_t chunksPerCopy = plan.tileRows > 1 && !plan.dequantize ? 4 : 1;
+  copyThreads = std::min(plan.threads,
+                         plan.keysPerStep * chunksPerRow / chunksPerCopy);
   // The threads of a key split its chunks evenly (72 of them in a latent
   // row of 576 elements).
   threadsPerKey = std::gcd(copyThreads / plan.keysPerStep, chunksPerRow);
@@ -276,7 +287,8 @@ void TensorCoreAttention::emitTile(Value batch, Value first, Value count) {
   std::tie(rows, tileKeys) = planTile(batch, first, count);
   SmallVector<SmallVector<Value>> queries = loadQueries(rows);
   // Groups in flight at the top of step s: K(s), V(s), ...,
-  // K(s + stages - 2), V(s + stages - 2).
+  // K(s + stages - 2), V(s + stages - 2) (a query tile's are empty past
+  // its last step).
   k.ifThen(k.ult(k.index(0), tileKeys.numSteps), [&] {
     for (int64_t s = 0; s + 1 < plan.stages; ++s) {
       Value step = k.index(s);
@@ -362,9 +374,10 @@ TileState TensorCoreAttention::emitStep(const TileKeys &tileKeys,
   int64_t pending = 2 * plan.stages - 3;
   waitGroups(pending);
   gpu::BarrierOp::create(k.b, k.loc);
-  // Both lookups of step `next` at once: V's row address is ready (and,
-  // when K and V share a lookup table, its line is in L1) long before V's
-  // copies are issued, after the scores.
+  // The decode kernel's lookups of step `next` at once: V's row address is
+  // ready (and, when K and V share a lookup table, its line is in L1) long
+  // before V's copies are issued, after the scores. A query tile looks up
+  // where it copies (copySource).
   CopySource nextK = copySource(rows.batch, tileKeys, next, keys);
   CopySource nextV = plan.sharesKeyTiles()
                          ? CopySource{}

@@ -96,11 +96,16 @@ private:
   /// The A fragment of q's columns [16 kk, 16 kk + 16).
   SmallVector<Value> queryFragment(ArrayRef<SmallVector<Value>> queries,
                                    int64_t kk);
-  /// The row this thread copies for `step` of `cache` (a lookup) and the
-  /// bytes of each chunk (0 past the end: zero fill, from a valid row).
+  /// The row this thread copies for `step` of `cache`: its lookup
+  /// (`tile`), or in a query tile the key to look up where the copies are
+  /// issued, if the step is one of the tile's (`issued`: the prologue and
+  /// the steps issue `stages - 1` steps ahead); and the bytes of each chunk
+  /// (0 past the end: zero fill, from a valid row).
   struct CopySource {
-    Value tile, count;
+    Value tile, batch, cache, key, count, issued;
   };
+  /// The type of a copied key row (kvcache.tile of one row).
+  MemRefType copyRowType();
   CopySource copySource(Value batch, const TileKeys &keys, Value step,
                         Value cache);
   /// Copies `source`, the keys of `step`, into buffer `step % stages` of

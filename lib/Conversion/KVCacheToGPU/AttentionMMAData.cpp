@@ -99,23 +99,37 @@ TensorCoreAttention::queryFragment(ArrayRef<SmallVector<Value>> queries,
                   false);
 }
 
+MemRefType TensorCoreAttention::copyRowType() {
+  return MemRefType::get({1, plan.headSize}, plan.elementType,
+                         StridedLayoutAttr::get(
+                             k.b.getContext(), ShapedType::kDynamic,
+                             {plan.kvHeads * plan.headSize, 1}));
+}
+
 TensorCoreAttention::CopySource
 TensorCoreAttention::copySource(Value batch, const TileKeys &tileKeys,
                                 Value step, Value cache) {
   // Key row `copyKey` of the step; past the end, the zero-fill form from a
   // valid row (tileKeys.begin).
-  MLIRContext *ctx = k.b.getContext();
   Value key = k.add(tileKeys.begin,
                     k.add(k.mul(step, k.index(plan.keysPerStep)), copyKey));
   Value valid = k.ult(key, tileKeys.end);
   key = k.select(valid, key, tileKeys.begin);
-  Value count = k.select(valid, k.index(16 / plan.elementBytes), k.index(0));
-  auto tileType = MemRefType::get(
-      {1, plan.headSize}, plan.elementType,
-      StridedLayoutAttr::get(ctx, ShapedType::kDynamic,
-                             {plan.kvHeads * plan.headSize, 1}));
-  return {TileOp::create(k.b, k.loc, tileType, cache, batch, key, kvHead),
-          count};
+  CopySource source{Value(), batch, cache, key,
+                    k.select(valid, k.index(16 / plan.elementBytes),
+                             k.index(0)),
+                    Value()};
+  // A query tile issues no lookup for a step past its last (a tenth of a
+  // short tile's loads); the decode kernel looks up here, at the top of
+  // the step (V's row address is then ready when its copies are issued;
+  // at issue, ptxas (sm_90) spilled at GQA 4 and took 215 registers
+  // instead of 168 at GQA 64).
+  if (plan.tileRows > 1)
+    source.issued = k.ult(step, tileKeys.numSteps);
+  else
+    source.tile =
+        TileOp::create(k.b, k.loc, copyRowType(), cache, batch, key, kvHead);
+  return source;
 }
 
 void TensorCoreAttention::issueCopies(const CopySource &source, Value step,
@@ -124,27 +138,33 @@ void TensorCoreAttention::issueCopies(const CopySource &source, Value step,
   // threadsPerKey, so the threads of a key read consecutive 16-byte chunks.
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(k.b.getContext());
   int64_t chunkElements = 16 / plan.elementBytes;
-  SmallVector<Value> tokens;
   auto copy = [&] {
+    Value tile = source.tile
+                     ? source.tile
+                     : TileOp::create(k.b, k.loc, copyRowType(), source.cache,
+                                      source.batch, source.key, kvHead);
     Value buffer = k.remu(step, k.index(plan.stages));
     for (int64_t i = 0; i < chunksPerRow / threadsPerKey; ++i) {
       Value element = k.mul(k.add(copyChunk, k.index(i * threadsPerKey)),
                             k.index(chunkElements));
-      tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+      nvgpu::DeviceAsyncCopyOp::create(
           k.b, k.loc, tokenType, shared, ValueRange{buffer, copyKey, element},
-          source.tile, ValueRange{k.index(0), element},
-          k.b.getIndexAttr(chunkElements), source.count, k.b.getUnitAttr()));
+          tile, ValueRange{k.index(0), element},
+          k.b.getIndexAttr(chunkElements), source.count, k.b.getUnitAttr());
     }
   };
-  if (copyThreads == plan.threads) {
-    copy();
-    nvgpu::DeviceAsyncCreateGroupOp::create(k.b, k.loc, tokenType, tokens);
-    return;
+  // Every thread commits a group (empty past copyThreads and for a step
+  // past the last), so the waits' group counts hold for all of them.
+  Value copies = source.issued;
+  if (copyThreads < plan.threads) {
+    Value copying =
+        k.ult(kernel.threadId(gpu::Dimension::x), k.index(copyThreads));
+    copies = copies ? k.andi(copies, copying) : copying;
   }
-  // Every thread commits a group (empty past copyThreads), so the waits'
-  // group counts hold for all of them.
-  k.ifThen(k.ult(kernel.threadId(gpu::Dimension::x), k.index(copyThreads)),
-           copy);
+  if (copies)
+    k.ifThen(copies, copy);
+  else
+    copy();
   NVVM::CpAsyncCommitGroupOp::create(k.b, k.loc);
 }
 
@@ -254,31 +274,40 @@ void TensorCoreAttention::accumulateValues(Value buffer,
 SmallVector<Value>
 TensorCoreAttention::loadChunkScales(Value batch, const TileKeys &tileKeys,
                                      Value step, Value cache) {
-  // The key row of copySource, through the cache's own lookup.
+  // The key row of copySource, through the cache's own lookup; none for a
+  // step past the last (copySource), whose scales are never read.
   Value key = k.add(tileKeys.begin,
                     k.add(k.mul(step, k.index(plan.keysPerStep)), copyKey));
   Value valid = k.ult(key, tileKeys.end);
-  auto [page, slot] = k.lookup(cache, batch,
-                               k.select(valid, key, tileKeys.begin),
-                               /*servesWrite=*/false);
-  // One load per scale group: a token_head or tensor scale serves all of
-  // the thread's chunks of the row.
-  bool onePerRow = plan.scaleGroup >= plan.headSize;
-  SmallVector<Value> scales;
-  for (int64_t i = 0; i < plan.chunksPerThread; ++i) {
-    if (onePerRow && i > 0) {
-      scales.push_back(scales.front());
-      continue;
+  SmallVector<Type> types(plan.chunksPerThread, k.b.getF32Type());
+  auto load = [&]() -> SmallVector<Value> {
+    auto [page, slot] = k.lookup(cache, batch,
+                                 k.select(valid, key, tileKeys.begin),
+                                 /*servesWrite=*/false);
+    // One load per scale group: a token_head or tensor scale serves all of
+    // the thread's chunks of the row.
+    bool onePerRow = plan.scaleGroup >= plan.headSize;
+    SmallVector<Value> scales;
+    for (int64_t i = 0; i < plan.chunksPerThread; ++i) {
+      if (onePerRow && i > 0) {
+        scales.push_back(scales.front());
+        continue;
+      }
+      Value element =
+          k.mul(k.add(copyChunk, k.index(i * threadsPerKey)), k.index(16));
+      Value scale = PageLoadScaleOp::create(k.b, k.loc, cache, page, slot,
+                                            kvHead, element);
+      // Past the end the codes are zero-filled: a zero scale keeps the
+      // tile's rows zero whatever the scale of the row they were read from.
+      scales.push_back(k.select(valid, scale, k.f32(0)));
     }
-    Value element =
-        k.mul(k.add(copyChunk, k.index(i * threadsPerKey)), k.index(16));
-    Value scale =
-        PageLoadScaleOp::create(k.b, k.loc, cache, page, slot, kvHead, element);
-    // Past the end the codes are zero-filled: a zero scale keeps the
-    // tile's rows zero whatever the scale of the row they were read from.
-    scales.push_back(k.select(valid, scale, k.f32(0)));
-  }
-  return scales;
+    return scales;
+  };
+  if (plan.tileRows == 1)
+    return load();
+  return k.ifThenElse(k.ult(step, tileKeys.numSteps), types, load, [&] {
+    return SmallVector<Value>(plan.chunksPerThread, k.f32(0));
+  });
 }
 
 void TensorCoreAttention::storeChunkScales(ArrayRef<Value> scales,

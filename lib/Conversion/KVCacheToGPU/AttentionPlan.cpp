@@ -61,6 +61,20 @@ Type getMmaType(const AttentionPlan &plan, int64_t scaleGroup) {
   return type;
 }
 
+/// The shared memory one block may take (bytes): what the chip's blocks can
+/// opt into (sm_80: 163 KiB; sm_86, sm_87, sm_89: 99 KiB; sm_90 and newer:
+/// 227 KiB), 48 KiB on older chips.
+int64_t getMaxSharedBytesPerBlock(StringRef chip) {
+  int64_t version = getChipVersion(chip);
+  if (version >= 90)
+    return 227 * 1024;
+  if (version == 80)
+    return 163 * 1024;
+  if (version > 80)
+    return 99 * 1024;
+  return kSharedBytes;
+}
+
 /// Shared memory of the tensor-core plan's K and V buffers (and, over a
 /// quantized cache, its code buffers and chunk scales) with `keysPerStep`
 /// keys a step: 0 when a quantized cache leaves some thread without a chunk
@@ -92,9 +106,10 @@ int64_t planKeyValueBuffers(AttentionPlan &plan, int64_t warps,
 /// heads), a group of at most 256 heads, the registers within
 /// kMaxTensorCoreRegisters; over a quantized cache, every thread copies
 /// codes each step. With `tileRows` > 1, the query-tile plan: the M rows
-/// are (row, head) pairs of `tileRows` rows of one sequence.
+/// are (row, head) pairs of `tileRows` rows of one sequence (`causal`: the
+/// attention's mask, for its keys per step).
 bool planTensorCores(AttentionPlan &plan, const GPUKernelTarget &target,
-                     int64_t scaleGroup, int64_t tileRows) {
+                     int64_t scaleGroup, int64_t tileRows, bool causal) {
   Type mmaType = getMmaType(plan, scaleGroup);
   // DeepSeek's latent rows (576 = 512 + 64), whose values are the keys:
   // neither q nor, next to two stages of K, q in shared memory fits (its 16
@@ -137,17 +152,38 @@ bool planTensorCores(AttentionPlan &plan, const GPUKernelTarget &target,
   } else {
     // Query tiles: 8 warps, one 16-row tile each (two per tile, each with
     // half of the output columns, at head 256, so that q's fragments and
-    // the output fit in registers), and as many keys per step (at most 64)
-    // as two stages of K and V allow in 48 KiB.
+    // the output fit in registers). In dynamic shared memory: 64 keys per
+    // step (the softmax and the output's rescale once per 64 keys) in 4
+    // stages (three steps in flight while one is computed; a power of two,
+    // so a step's buffer is a mask, not a division) where the chip's shared
+    // memory per block holds them, else 2 stages, then fewer keys.
     mTiles = llvm::divideCeil(tileRows * plan.group, 16);
     dSplit = std::max<int64_t>(1, 8 / mTiles);
-    keysPerStep = 64;
-    while (keysPerStep > 16 &&
-           (planKeyValueBuffers(plan, mTiles * dSplit, keysPerStep, stages) ==
-                0 ||
-            planKeyValueBuffers(plan, mTiles * dSplit, keysPerStep, stages) >
-                kSharedBytes))
-      keysPerStep /= 2;
+    int64_t limit = getMaxSharedBytesPerBlock(target.chip);
+    auto fits = [&](int64_t keys, int64_t stageCount) {
+      int64_t bytes =
+          planKeyValueBuffers(plan, mTiles * dSplit, keys, stageCount);
+      return bytes > 0 && bytes <= limit;
+    };
+    // 64 keys per step at head 64, and at 128 for a causal GQA 2-8 over
+    // an f16/bf16 cache on sm_90 and newer (3.8 PTX instructions per
+    // mma.sync at GQA 4, 5.0 with 32 keys); elsewhere 64 keys spilled 16-40
+    // bytes in ptxas (sm_90: GQA 1, 16 and 32, noncausal at every group,
+    // head 256; sm_80: GQA 2-8 too), so 32.
+    bool wideSteps = plan.headSize == 64 ||
+                     (plan.headSize == 128 && causal && !plan.dequantize &&
+                      plan.group >= 2 && plan.group <= 8 &&
+                      getChipVersion(target.chip) >= 90);
+    keysPerStep = wideSteps ? 64 : 32;
+    stages = 4;
+    while (!fits(keysPerStep, stages) && (stages > 2 || keysPerStep > 16)) {
+      if (stages > 2) {
+        stages /= 2;
+      } else {
+        keysPerStep /= 2;
+        stages = 4;
+      }
+    }
   }
   int64_t warps = mTiles * dSplit;
   int64_t kvBytes = planKeyValueBuffers(plan, warps, keysPerStep, stages);
@@ -161,10 +197,12 @@ bool planTensorCores(AttentionPlan &plan, const GPUKernelTarget &target,
     return false;
   // q goes through shared memory when the warps of a tile share it and it
   // fits.
+  int64_t sharedLimit =
+      tileRows > 1 ? getMaxSharedBytesPerBlock(target.chip) : kSharedBytes;
   int64_t queryBytes = mTiles * 16 * sharedRow * kMmaBytes;
   bool stageQueries =
-      dSplit > 1 && !splitScores && kvBytes + queryBytes <= kSharedBytes;
-  if (warps > 16 || kvBytes > kSharedBytes ||
+      dSplit > 1 && !splitScores && kvBytes + queryBytes <= sharedLimit;
+  if (warps > 16 || kvBytes > sharedLimit ||
       estimateTensorCoreRegisters(plan.headSize, plan.valueSize, dSplit,
                                   keysPerStep, stageQueries,
                                   scoreSplit) > kMaxTensorCoreRegisters)
@@ -184,6 +222,7 @@ bool planTensorCores(AttentionPlan &plan, const GPUKernelTarget &target,
   plan.stageQueries = stageQueries;
   plan.splitScores = splitScores;
   plan.sharedBytes = kvBytes + (stageQueries ? queryBytes : 0);
+  plan.dynamicSharedMemory = tileRows > 1;
   return true;
 }
 } // namespace
@@ -290,13 +329,14 @@ attention::makeAttentionPlans(AttentionOpInterface op,
   // dequantizes whole V rows of their own.
   if (plan.valueSize != plan.headSize && plan.dequantize)
     return plans;
-  planTensorCores(plans.decode, target, scaleGroup, /*tileRows=*/1);
+  bool causal = !op.getNoncausal();
+  planTensorCores(plans.decode, target, scaleGroup, /*tileRows=*/1, causal);
   // The query-tile kernel, when a tile holds more than one row: M rows of
   // 128 (64 at head 256, whose output columns take twice the registers).
   int64_t tileHeight = plan.headSize > 128 ? 64 : 128;
   int64_t tileRows = tileHeight / plan.group;
   if (plans.decode.tensorCores && tileRows > 1 &&
-      planTensorCores(plan, target, scaleGroup, tileRows))
+      planTensorCores(plan, target, scaleGroup, tileRows, causal))
     plans.queryTiles = plan;
   return plans;
 }

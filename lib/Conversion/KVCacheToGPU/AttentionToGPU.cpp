@@ -24,12 +24,11 @@
 // rows are copied once per step and serve q.K and, their first v_head_size
 // elements, p.V; lanes write only their slices of the value.
 //
-// Rows with several query tokens (prefill, chunked prefill): with tensor
+// Several query rows per sequence (prefill, chunked prefill): with tensor
 // cores, when a sequence's rows times the GQA group fill an mma tile, the
-// host launches the query-tile kernel instead (AttentionMMA.cpp): a block
-// per (tile of rows of one sequence, KV head, split), streaming the tile's
-// keys once for all its rows. Otherwise each row's causal limit bounds its
-// own key loop.
+// host launches the query-tile kernel instead (AttentionMMA.cpp; a block per
+// tile of rows of one sequence, KV head and split streams the tile's keys
+// once for all its rows); otherwise each row's causal limit bounds its loop.
 //
 //===----------------------------------------------------------------------===//
 
@@ -584,7 +583,8 @@ LogicalResult attention::emitAttentionKernel(OpBuilder &host,
   std::unique_ptr<GPUKernel> kernel = GPUKernel::create(
       host, op, name,
       cast<KernelOpInterface>(op.getOperation()).getKernelOperands(),
-      LaunchShape{grid, k.index(plan.gridHeads()), splits, plan.threads});
+      LaunchShape{grid, k.index(plan.gridHeads()), splits, plan.threads,
+                  plan.dynamicSharedMemory ? plan.sharedBytes : 0});
   if (!kernel)
     return failure();
   if (plan.tensorCores)

@@ -96,13 +96,18 @@ std::unique_ptr<GPUKernel> GPUKernel::create(OpBuilder &host, Operation *op,
 
   Value one = arith::ConstantIndexOp::create(host, loc, 1);
   Value threads = arith::ConstantIndexOp::create(host, loc, shape.threads);
+  Value dynamicSharedBytes;
+  if (shape.dynamicSharedBytes > 0)
+    dynamicSharedBytes = arith::ConstantIntOp::create(
+        host, loc, host.getI32Type(), shape.dynamicSharedBytes);
   gpu::LaunchFuncOp::create(host, loc, function,
                             gpu::KernelDim3{shape.gridX, shape.gridY,
                                             shape.gridZ},
                             gpu::KernelDim3{threads, one, one},
-                            /*dynamicSharedMemorySize=*/Value(), operands);
+                            dynamicSharedBytes, operands);
 
   std::unique_ptr<GPUKernel> kernel(new GPUKernel(function, loc));
+  kernel->dynamicSharedBytes = shape.dynamicSharedBytes;
   for (auto [operand, param] :
        llvm::zip(operands, function.getArguments()))
     if (!kernel->mapping.contains(operand))
@@ -129,6 +134,36 @@ Value GPUKernel::addSharedBuffer(ArrayRef<int64_t> shape, Type elementType) {
       gpu::AddressSpaceAttr::get(function.getContext(),
                                  gpu::AddressSpace::Workgroup));
   return function.addWorkgroupAttribution(type, k.loc);
+}
+
+Value GPUKernel::addDynamicSharedBuffer(ArrayRef<int64_t> shape,
+                                        Type elementType) {
+  MLIRContext *ctx = function.getContext();
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  if (!dynamicShared) {
+    // At the top of the kernel, before the ids: every buffer's view can
+    // use it.
+    OpBuilder::InsertionGuard guard(k.b);
+    k.b.setInsertionPointToStart(&function.getBody().front());
+    dynamicShared = gpu::DynamicSharedMemoryOp::create(
+        k.b, k.loc,
+        MemRefType::get({ShapedType::kDynamic}, k.b.getI8Type(),
+                        MemRefLayoutAttrInterface(), workgroup));
+  }
+  auto type =
+      MemRefType::get(shape, elementType, MemRefLayoutAttrInterface(), workgroup);
+  int64_t bytes = type.getNumElements() *
+                  llvm::divideCeil(elementType.getIntOrFloatBitWidth(), 8);
+  int64_t offset = llvm::alignTo(dynamicSharedUsed, 16);
+  dynamicSharedUsed = offset + bytes;
+  assert(dynamicSharedUsed <= dynamicSharedBytes &&
+         "the launch's dynamic shared memory cannot hold the buffer");
+  OpBuilder::InsertionGuard guard(k.b);
+  k.b.setInsertionPointAfter(dynamicShared.getDefiningOp());
+  return memref::ViewOp::create(k.b, k.loc, type, dynamicShared,
+                                arith::ConstantIndexOp::create(k.b, k.loc, offset),
+                                ValueRange{});
 }
 
 void GPUKernel::forEachBatchRow(

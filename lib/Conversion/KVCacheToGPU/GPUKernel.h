@@ -26,10 +26,12 @@ namespace mlir::kvcache {
 /// The name of the gpu.module that holds the kernels of kernel ops.
 constexpr StringLiteral kKernelModuleName = "kvcache_kernels";
 
-/// Grid and block of a launch: a dynamic grid, a static 1-D block.
+/// Grid and block of a launch: a dynamic grid, a static 1-D block, and the
+/// bytes of dynamic shared memory (0: none; docs/KernelABI.md).
 struct LaunchShape {
   Value gridX, gridY, gridZ;
   int64_t threads;
+  int64_t dynamicSharedBytes = 0;
 };
 
 /// A kernel of a kernel op under construction.
@@ -57,6 +59,14 @@ public:
   Value blockDim(gpu::Dimension dim);
   /// A buffer in workgroup (shared) memory of `shape` and `elementType`.
   Value addSharedBuffer(ArrayRef<int64_t> shape, Type elementType);
+  /// A buffer of `shape` and `elementType` in the launch's dynamic shared
+  /// memory, after the buffers added before it (16-byte aligned); the
+  /// launch's LaunchShape::dynamicSharedBytes must hold them all. Put all of
+  /// a kernel's buffers there or none: when one kernel uses it, NVPTX turns
+  /// the zero-sized array of MLIR's lowering into a one-byte variable, which
+  /// is at the start of the block's shared memory (where the dynamic memory
+  /// starts) only when the kernel has no static buffers.
+  Value addDynamicSharedBuffer(ArrayRef<int64_t> shape, Type elementType);
 
   /// Visits the rows of the ragged `rows` (dim 0) that belong to the batch
   /// (offsets[0] <= row < offsets[num_sequences]), block x taking rows
@@ -73,6 +83,10 @@ private:
   IRMapping mapping;
   /// Block ids, thread ids, grid and block sizes, per dimension.
   Value ids[4][3];
+  /// The launch's dynamic shared memory (bytes, as i8) and the bytes of it
+  /// that buffers take so far.
+  Value dynamicShared;
+  int64_t dynamicSharedBytes = 0, dynamicSharedUsed = 0;
 };
 
 /// Builds kernel `<function>_<op name>` of kernel op `op` with the op's

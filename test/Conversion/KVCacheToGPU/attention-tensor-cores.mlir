@@ -35,10 +35,10 @@
 // Step 0's K and V, one group each.
 // CHECK: kvcache.tile %arg1
 // CHECK-COUNT-4: nvgpu.device_async_copy {{.*}}, %[[K]][
-// CHECK: nvgpu.device_async_create_group
+// CHECK: nvvm.cp.async.commit.group
 // CHECK: kvcache.tile %arg2
 // CHECK-COUNT-4: nvgpu.device_async_copy {{.*}}, %[[V]][
-// CHECK: nvgpu.device_async_create_group
+// CHECK: nvvm.cp.async.commit.group
 // The key loop.
 // CHECK: scf.for {{.*}} iter_args(
 // CHECK: nvvm.cp.async.wait.group 1
@@ -47,7 +47,7 @@
 // CHECK-NOT: nvgpu.device_async_copy
 // CHECK: kvcache.tile %arg2
 // CHECK-COUNT-4: nvgpu.device_async_copy {{.*}}, %[[K]][
-// CHECK: nvgpu.device_async_create_group
+// CHECK: nvvm.cp.async.commit.group
 // CHECK-COUNT-24: nvgpu.ldmatrix %{{.*}}[{{.*}}] {numTiles = 4 : i32, transpose = false}
 // CHECK-NOT: nvgpu.ldmatrix
 // CHECK: gpu.shuffle  xor %{{.*}}, %c2_i32
@@ -58,7 +58,7 @@
 // CHECK-NEXT: gpu.barrier
 // CHECK-NOT: kvcache.tile
 // CHECK-COUNT-4: nvgpu.device_async_copy {{.*}}, %[[V]][
-// CHECK: nvgpu.device_async_create_group
+// CHECK: nvvm.cp.async.commit.group
 // CHECK-COUNT-4: nvgpu.ldmatrix %[[V]][{{.*}}] {numTiles = 4 : i32, transpose = true}
 // CHECK-NOT: nvgpu.ldmatrix
 // CHECK: scf.yield
@@ -111,7 +111,7 @@ func.func @count(%q: memref<?x32x128xf16>, %k: !cache, %v: !cache, %offsets: mem
 // CHECK-LABEL: gpu.func @mqa64_attention_ragged(
 // CHECK-SAME: workgroup(%{{.*}} : memref<4x16x136xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<4x16x136xbf16, #gpu.address_space<workgroup>>)
 // The prologue commits K and V of steps 0, 1, 2.
-// CHECK-COUNT-6: nvgpu.device_async_create_group
+// CHECK-COUNT-6: nvvm.cp.async.commit.group
 // CHECK: scf.for
 // CHECK: nvvm.cp.async.wait.group 5
 // CHECK: nvvm.cp.async.wait.group 5
