@@ -32,9 +32,9 @@ built=$(date +%s)
 echo "-- build took $(( built - start )) s"
 
 # The pytest suite's random configurations and PTX-test twins run every
-# third case here (test/python/sampling.py): the emulator is ~10x slower
+# fourth case here (test/python/sampling.py): the emulator is ~10x slower
 # under ASan, and stage 1 of scripts/test.sh has run every case.
-export KVCACHE_TEST_SAMPLE=${KVCACHE_TEST_SAMPLE:-3}
+export KVCACHE_TEST_SAMPLE=${KVCACHE_TEST_SAMPLE:-4}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:allow_user_poisoning=0:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:abort_on_error=1}
 export ASAN_SYMBOLIZER_PATH=$LLVM_PREFIX/bin/llvm-symbolizer

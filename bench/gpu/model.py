@@ -45,6 +45,8 @@ for the attention key loop the two counts were within 3% (233 vs 239).
     /usr/bin/python3 bench/gpu/model.py --build build            # markdown table
     /usr/bin/python3 bench/gpu/model.py --build build --json      # one JSON object per kernel
     /usr/bin/python3 bench/gpu/model.py --build build --check bench/gpu/model-limits.json
+    /usr/bin/python3 bench/gpu/model.py --rows rows.jsonl --check LIMITS.json
+                                  # the figures of an earlier --json run
 """
 
 import argparse
@@ -372,12 +374,20 @@ def main():
                              "(the batch-row search: log2(batch), 6 for batch 64)")
     parser.add_argument("--check", metavar="LIMITS.json",
                         help="exit 1 where a kernel is worse than its limits")
+    parser.add_argument("--rows", metavar="ROWS.jsonl",
+                        help="the kernels' figures from the --json output of an earlier "
+                             "run instead of compiling (several limits files checked "
+                             "against one compile)")
     args = parser.parse_args()
-    if not os.path.exists(args.ptxas):
-        sys.exit(f"ptxas not found ({args.ptxas}): the model needs it for registers and "
-                 "shared memory; install the CUDA toolkit or pass --ptxas")
-    text, passes = module_text(args.quick)
-    rows = model(args.build, args.ptxas, text, passes, args.search_steps)
+    if args.rows:
+        with open(args.rows) as f:
+            rows = [json.loads(line) for line in f if line.strip()]
+    else:
+        if not os.path.exists(args.ptxas):
+            sys.exit(f"ptxas not found ({args.ptxas}): the model needs it for registers and "
+                     "shared memory; install the CUDA toolkit or pass --ptxas")
+        text, passes = module_text(args.quick)
+        rows = model(args.build, args.ptxas, text, passes, args.search_steps)
     if args.json:
         for row in rows:
             print(json.dumps(row))

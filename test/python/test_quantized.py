@@ -2,6 +2,8 @@
 the scale ops against kvcache.reference's fp8/int8 codec, every storage type
 x every scales kind."""
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -85,7 +87,7 @@ def test_dequantizing_loads_and_scale_ops(dtype, scales):
     scale_values.flat[0] = 0.0
     lengths = np.array([6, 8], np.int32)
     table = TABLE.copy()
-    cpu = kvcache.CPUModule(module(dtype, scales))
+    cpu = compiled("cpu", module(dtype, scales))
     outs = {"f32": np.zeros(8, np.float32), "f16": np.zeros(8, np.float16),
             "bf16": np.zeros(8, np.uint16)}
     args = (blocks, lengths, table, 2, 8, scale_values)
@@ -129,7 +131,7 @@ def test_decoding_covers_every_code():
                                             dtype=np.uint8).reshape(PAGE_SIZE, HEADS, HEAD_SIZE)
         scale_values = np.ones(scales_shape("tensor"), np.float32)
         table = np.array([[0, 1], [2, 3]], np.int32)
-        cpu = kvcache.CPUModule(module(dtype, "tensor"))
+        cpu = compiled("cpu", module(dtype, "tensor"))
         outs = [np.zeros(8, np.float32), np.zeros(8, np.float16), np.zeros(8, np.uint16)]
         got = []
         for code in range(0, 256, 8):
@@ -171,10 +173,14 @@ def kernel_module(dtype, scales, rows_element):
             f"  return\n}}\n")
 
 
+@functools.cache
 def compiled(target, ir):
     """`ir` compiled for the CPU or the emulated GPU: sm_90 (fp8 codes
     converted by the chip's cvt instructions, as the emulator models them)
-    or sm_80 (no such instructions: the integer encoder and decoder)."""
+    or sm_80 (no such instructions: the integer encoder and decoder).
+    Compiled once per process: the tests of one storage type, scales and
+    rows share the module of kernel_module() (the modules are not checked:
+    a call leaves no state behind in them)."""
     if target == "cpu":
         return kvcache.CPUModule(ir)
     return kvcache.EmulatedGPUModule(ir, chip=GPU_CHIPS[target])
