@@ -15,6 +15,7 @@
 #include "KVCache/Transforms/Passes.h"
 
 #include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::kvcache {

@@ -105,3 +105,17 @@ func.func @host(%x: f32) -> f32 {
   %1 = math.exp %0 : f32
   return %1 : f32
 }
+
+// Vectors: the polynomials build vector constants (with the vector dialect,
+// which the pass loads: a crash before).
+// CHECK-LABEL: gpu.func @vectors(
+// CHECK-NOT: math.exp
+// CHECK: arith.constant dense<{{.*}}> : vector<4xf32>
+// CHECK: llvm.call_intrinsic "llvm.fma"({{.*}}) : (vector<4xf32>, vector<4xf32>, vector<4xf32>) -> vector<4xf32>
+gpu.module @vector_kernels {
+  gpu.func @vectors(%v: vector<4xf32>, %out: memref<vector<4xf32>>) kernel {
+    %e = math.exp %v : vector<4xf32>
+    memref.store %e, %out[] : memref<vector<4xf32>>
+    gpu.return
+  }
+}

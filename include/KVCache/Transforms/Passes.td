@@ -256,7 +256,8 @@ def KVCacheLowerGPUMath
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::LLVM::LLVMDialect",
-    "::mlir::math::MathDialect"
+    "::mlir::math::MathDialect",
+    "::mlir::vector::VectorDialect"
   ];
 }
 
