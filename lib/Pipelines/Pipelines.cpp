@@ -265,6 +265,7 @@ void mlir::kvcache::buildKVCacheToPTXPipeline(
   addArgumentChecks(pm, options.bufferize, options.dealloc, /*checked=*/false,
                     options.linalgToGPU);
   buildKVCacheToNVVMPipeline(pm, options);
+  pm.addNestedPass<gpu::GPUModuleOp>(createKVCacheCheckLibdevice());
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = "isa";
   pm.addPass(createGpuModuleToBinaryPass(binary));

@@ -261,6 +261,34 @@ def KVCacheLowerGPUMath
   ];
 }
 
+def KVCacheCheckLibdevice
+    : Pass<"kvcache-check-libdevice", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Check that libdevice can be linked where a kernel calls it";
+  let description = [{
+    `gpu-module-to-binary` links libdevice (the `__nv_*` functions that
+    `convert-gpu-to-nvvm` calls for the math ops `kvcache-lower-gpu-math`
+    leaves, such as `math.sin`) from the CUDA toolkit named by `CUDA_ROOT`,
+    `CUDA_HOME` or `CUDA_PATH`. With none of them set it links nothing and
+    says nothing, and ptxas later rejects the PTX's external call. This
+    pass, which `kvcache-to-ptx` runs on every `gpu.module` right before
+    `gpu-module-to-binary`, fails at the first call of a `__nv_` function
+    when `nvvm/libdevice/libdevice.10.bc` is not in that toolkit (or in
+    `toolkit`, where given), and says what to set. A module whose
+    `#nvvm.target` links files of the user's own is not checked; nor is the
+    emulated GPU, which provides the `__nv_` functions itself.
+
+    Example diagnostic (at the `math.sin` the call came from):
+    ```
+    error: this op became a call of the libdevice function '__nv_sinf', and no CUDA toolkit is named to link libdevice from: set CUDA_HOME to a CUDA toolkit that has nvvm/libdevice/libdevice.10.bc (only for PTX: the emulated GPU needs none), or use the math ops that kvcache-lower-gpu-math lowers without libdevice
+    ```
+  }];
+  let options = [
+    Option<"toolkit", "toolkit", "std::string", /*default=*/"\"\"",
+           "The CUDA toolkit gpu-module-to-binary is given with its "
+           "`toolkit` option (default: the one the environment names)">,
+  ];
+}
+
 def KVCacheCheckRegistrations
     : Pass<"kvcache-check-registrations", "::mlir::ModuleOp"> {
   let summary = "Check that the context has what a GPU pipeline needs";
