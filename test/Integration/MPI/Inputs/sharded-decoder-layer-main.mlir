@@ -1,11 +1,13 @@
 // @main of sharded-decoder-layer.test, appended to the layer partitioned
-// for N ranks (@layer) and for 1 (@whole), and to sharded-helpers.mlir:
-// every rank builds the whole inputs, calls @whole on them and @layer on its
-// slices (the KV heads and the heads of wk and wv from rank * 4 / N, the
-// heads of wq and wo from rank * 8 / N), prints the largest difference of
-// the two results, then 10 * rank + 1 when the largest |y| exceeds 1 and the
-// difference is at most 1e-5 of it. The RUN lines define the types of a
-// rank's slices, !my_blocks, !my_wq, !my_wkv and !my_wo, before this file.
+// for N ranks (@layer), the layer with every annotation replicated (@whole)
+// and sharded-helpers.mlir: every rank builds the whole inputs, calls
+// @whole on them and @layer on its slices (the KV heads of the blocks, wk
+// and wv from rank * 4 / N, the query heads of wq and wo from rank * 8 / N;
+// the RUN lines define the slices' types, !my_blocks, !my_wq, !my_wkv and
+// !my_wo, before this file). It prints the largest difference of the rows,
+// that of its blocks after the step (against its heads of @whole's blocks)
+// and the largest |y|, then 10 * rank + 1 when |y| exceeds 1, the rows
+// differ by at most 1e-5 of it and the blocks not at all.
 
 func.func @main() {
   mpi.init
@@ -142,6 +144,17 @@ func.func @main() {
       : (tensor<?x?xf32>, tensor<?x?xf32>) -> f32
   %size = func.call @max_difference(%zeros_any, %expected_any)
       : (tensor<?x?xf32>, tensor<?x?xf32>) -> f32
+  // Rank 0 prints @whole's rows, `( y, y, ... )`, for the numpy reference
+  // (sharded_decoder_layer_reference.py).
+  %c0 = arith.constant 0 : index
+  %c5 = arith.constant 5 : index
+  %is_first = arith.cmpi eq, %rank, %c0 : index
+  scf.if %is_first {
+    scf.for %t = %c0 to %c5 step %c1 {
+      %row = vector.transfer_read %expected[%t, %c0], %zero : tensor<5x32xf32>, vector<32xf32>
+      vector.print %row : vector<32xf32>
+    }
+  }
   vector.print %difference : f32
   vector.print %blocks_difference : f32
   vector.print %size : f32
