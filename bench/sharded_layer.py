@@ -7,9 +7,9 @@ sharding-propagation, shard-partition) and one rank's function is run on the
 emulated GPU (kvcache.EmulatedGPUModule) with random inputs of its
 partitioned types, the emulator's profile (KVCACHE_EMU_PROFILE) giving each
 kernel launch's requested global loads and stores. The emulator has no MPI:
-the output projection's all-reduce becomes the identity and the device
-index 0, which changes the rows, not the kernels' traffic. A wrapper writes
-the rows into an argument (Python calls take no returned tensors).
+the all-reduces become the identity and the device index 0, which changes
+the rows, not the kernels' traffic. A wrapper writes the rows into an
+argument (Python calls take no returned tensors).
 
     PYTHONPATH=build/python /usr/bin/python3 bench/sharded_layer.py
 """

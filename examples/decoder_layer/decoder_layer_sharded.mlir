@@ -13,14 +13,16 @@
 // groups of 2), pages of 4 tokens, hidden 32, MLP 16, 5 rows.
 //
 // The only annotations are those of the arguments and of the results: the
-// blocks, wq, wk, wv split on their heads, wo on its input heads, the rest
-// replicated. Propagation splits the projections, the cache and the
-// attention on the heads (a GQA group stays on one device); the output
-// projection's sum over (head, dim) then leaves each device a partial sum,
-// which shard-partition completes with a shard.all_reduce
-// (convert-shard-to-mpi: an MPI_Allreduce), the one communication of the
-// layer. The MLP is replicated. Each device keeps and reads only the blocks
-// of its heads: tensor<4x2x1x4x(4/N)x8xf32>, 4096 / N bytes of the 4096.
+// blocks, wq, wk, wv split on their heads, wo on its input heads, w_gate and
+// w_up on their columns, w_down on its rows, the rest replicated.
+// Propagation splits the projections, the cache and the attention on the
+// heads (a GQA group stays on one device) and the MLP on its columns; the
+// output projection's sum over (head, dim) and the down projection's over
+// the MLP columns then leave each device a partial sum, which shard-partition
+// completes with a shard.all_reduce (convert-shard-to-mpi: an
+// MPI_Allreduce), the layer's two communications (Megatron-LM's tensor
+// parallelism). Each device keeps and reads only the blocks of its heads:
+// tensor<4x2x1x4x(4/N)x8xf32>, 4096 / N bytes of the 4096.
 //
 //   kvcache-opt examples/decoder_layer/decoder_layer_sharded.mlir \
 //     --pass-pipeline='builtin.module(inline,func.func(sharding-propagation,shard-partition),convert-shard-to-mpi)'
@@ -171,6 +173,9 @@ func.func @layer(
   %offsets = shard.shard %row_offsets to %all : tensor<3xi32>
   %rotary = shard.shard %cos_sin to %all : tensor<8x8xf32>
   %xs = shard.shard %x to %all : !rows
+  %my_w_gate = shard.shard %w_gate to %split_1 : tensor<32x16xf32>
+  %my_w_up = shard.shard %w_up to %split_1 : tensor<32x16xf32>
+  %my_w_down = shard.shard %w_down to %split_0 : tensor<16x32xf32>
 
   // Attention block: K and V stored, then the queries and the stored keys
   // rotated, then attention over each sequence's whole context.
@@ -220,20 +225,20 @@ func.func @layer(
   } -> !rows
   %h = func.call @residual(%xs, %o) : (!rows, !rows) -> !rows
 
-  // MLP block, replicated.
+  // MLP block, split on its columns: w_down's sum is partial.
   %h_normed = func.call @rms_norm(%h, %mlp_norm) : (!rows, tensor<32xf32>) -> !rows
   %h_any = tensor.cast %h_normed : !rows to tensor<5x?xf32>
-  %w_gate_any = tensor.cast %w_gate : tensor<32x16xf32> to tensor<?x?xf32>
+  %w_gate_any = tensor.cast %my_w_gate : tensor<32x16xf32> to tensor<?x?xf32>
   %gate_any = func.call @project(%h_any, %w_gate_any)
       : (tensor<5x?xf32>, tensor<?x?xf32>) -> tensor<5x?xf32>
   %gate = tensor.cast %gate_any : tensor<5x?xf32> to tensor<5x16xf32>
-  %w_up_any = tensor.cast %w_up : tensor<32x16xf32> to tensor<?x?xf32>
+  %w_up_any = tensor.cast %my_w_up : tensor<32x16xf32> to tensor<?x?xf32>
   %up_any = func.call @project(%h_any, %w_up_any)
       : (tensor<5x?xf32>, tensor<?x?xf32>) -> tensor<5x?xf32>
   %up = tensor.cast %up_any : tensor<5x?xf32> to tensor<5x16xf32>
   %act = func.call @swiglu(%gate, %up) : (tensor<5x16xf32>, tensor<5x16xf32>) -> tensor<5x16xf32>
   %act_any = tensor.cast %act : tensor<5x16xf32> to tensor<5x?xf32>
-  %w_down_any = tensor.cast %w_down : tensor<16x32xf32> to tensor<?x?xf32>
+  %w_down_any = tensor.cast %my_w_down : tensor<16x32xf32> to tensor<?x?xf32>
   %down_any = func.call @project(%act_any, %w_down_any)
       : (tensor<5x?xf32>, tensor<?x?xf32>) -> tensor<5x?xf32>
   %down = tensor.cast %down_any : tensor<5x?xf32> to !rows

@@ -2,9 +2,10 @@
 // for N ranks (@layer), the layer with every annotation replicated (@whole)
 // and sharded-helpers.mlir: every rank builds the whole inputs, calls
 // @whole on them and @layer on its slices (the KV heads of the blocks, wk
-// and wv from rank * 4 / N, the query heads of wq and wo from rank * 8 / N;
-// the RUN lines define the slices' types, !my_blocks, !my_wq, !my_wkv and
-// !my_wo, before this file). It prints the largest difference of the rows,
+// and wv from rank * 4 / N, the query heads of wq and wo from rank * 8 / N,
+// the MLP columns of w_gate, w_up and w_down from rank * 16 / N; the RUN
+// lines define the slices' types, !my_blocks, !my_wq, !my_wkv, !my_wo,
+// !my_w_gate_up and !my_w_down, before this file). It prints the largest difference of the rows,
 // that of its blocks after the step (against its heads of @whole's blocks)
 // and the largest |y|, then 10 * rank + 1 when |y| exceeds 1, the rows
 // differ by at most 1e-5 of it and the blocks not at all.
@@ -21,7 +22,11 @@ func.func @main() {
   %kv = tensor.dim %my_blocks_shape, %c4 : !my_blocks
   %my_wq_shape = tensor.empty() : !my_wq
   %heads = tensor.dim %my_wq_shape, %c1 : !my_wq
+  %c0 = arith.constant 0 : index
+  %my_w_down_shape = tensor.empty() : !my_w_down
+  %mlp = tensor.dim %my_w_down_shape, %c0 : !my_w_down
   %kv0 = arith.muli %rank, %kv : index
+  %mlp0 = arith.muli %rank, %mlp : index
   %h0 = arith.muli %rank, %heads : index
 
   %n_blocks = arith.constant 1024 : index
@@ -113,12 +118,21 @@ func.func @main() {
   %wo_part = tensor.extract_slice %wo[%h0, 0, 0] [%heads, 8, 32] [1, 1, 1]
       : tensor<8x8x32xf32> to tensor<?x8x32xf32>
   %my_wo = tensor.cast %wo_part : tensor<?x8x32xf32> to !my_wo
+  %gate_part = tensor.extract_slice %w_gate[0, %mlp0] [32, %mlp] [1, 1]
+      : tensor<32x16xf32> to tensor<32x?xf32>
+  %my_w_gate = tensor.cast %gate_part : tensor<32x?xf32> to !my_w_gate_up
+  %up_part = tensor.extract_slice %w_up[0, %mlp0] [32, %mlp] [1, 1]
+      : tensor<32x16xf32> to tensor<32x?xf32>
+  %my_w_up = tensor.cast %up_part : tensor<32x?xf32> to !my_w_gate_up
+  %down_part = tensor.extract_slice %w_down[%mlp0, 0] [%mlp, 32] [1, 1]
+      : tensor<16x32xf32> to tensor<?x32xf32>
+  %my_w_down = tensor.cast %down_part : tensor<?x32xf32> to !my_w_down
   %got, %got_blocks = func.call @layer(%my_blocks, %lengths, %table, %max_seq, %max_cache, %x, %offsets,
                           %cos_sin, %attn_norm, %my_wq, %my_wk, %my_wv, %my_wo, %mlp_norm,
-                          %w_gate, %w_up, %w_down)
+                          %my_w_gate, %my_w_up, %my_w_down)
       : (!my_blocks, tensor<2xi32>, tensor<2x2xi32>, i32, i32, tensor<5x32xf32>,
          tensor<3xi32>, tensor<8x8xf32>, tensor<32xf32>, !my_wq, !my_wkv, !my_wkv, !my_wo,
-         tensor<32xf32>, tensor<32x16xf32>, tensor<32x16xf32>, tensor<16x32xf32>)
+         tensor<32xf32>, !my_w_gate_up, !my_w_gate_up, !my_w_down)
       -> (tensor<5x32xf32>, !my_blocks)
 
   // The rank's blocks against its heads of the whole blocks, as [32, ?].
@@ -146,7 +160,6 @@ func.func @main() {
       : (tensor<?x?xf32>, tensor<?x?xf32>) -> f32
   // Rank 0 prints @whole's rows, `( y, y, ... )`, for the numpy reference
   // (sharded_decoder_layer_reference.py).
-  %c0 = arith.constant 0 : index
   %c5 = arith.constant 5 : index
   %is_first = arith.cmpi eq, %rank, %c0 : index
   scf.if %is_first {
