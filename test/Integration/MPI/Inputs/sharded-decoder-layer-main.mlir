@@ -15,19 +15,20 @@ func.func @main() {
   %comm = mpi.comm_world : !mpi.comm
   %rank_i32 = mpi.comm_rank(%comm) : i32
   %rank = arith.index_cast %rank_i32 : i32 to index
-  // A rank's KV and query heads: those of its slices' types.
+  // A rank's KV heads, query heads and MLP columns: those of its slices'
+  // types; its first ones.
+  %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
   %my_blocks_shape = tensor.empty() : !my_blocks
   %kv = tensor.dim %my_blocks_shape, %c4 : !my_blocks
   %my_wq_shape = tensor.empty() : !my_wq
   %heads = tensor.dim %my_wq_shape, %c1 : !my_wq
-  %c0 = arith.constant 0 : index
   %my_w_down_shape = tensor.empty() : !my_w_down
   %mlp = tensor.dim %my_w_down_shape, %c0 : !my_w_down
   %kv0 = arith.muli %rank, %kv : index
-  %mlp0 = arith.muli %rank, %mlp : index
   %h0 = arith.muli %rank, %heads : index
+  %mlp0 = arith.muli %rank, %mlp : index
 
   %n_blocks = arith.constant 1024 : index
   %n_x = arith.constant 160 : index
