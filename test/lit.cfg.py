@@ -56,9 +56,9 @@ if os.path.exists(libomp):
     config.substitutions.append(("%libomp", libomp))
 # OpenMPI (libopenmpi-dev, openmpi-bin) for the page transfers between
 # processes: `REQUIRES: mpi`, then `%mpirun2 mlir-runner ...
-# -shared-libs=...,%libmpi` runs two processes. Both are in the install
-# list; a machine set up by hand without them reports the tests
-# UNSUPPORTED.
+# -shared-libs=...,%libmpi` runs two processes (`%mpirun_n N ...`: N).
+# Both are in the install list; a machine set up by hand without them
+# reports the tests UNSUPPORTED.
 mpirun = shutil.which("mpirun")
 libmpi = next((path for path in ("/usr/lib/x86_64-linux-gnu/libmpi.so",
                                  "/usr/lib/aarch64-linux-gnu/libmpi.so",
@@ -70,9 +70,11 @@ if mpirun and libmpi:
     # processes share one core; when one aborts (a checked-mode report) the
     # other is killed at once instead of after a second's grace.
     as_root = " --allow-run-as-root" if os.geteuid() == 0 else ""
-    config.substitutions.append(
-        ("%mpirun2", mpirun + as_root + " --oversubscribe"
-         " --mca odls_base_sigkill_timeout 0 -np 2"))
+    mpirun_n = (mpirun + as_root + " --oversubscribe"
+                " --mca odls_base_sigkill_timeout 0 -np")
+    config.substitutions.append(("%mpirun2", mpirun_n + " 2"))
+    # `%mpirun_n N ...`: N processes.
+    config.substitutions.append(("%mpirun_n", mpirun_n))
     config.substitutions.append(("%libmpi", libmpi))
 # Parallel regions of the tests are short and lit runs several tests at
 # once: OpenMP threads sleep as soon as a region ends instead of spinning

@@ -1,7 +1,7 @@
 // REQUIRES: mpi
 // RUN: kvcache-opt %s --pass-pipeline='builtin.module(func.func(sharding-propagation,shard-partition),convert-shard-to-mpi)' \
 // RUN:   | sed -e '/^module {$/d' -e '/^}$/d' > %t.mlir
-// RUN: cat %S/Inputs/sharded-attention-main.mlir >> %t.mlir
+// RUN: cat %S/Inputs/sharded-attention-main.mlir %S/Inputs/sharded-helpers.mlir >> %t.mlir
 // RUN: kvcache-opt %t.mlir -kvcache-to-cpu=dealloc=false > %t.lowered.mlir
 // RUN: %mpirun2 mlir-runner %t.lowered.mlir -e main -entry-point-result=void \
 // RUN:     -shared-libs=%mlir_c_runner_utils,%libmpi | FileCheck %s
