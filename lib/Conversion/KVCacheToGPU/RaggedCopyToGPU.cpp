@@ -432,7 +432,9 @@ SmallVector<Value> RaggedCopyKernel::readUnits(const RowSegment &segment,
           k.narrow(rope->rotateInterleavedChunk(read(0), cos, sin), chunkType));
       continue;
     }
-    auto [rotatedA, rotatedB] = rope->rotatePair(read(0), read(1), cos, sin);
+    Value a = read(0);
+    Value b = read(1);
+    auto [rotatedA, rotatedB] = rope->rotatePair(a, b, cos, sin);
     chunks.append(
         {k.narrow(rotatedA, chunkType), k.narrow(rotatedB, chunkType)});
   }

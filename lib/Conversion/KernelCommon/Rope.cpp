@@ -116,8 +116,9 @@ std::pair<Value, Value> RopeEmitter::rotatePair(Value a, Value b, Value cos,
 void RopeEmitter::rotateChunk(const RotatedRows &rows, Value head, Value pair,
                               Value cos, Value sin) {
   auto [first, second] = getPairElements(pair);
-  auto [outA, outB] = rotatePair(rows.load(head, first),
-                                 rows.load(head, second), cos, sin);
+  Value a = rows.load(head, first);
+  Value b = rows.load(head, second);
+  auto [outA, outB] = rotatePair(a, b, cos, sin);
   rows.store(outA, head, first);
   rows.store(outB, head, second);
 }
