@@ -55,9 +55,11 @@ RaggedCopyPlan::RaggedCopyPlan(const KVCacheParams &cacheParams,
   for (RowSegment &segment : segments) {
     segment.unitsPerRow = params.numHeads * segment.unitsPerHead;
     int64_t laneUnits = llvm::divideCeil(tileUnits(segment), kWarpSize);
-    segment.unitsPerLane = std::min(
+    // Rounded up: a tile of several rows then takes one pass (its pairs'
+    // chunks are at most a warp's chunks in flight).
+    segment.unitsPerLane = std::min<int64_t>(
         laneUnits,
-        std::max<int64_t>(target.chunksInFlight / segment.chunksPerUnit, 1));
+        llvm::divideCeil(target.chunksInFlight, segment.chunksPerUnit));
     segment.passes = llvm::divideCeil(laneUnits, segment.unitsPerLane);
   }
   warps = std::max<int64_t>(target.threadsPerBlock / kWarpSize, 1);

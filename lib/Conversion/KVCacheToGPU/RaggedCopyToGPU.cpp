@@ -185,6 +185,7 @@ void RaggedCopyKernel::emit() {
       return;
     }
     // One row per tile: every pass uses lane 0's page, slot and position.
+    assert(plan.rowsPerTile == 1 && "passes over a tile of several rows");
     for (Value &value : resolved)
       value = k.readLane(value, k.i32(0));
     for (const RowSegment &segment : plan.segments) {
