@@ -78,10 +78,13 @@ def ConvertKVCacheToMemRef : Pass<"convert-kvcache-to-memref", "ModuleOp"> {
     Option<"checked", "checked", "bool", /*default=*/"false",
            "Check every access (reads too) at run time">,
     Option<"transferDirectBytes", "transfer-direct-bytes", "int64_t",
-           /*default=*/"8 << 20",
+           /*default=*/"256 << 10",
            "send_pages/recv_pages: runs of pages of at least this many bytes "
-           "are messages of their own; shorter ones are packed into "
-           "messages of at most twice as many bytes">,
+           "are non-blocking messages of their own; shorter ones are packed">,
+    Option<"transferStagingBytes", "transfer-staging-bytes", "int64_t",
+           /*default=*/"16 << 20",
+           "send_pages/recv_pages: the packed runs go in messages of at most "
+           "this many bytes (at least transfer-direct-bytes)">,
     Option<"nvvmFp8Conversions", "nvvm-fp8-conversions", "bool",
            /*default=*/"false",
            "Deprecated, no effect (a warning says so): fp8 codes are decoded "
