@@ -14,7 +14,7 @@ ids are consecutive. Pages of 256 KiB by default (f16, 4 layers, 8 heads x
 repetitions, and the ratio of throughputs (target: >= 0.8).
 
     /usr/bin/python3 bench/transfer/transfer.py [--build build] [--reps 9]
-        [--direct-bytes N] [--layers 4] [--heads 8]
+        [--direct-bytes N] [--staging-bytes N] [--layers 4] [--heads 8]
 """
 
 import argparse
@@ -174,6 +174,9 @@ def main():
     parser.add_argument("--direct-bytes", type=int, default=None,
                         help="kvcache-to-cpu's transfer-direct-bytes "
                              "(default: the pipeline's)")
+    parser.add_argument("--staging-bytes", type=int, default=None,
+                        help="kvcache-to-cpu's transfer-staging-bytes "
+                             "(default: the pipeline's)")
     parser.add_argument("--layers", type=int, default=4,
                         help="num_layers: a page is 64 KiB per layer x "
                              "heads / 8")
@@ -194,9 +197,14 @@ def main():
         lowered = os.path.join(tmp, "transfer.llvm.mlir")
         with open(source, "w") as f:
             f.write(program)
-        pipeline = "-kvcache-to-cpu"
+        options = []
         if args.direct_bytes is not None:
-            pipeline += f"=transfer-direct-bytes={args.direct_bytes}"
+            options.append(f"transfer-direct-bytes={args.direct_bytes}")
+        if args.staging_bytes is not None:
+            options.append(f"transfer-staging-bytes={args.staging_bytes}")
+        pipeline = "-kvcache-to-cpu"
+        if options:
+            pipeline += "=" + " ".join(options)
         subprocess.run([opt, source, pipeline, "-o", lowered], check=True)
         root = ["--allow-run-as-root"] if os.geteuid() == 0 else []
         run = subprocess.run(
@@ -215,7 +223,8 @@ def main():
     print(f"{total >> 20} MiB, {pages} pages of {page_bytes >> 10} KiB "
           f"(f16, {args.layers} layers, page_size {PAGE}, {args.heads} "
           f"heads x {HEAD_SIZE}), {args.reps} repetitions, rank 1's time, "
-          f"transfer-direct-bytes={args.direct_bytes or 'default'}")
+          f"transfer-direct-bytes={args.direct_bytes or 'default'}, "
+          f"transfer-staging-bytes={args.staging_bytes or 'default'}")
     print("| transfer | GB/s (min time / median) | ratio to plain (min / median) |")
     print("| --- | --- | --- |")
     for kind, name in enumerate(names):

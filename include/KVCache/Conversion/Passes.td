@@ -112,6 +112,12 @@ def KVCacheMPIToLLVM : Pass<"kvcache-mpi-to-llvm", "ModuleOp"> {
     the new communicator back as a pointer (upstream reads MPICH's i32
     handle). The shard dialect's collectives, lowered by
     `convert-shard-to-mpi`, use both.
+
+    MLIR 22 does not lower the non-blocking `mpi.isend`, `mpi.irecv` and
+    `mpi.wait` that the page transfers use; this pass does, for 1-D memrefs
+    of `i8` (`MPI_INT8_T`, as MLIR lowers `mpi.send` of `i8`): `MPI_Isend`,
+    `MPI_Irecv` and `MPI_Wait(&request, MPI_STATUS_IGNORE)`. A
+    `!mpi.request` becomes an `i64` (OpenMPI's pointer or MPICH's int).
   }];
   let dependentDialects = ["::mlir::DLTIDialect", "::mlir::LLVM::LLVMDialect"];
   let options = [

@@ -181,6 +181,24 @@ void PageTransfer::waitAll() {
 
 void PageTransfer::transferStaged(bool sending, Value ids, Value from,
                                   Value end, Value staging) {
+  // This side's pages of the group are one range of bytes: no copy (the
+  // other side may pack its own).
+  auto ifOp = scf::IfOp::create(b, loc, consecutive(ids, from, end),
+                                /*withElse=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  for (auto [memref, tag] :
+       {std::pair{blocks, PagesTag}, std::pair{scales, ScalesTag}}) {
+    if (!memref)
+      continue;
+    Value bytes = pageBytes(memref, loadIndex(ids, from),
+                            arith::SubIOp::create(b, loc, end, from));
+    if (sending)
+      send(bytes, tag);
+    else
+      recv(bytes, tag);
+  }
+  b.setInsertionPointToStart(ifOp.elseBlock());
   Value buffer =
       memref::ExtractAlignedPointerAsIndexOp::create(b, loc, staging);
   for (auto entry :
@@ -211,6 +229,21 @@ void PageTransfer::transferStaged(bool sending, Value ids, Value from,
       eachPage(/*toStaging=*/false);
     }
   }
+}
+
+Value PageTransfer::consecutive(Value ids, Value from, Value end) {
+  Value yes = arith::ConstantIntOp::create(b, loc, 1, 1);
+  return scf::ForOp::create(
+             b, loc, add(from, index(1)), end, index(1), ValueRange{yes},
+             [&](OpBuilder &, Location, Value i, ValueRange all) {
+               Value previous = loadIndex(
+                   ids, ValueRange{arith::SubIOp::create(b, loc, i, index(1))});
+               Value next = eq(loadIndex(ids, i), add(previous, index(1)));
+               scf::YieldOp::create(
+                   b, loc,
+                   ValueRange{arith::AndIOp::create(b, loc, all[0], next)});
+             })
+      .getResult(0);
 }
 
 Value PageTransfer::replyIds(Value reply, Value count) {

@@ -129,11 +129,15 @@ public:
   /// MPI_Wait on every request started.
   void waitAll();
 
-  /// The pages `ids[from], ..., ids[end - 1]` through `staging`: packed and
-  /// sent (`sending`), or received and unpacked; `blocks`, then the
-  /// per-page scales.
+  /// The pages `ids[from], ..., ids[end - 1]` as one blocking message,
+  /// `blocks` then the per-page scales: straight from or into the cache
+  /// when this side's ids are consecutive, else through `staging`, packed
+  /// and sent (`sending`), or received and unpacked.
   void transferStaged(bool sending, Value ids, Value from, Value end,
                       Value staging);
+
+  /// Whether `ids[from], ..., ids[end - 1]` grow by one (an i1).
+  Value consecutive(Value ids, Value from, Value end);
 
   /// The bytes of the staging buffer: `sizes.staging`, at most what one
   /// message can count (an i32).

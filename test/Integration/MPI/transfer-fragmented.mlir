@@ -8,10 +8,14 @@
 // RUN: kvcache-opt %s -kvcache-to-cpu="checked=true transfer-direct-bytes=512" > %t.direct.mlir
 // RUN: %mpirun2 mlir-runner %t.direct.mlir -e main -entry-point-result=void \
 // RUN:     -shared-libs=%mlir_c_runner_utils,%libmpi | FileCheck %s
-// Runs of 2 and 3 pages direct, single pages packed (4 at most a message)
-// between them:
+// Runs of 2 and 3 pages direct, single pages as groups of one page, which
+// need no packing:
 // RUN: kvcache-opt %s -kvcache-to-cpu="transfer-direct-bytes=1024 transfer-staging-bytes=2048" > %t.mixed.mlir
 // RUN: %mpirun2 mlir-runner %t.mixed.mlir -e main -entry-point-result=void \
+// RUN:     -shared-libs=%mlir_c_runner_utils,%libmpi | FileCheck %s
+// Every run short, in groups of 6 pages packed on both sides:
+// RUN: kvcache-opt %s -kvcache-to-cpu="transfer-direct-bytes=2048 transfer-staging-bytes=3072" > %t.groups.mlir
+// RUN: %mpirun2 mlir-runner %t.groups.mlir -e main -entry-point-result=void \
 // RUN:     -shared-libs=%mlir_c_runner_utils,%libmpi | FileCheck %s
 
 // Both page lists cut into short runs that do not line up: rank 0 sends the
