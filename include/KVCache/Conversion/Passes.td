@@ -78,7 +78,7 @@ def ConvertKVCacheToMemRef : Pass<"convert-kvcache-to-memref", "ModuleOp"> {
     Option<"checked", "checked", "bool", /*default=*/"false",
            "Check every access (reads too) at run time">,
     Option<"transferDirectBytes", "transfer-direct-bytes", "int64_t",
-           /*default=*/"256 << 10",
+           /*default=*/"128 << 10",
            "send_pages/recv_pages: runs of pages of at least this many bytes "
            "are non-blocking messages of their own; shorter ones are packed">,
     Option<"transferStagingBytes", "transfer-staging-bytes", "int64_t",

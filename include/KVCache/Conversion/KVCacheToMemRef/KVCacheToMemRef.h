@@ -32,7 +32,7 @@ struct KVCacheToMemRefOptions {
   /// non-blocking messages of their own; shorter ones are packed into
   /// messages of at most `transferStagingBytes` (docs/Contract.md section
   /// 3.6).
-  int64_t transferDirectBytes = 256 << 10;
+  int64_t transferDirectBytes = 128 << 10;
   int64_t transferStagingBytes = 16 << 20;
   /// Deprecated, ignored. Dequantizing reads decode fp8 codes with
   /// target-neutral `arith.extf`; `kvcache-fp8-to-nvvm` (or
