@@ -22,9 +22,9 @@
 #include "mlir/Dialect/DLTI/DLTI.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MPI/IR/MPI.h"
-#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 
 namespace mlir {
 #define GEN_PASS_DEF_KVCACHEMPITOLLVM
@@ -98,13 +98,19 @@ struct MPIHandles {
     return LLVM::IntToPtrOp::create(
         b, loc, LLVM::LLVMPointerType::get(b.getContext()), address);
   }
-  /// A slot for one handle in the entry block of `op`'s function: the
-  /// library writes requests there, once per op, not per loop iteration.
+  /// A slot for one handle in the entry block of the allocation scope
+  /// around `op` (its function, or an OpenMP parallel region: one slot per
+  /// thread): the library writes requests there, once per op, not per
+  /// loop iteration.
   Value entrySlot(OpBuilder &b, Operation *op) const {
     OpBuilder::InsertionGuard guard(b);
-    Block &entry =
-        op->getParentOfType<FunctionOpInterface>().getFunctionBody().front();
-    b.setInsertionPointToStart(&entry);
+    // A loop body is an allocation scope that LLVM does not keep: its
+    // allocas would grow the stack every iteration.
+    Operation *scope = op->getParentOp();
+    while (!scope->hasTrait<OpTrait::AutomaticAllocationScope>() ||
+           isa<LoopLikeOpInterface>(scope))
+      scope = scope->getParentOp();
+    b.setInsertionPointToStart(&scope->getRegion(0).front());
     Location loc = op->getLoc();
     Value one = LLVM::ConstantOp::create(b, loc, b.getI32Type(), 1);
     Type type = handleType(b.getContext());

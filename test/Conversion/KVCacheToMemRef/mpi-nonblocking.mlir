@@ -73,3 +73,21 @@ func.func @messages(%bytes: memref<?xi8>, %tag: i32, %peer: i32, %n: index) {
   }
   return
 }
+
+// In an OpenMP parallel region, the slot is the thread's own: in the
+// region's entry block, not the function's.
+// CHECK-LABEL: func.func @threads(
+// CHECK-NOT: llvm.alloca
+// CHECK: omp.parallel {
+// CHECK-COUNT-2: llvm.alloca %{{.*}} x !llvm.ptr
+// CHECK: llvm.call @MPI_Isend
+// CHECK: llvm.call @MPI_Wait
+func.func @threads(%bytes: memref<?xi8>, %tag: i32, %peer: i32) {
+  omp.parallel {
+    %comm = mpi.comm_world : !mpi.comm
+    %sent = mpi.isend(%bytes, %tag, %peer, %comm) : memref<?xi8>, i32, i32 -> !mpi.request
+    mpi.wait(%sent) : !mpi.request
+    omp.terminator
+  }
+  return
+}
