@@ -1,13 +1,13 @@
-//===- PageTransfer.cpp - the messages of send_pages, recv_pages -*- C++
-//-*-===//
+//===- PageTransfer.cpp - send_pages, recv_pages messages -------*- C++ -*-===//
 //
 // Part of the kvcache-mlir project.
 //
 // The pages as bytes, cut into runs consecutive on both sides: a long run is
 // one non-blocking message straight from and into `blocks` (and the
 // per-page scales), all of them in flight at once and waited for at the
-// end; short runs are packed into staging messages, each a blocking
-// rendezvous that waits for the other process to be scheduled.
+// end; short runs are grouped into blocking messages (each a rendezvous
+// that waits for the other process to be scheduled), packed on a side whose
+// ids in the group are not consecutive.
 //
 //===----------------------------------------------------------------------===//
 
