@@ -7,14 +7,14 @@ kvcache.recv_pages into other page ids, and, in the same run, alternately,
 rank 0 sends one contiguous 64 MiB buffer with a plain mpi.send (MPI_Send)
 that rank 1 receives with mpi.recv (MPI_Recv). Rank 1 times each transfer
 from the moment it tells rank 0 to start until its receive returns
-(`rtclock`). Three layouts of the sender's pages: all consecutive (one
-message), in runs of 8 (2 MiB messages) and, the worst case, no two
-consecutive (one message per page); the receiver's destination ids are
-consecutive. Prints min and median over the
+(`rtclock`). Three layouts of the sender's pages: all consecutive, in runs
+of 8 and, the worst case, no two consecutive; the receiver's destination
+ids are consecutive. Pages of 256 KiB by default (f16, 4 layers, 8 heads x
+128, page_size 16); --layers and --heads make them smaller or larger. Prints min and median over the
 repetitions, and the ratio of throughputs (target: >= 0.8).
 
     /usr/bin/python3 bench/transfer/transfer.py [--build build] [--reps 9]
-        [--direct-bytes N]
+        [--direct-bytes N] [--staging-bytes N] [--layers 4] [--heads 8]
 """
 
 import argparse
@@ -25,17 +25,18 @@ import subprocess
 import sys
 import tempfile
 
-LAYERS, PAGE, HEADS, HEAD_SIZE = 4, 16, 8, 128
-PAGE_BYTES = 2 * LAYERS * PAGE * HEADS * HEAD_SIZE * 2   # f16 K and V
+PAGE, HEAD_SIZE = 16, 128
 SEQUENCES = 8
-PAGES = (64 << 20) // PAGE_BYTES                          # 256 pages
-PER_SEQUENCE = PAGES // SEQUENCES
-NUM_PAGES = 2 * PAGES + 64
-FIRST_DST = PAGES + 32
-KINDS = ["plain MPI_Send/MPI_Recv",
-         "send_pages, one run (all pages consecutive on both sides)",
-         "send_pages, runs of 8 pages (2 MiB)",
-         "send_pages, runs of 1 page (256 KiB)"]
+TOTAL_BYTES = 64 << 20
+
+
+def kinds(page_bytes):
+    """The transfers timed, in the program's order."""
+    return ["plain MPI_Send/MPI_Recv",
+            "send_pages, one run (all pages consecutive on both sides)",
+            f"send_pages, runs of 8 pages ({8 * page_bytes >> 10} KiB)",
+            f"send_pages, runs of 1 page ({page_bytes >> 10} KiB)"]
+
 
 PROGRAM = """
 !blocks = memref<{num_pages}x2x{layers}x{page}x{heads}x{head_size}xf16>
@@ -172,22 +173,38 @@ def main():
     parser.add_argument("--reps", type=int, default=9)
     parser.add_argument("--direct-bytes", type=int, default=None,
                         help="kvcache-to-cpu's transfer-direct-bytes "
-                             "(default: the pipeline's, 8 MiB)")
+                             "(default: the pipeline's)")
+    parser.add_argument("--staging-bytes", type=int, default=None,
+                        help="kvcache-to-cpu's transfer-staging-bytes "
+                             "(default: the pipeline's)")
+    parser.add_argument("--layers", type=int, default=4,
+                        help="num_layers: a page is 64 KiB per layer x "
+                             "heads / 8")
+    parser.add_argument("--heads", type=int, default=8)
     args = parser.parse_args()
+    page_bytes = 2 * args.layers * PAGE * args.heads * HEAD_SIZE * 2  # f16 K, V
+    pages = TOTAL_BYTES // page_bytes
+    names = kinds(page_bytes)
     program = PROGRAM.format(
-        num_pages=NUM_PAGES, layers=LAYERS, page=PAGE, heads=HEADS,
-        head_size=HEAD_SIZE, sequences=SEQUENCES, per_sequence=PER_SEQUENCE,
-        bytes=PAGES * PAGE_BYTES, tokens=PER_SEQUENCE * PAGE, pages=PAGES,
-        first_dst=FIRST_DST, reps=args.reps)
+        num_pages=2 * pages + 64, layers=args.layers, page=PAGE,
+        heads=args.heads, head_size=HEAD_SIZE, sequences=SEQUENCES,
+        per_sequence=pages // SEQUENCES, bytes=pages * page_bytes,
+        tokens=pages // SEQUENCES * PAGE, pages=pages, first_dst=pages + 32,
+        reps=args.reps)
     opt = os.path.join(args.build, "bin", "kvcache-opt")
     with tempfile.TemporaryDirectory() as tmp:
         source = os.path.join(tmp, "transfer.mlir")
         lowered = os.path.join(tmp, "transfer.llvm.mlir")
         with open(source, "w") as f:
             f.write(program)
-        pipeline = "-kvcache-to-cpu"
+        options = []
         if args.direct_bytes is not None:
-            pipeline += f"=transfer-direct-bytes={args.direct_bytes}"
+            options.append(f"transfer-direct-bytes={args.direct_bytes}")
+        if args.staging_bytes is not None:
+            options.append(f"transfer-staging-bytes={args.staging_bytes}")
+        pipeline = "-kvcache-to-cpu"
+        if options:
+            pipeline += "=" + " ".join(options)
         subprocess.run([opt, source, pipeline, "-o", lowered], check=True)
         root = ["--allow-run-as-root"] if os.geteuid() == 0 else []
         run = subprocess.run(
@@ -197,20 +214,20 @@ def main():
              "-shared-libs=/usr/lib/llvm-22/lib/libmlir_c_runner_utils.so,"
              "/usr/lib/x86_64-linux-gnu/libmpi.so"],
             check=True, capture_output=True, text=True)
-    times = {kind: [] for kind in range(len(KINDS))}
+    times = {kind: [] for kind in range(len(names))}
     for kind, seconds in re.findall(r"time (\d) ([0-9.e+-]+)", run.stdout):
         times[int(kind)].append(float(seconds))
-    mib = PAGES * PAGE_BYTES / (1 << 20)
-    gbs = {kind: (PAGES * PAGE_BYTES / min(t) / 1e9,
-                  PAGES * PAGE_BYTES / statistics.median(t) / 1e9)
+    total = pages * page_bytes
+    gbs = {kind: (total / min(t) / 1e9, total / statistics.median(t) / 1e9)
            for kind, t in times.items()}
-    print(f"{mib:.0f} MiB, {PAGES} pages of {PAGE_BYTES // 1024} KiB "
-          f"(f16, {LAYERS} layers, page_size {PAGE}, {HEADS} heads x "
-          f"{HEAD_SIZE}), {args.reps} repetitions, rank 1's time, "
-          f"transfer-direct-bytes={args.direct_bytes or 'default'}")
+    print(f"{total >> 20} MiB, {pages} pages of {page_bytes >> 10} KiB "
+          f"(f16, {args.layers} layers, page_size {PAGE}, {args.heads} "
+          f"heads x {HEAD_SIZE}), {args.reps} repetitions, rank 1's time, "
+          f"transfer-direct-bytes={args.direct_bytes or 'default'}, "
+          f"transfer-staging-bytes={args.staging_bytes or 'default'}")
     print("| transfer | GB/s (min time / median) | ratio to plain (min / median) |")
     print("| --- | --- | --- |")
-    for kind, name in enumerate(KINDS):
+    for kind, name in enumerate(names):
         best, median = gbs[kind]
         print(f"| {name} | {best:.2f} / {median:.2f} | "
               f"{best / gbs[0][0]:.2f} / {median / gbs[0][1]:.2f} |")

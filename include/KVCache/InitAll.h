@@ -76,6 +76,13 @@ inline void registerAllPasses() {
 /// there before they run (pass `kvcache-check-registrations`).
 void registerPipelineDependencies(DialectRegistry &registry);
 
+/// Memory effects of the blocking mpi ops (send, recv, allreduce, init,
+/// finalize, barrier, retval_check, error_class), which MLIR 22 does not
+/// declare, so that upstream's ownership-based deallocation accepts them;
+/// isend and irecv keep none (their buffers are in use until mpi.wait).
+/// Part of registerPipelineDependencies.
+void registerMPIMemoryEffects(DialectRegistry &registry);
+
 /// The one call for embedders: registerAllDialects and
 /// registerPipelineDependencies on `registry`, and registerAllPasses.
 void registerAllDialectsAndPasses(DialectRegistry &registry);

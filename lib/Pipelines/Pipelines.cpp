@@ -52,6 +52,7 @@ void mlir::kvcache::buildKVCacheAccessLoweringPipeline(
   ConvertKVCacheToMemRefOptions memref;
   memref.checked = options.checked;
   memref.transferDirectBytes = options.transferDirectBytes;
+  memref.transferStagingBytes = options.transferStagingBytes;
   pm.addPass(createConvertKVCacheToMemRef(memref));
   // Every fp8 conversion is target-neutral up to here (the kernel ops'
   // lowerings and the dequantizing reads); the target's lowering runs
@@ -138,6 +139,7 @@ void mlir::kvcache::buildKVCacheToCPUPipeline(
   KVCacheAccessLoweringOptions accesses;
   accesses.checked = options.checked;
   accesses.transferDirectBytes = options.transferDirectBytes;
+  accesses.transferStagingBytes = options.transferStagingBytes;
   buildKVCacheAccessLoweringPipeline(pm, accesses);
   // Every scf.parallel (the kernel ops' outer loops, and any of the input)
   // becomes an OpenMP worksharing loop; without `parallel` they run in

@@ -65,6 +65,8 @@ void mlir::kvcache::registerPipelineDependencies(DialectRegistry &registry) {
                   tensor::TensorDialect, ub::UBDialect,
                   vector::VectorDialect>();
 
+  // kvcache-bufferize's deallocation of a program with MPI calls.
+  registerMPIMemoryEffects(registry);
   // kvcache-bufferize (the pipelines' first step) on a tensor-level input.
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(

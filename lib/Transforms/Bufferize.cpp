@@ -369,10 +369,22 @@ struct KVCacheBufferize
       if (failed(bufferization::deallocateBuffersOwnershipBased(
               func, bufferization::DeallocationOptions(), symbolTables)))
         return failure();
-    // Both passes only rewrite bufferization.dealloc ops, which are all in
-    // `functions`.
+    // The simplification only rewrites bufferization.dealloc ops, which are
+    // all in `functions`. Its buffer-origin analysis is computed once, before
+    // its rewrites, and MLIR 22 reads it after the rewriter's folding erased
+    // ops it tracks (a use after free: a segfault on a function calling one
+    // that returns a buffer twice, with constants to deduplicate).
+    // Canonicalized and CSE'd first, one function at a time, the function
+    // leaves the rewriter nothing to fold but the deallocations.
+    OpPassManager simplify(func::FuncOp::getOperationName());
+    simplify.addPass(createCanonicalizerPass());
+    simplify.addPass(createCSEPass());
+    simplify.addPass(
+        bufferization::createBufferDeallocationSimplificationPass());
+    for (func::FuncOp func : functions)
+      if (failed(runPipeline(simplify, func)))
+        return failure();
     OpPassManager pm(ModuleOp::getOperationName());
-    pm.addPass(bufferization::createBufferDeallocationSimplificationPass());
     pm.addPass(bufferization::createLowerDeallocationsPass());
     if (failed(runPipeline(pm, module)))
       return failure();

@@ -106,3 +106,39 @@ func.func @frees_itself(%a: tensor<8xf32>, %out: tensor<8xf32>) -> tensor<8xf32>
 // KEEP-NEXT: memref.dealloc
 // KEEP-NOT: dealloc
 // KEEP: return
+
+// Two buffers returned by calls, freed after their last uses (by a run-time
+// check that they differ). MLIR 22's deallocation simplification crashed
+// here (its buffer-origin analysis read ops its folding of the duplicate
+// constant 512 had erased); kvcache-bufferize canonicalizes first.
+// CHECK-LABEL: func.func @two_calls(
+// CHECK: %[[A:.*]] = call @filled(
+// CHECK: %[[B:.*]] = call @filled(
+// CHECK: call @first_element(%[[A]])
+// CHECK: call @first_element(%[[B]])
+// CHECK: memref.extract_strided_metadata %[[A]]
+// CHECK: memref.extract_strided_metadata %[[B]]
+// CHECK-COUNT-2: memref.dealloc %base_buffer
+// CHECK: return
+func.func private @filled(%n: index, %value: f32) -> tensor<?xf32> {
+  %e = tensor.empty(%n) : tensor<?xf32>
+  %g = linalg.fill ins(%value : f32) outs(%e : tensor<?xf32>) -> tensor<?xf32>
+  return %g : tensor<?xf32>
+}
+func.func private @first_element(%a: tensor<?xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %x = tensor.extract %a[%c0] : tensor<?xf32>
+  return %x : f32
+}
+func.func @two_calls() -> f32 {
+  %n = arith.constant 512 : index
+  %m = arith.constant 512 : index
+  %s = arith.constant 0.2 : f32
+  %t = arith.constant 0.3 : f32
+  %a = func.call @filled(%n, %s) : (index, f32) -> tensor<?xf32>
+  %b = func.call @filled(%m, %t) : (index, f32) -> tensor<?xf32>
+  %x = func.call @first_element(%a) : (tensor<?xf32>) -> f32
+  %y = func.call @first_element(%b) : (tensor<?xf32>) -> f32
+  %z = arith.addf %x, %y : f32
+  return %z : f32
+}

@@ -5,8 +5,8 @@ fewer than 16 lanes (a decode row of GQA 4) take the per-row loop.
 Prefill and chunked-prefill rows (1 to 300 per sequence, tiles cut by the
 sequence's end, ragged batches), pages of 1, 16 and 128, MHA, GQA 3
 (lanes the group does not fill), 4, 8, 16, 48 and 160 (the per-row loop);
-every clause (window, chunk, noncausal, sinks, lse, scale, alibi; softcap
-takes the per-row loop); quantized caches with scales, a continuous
+every clause (window, chunk, noncausal, sinks, lse, scale, alibi, softcap:
+its tanh an f32 polynomial on the tiles, libm's in the per-row loop); quantized caches with scales, a continuous
 cache; head sizes that are not multiples of 16; every core against one
 thread. Head size 16 (one vector of lanes) keeps the other cases cheap."""
 
@@ -100,6 +100,7 @@ CLAUSES = [
     {"noncausal": True, "sinks": True}, {"window": 9, "sinks": True},
     {"alibi": True}, {"chunk": 16, "alibi": True, "sinks": True},
     {"noncausal": True, "alibi": True}, {"softcap": 2.0},
+    {"softcap": 0.5, "window": 9, "alibi": True}, {"softcap": 30.0, "chunk": 16, "sinks": True},
 ]
 
 

@@ -37,6 +37,10 @@ CASES = {
                              True),
     "fp8_tensor_half": (config_of("f8E5M2", scales="tensor", rows_dtype="f32"),
                         "half", 64, True),
+    # On the GPU 3 chunks of half pairs per head (not a divisor of a warp).
+    "f16_half_thirds": (config_of("f16"), "half", 48, False),
+    # Rows of 512 chunks: the GPU moves the rotary part in 2 passes.
+    "f32_half_wide": (config_of("f32", head_size=1024), "half", 1024, True),
     # An odd offset o = 5: chunks of one element, interleaved partners read.
     "f16_odd_head_interleaved": (config_of("f16", head_size=9, num_heads=1),
                                  "interleaved", 4, False),

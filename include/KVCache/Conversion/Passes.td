@@ -78,10 +78,13 @@ def ConvertKVCacheToMemRef : Pass<"convert-kvcache-to-memref", "ModuleOp"> {
     Option<"checked", "checked", "bool", /*default=*/"false",
            "Check every access (reads too) at run time">,
     Option<"transferDirectBytes", "transfer-direct-bytes", "int64_t",
-           /*default=*/"8 << 20",
+           /*default=*/"128 << 10",
            "send_pages/recv_pages: runs of pages of at least this many bytes "
-           "are messages of their own; shorter ones are packed into "
-           "messages of at most twice as many bytes">,
+           "are non-blocking messages of their own; shorter ones are packed">,
+    Option<"transferStagingBytes", "transfer-staging-bytes", "int64_t",
+           /*default=*/"16 << 20",
+           "send_pages/recv_pages: the packed runs go in messages of at most "
+           "this many bytes (at least transfer-direct-bytes)">,
     Option<"nvvmFp8Conversions", "nvvm-fp8-conversions", "bool",
            /*default=*/"false",
            "Deprecated, no effect (a warning says so): fp8 codes are decoded "
@@ -109,6 +112,12 @@ def KVCacheMPIToLLVM : Pass<"kvcache-mpi-to-llvm", "ModuleOp"> {
     the new communicator back as a pointer (upstream reads MPICH's i32
     handle). The shard dialect's collectives, lowered by
     `convert-shard-to-mpi`, use both.
+
+    MLIR 22 does not lower the non-blocking `mpi.isend`, `mpi.irecv` and
+    `mpi.wait` that the page transfers use; this pass does, for 1-D memrefs
+    of `i8` (`MPI_INT8_T`, as MLIR lowers `mpi.send` of `i8`): `MPI_Isend`,
+    `MPI_Irecv` and `MPI_Wait(&request, MPI_STATUS_IGNORE)`. A
+    `!mpi.request` becomes an `i64` (OpenMPI's pointer or MPICH's int).
   }];
   let dependentDialects = ["::mlir::DLTIDialect", "::mlir::LLVM::LLVMDialect"];
   let options = [

@@ -51,7 +51,13 @@ struct KVCacheToCPUOptions : public PassPipelineOptions<KVCacheToCPUOptions> {
       llvm::cl::desc("send_pages/recv_pages: runs of pages of at least this "
                      "many bytes are messages of their own, shorter ones "
                      "are packed (convert-kvcache-to-memref's option)"),
-      llvm::cl::init(8 << 20)};
+      llvm::cl::init(128 << 10)};
+  PassOptions::Option<int64_t> transferStagingBytes{
+      *this, "transfer-staging-bytes",
+      llvm::cl::desc("send_pages/recv_pages: the packed runs' messages hold "
+                     "at most this many bytes (convert-kvcache-to-memref's "
+                     "option)"),
+      llvm::cl::init(16 << 20)};
 };
 
 /// Parses an LLVM optimization level: 0, 1, 2 or 3 (anything else is an
@@ -154,7 +160,9 @@ struct KVCacheAccessLoweringOptions {
   /// sm_89). Empty: code for the CPU only, `kvcache-fp8-to-integer`.
   std::string gpuChip;
   /// convert-kvcache-to-memref{transfer-direct-bytes}.
-  int64_t transferDirectBytes = 8 << 20;
+  int64_t transferDirectBytes = 128 << 10;
+  /// convert-kvcache-to-memref{transfer-staging-bytes}.
+  int64_t transferStagingBytes = 16 << 20;
 };
 
 /// The access-op part shared by every pipeline: expand accesses, share

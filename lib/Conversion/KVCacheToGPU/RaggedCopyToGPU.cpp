@@ -21,7 +21,16 @@
 //   are in flight together; a row wider than a warp's chunks in flight is
 //   moved in passes of `chunks-in-flight` chunks per lane;
 // - rows outside [offsets[0], offsets[batch]), or past the rows memref, are
-//   left alone.
+//   left alone;
+// - a store with a rope clause of float rows moves each head's elements
+//   that do not rotate as above, then its rotary part in units that need
+//   no per-element index arithmetic or branch: a chunk of half pairs with
+//   its partner chunk R/2 on (one lane reads both, rotates both, writes
+//   both), or a chunk of whole interleaved pairs; a lane's unit is at the
+//   same place of a head in every row, so it reads the unit's cos and sin
+//   once per row, for every head it rotates (RowSegment). A quantizing
+//   store, whose scale groups span consecutive lanes, rotates chunk by
+//   chunk, reading half partners again (RopeEmitter::rotateRowChunk).
 //
 // The kernel of a store (a gather reads the cache and writes the rows):
 //
@@ -46,6 +55,7 @@
 
 #include "RaggedCopyToGPU.h"
 #include "GPUKernel.h"
+#include "RaggedCopyPlan.h"
 #include "../KernelCommon/KernelBuilder.h"
 #include "../KernelCommon/Quantization.h"
 #include "../KernelCommon/Rope.h"
@@ -62,72 +72,6 @@ using namespace mlir::kvcache;
 
 namespace {
 
-/// Lanes of a warp.
-constexpr int64_t kWarpSize = 32;
-
-/// The shape of a ragged-copy kernel.
-struct RaggedCopyPlan {
-  RaggedCopyPlan(const KVCacheParams &params, const RaggedCopy &copy,
-                 const GPUKernelTarget &target);
-
-  /// Chunks (vector accesses) of a warp's tile.
-  int64_t tileChunks() const { return rowsPerTile * chunksPerRow; }
-  int64_t threads() const { return warps * kWarpSize; }
-
-  /// Elements of a chunk.
-  int64_t width;
-  int64_t headSize;
-  int64_t chunksPerRow;
-  /// Consecutive rows a warp moves at once, at most one per lane.
-  int64_t rowsPerTile;
-  /// Chunks a lane loads before it stores, per pass over the tile.
-  int64_t chunksPerLane;
-  /// Passes over a tile: more than one only for a row wider than a warp's
-  /// chunks in flight (then rowsPerTile is 1).
-  int64_t passes;
-  int64_t warps;
-  /// A store of float rows into a cache with scales: the chunks are
-  /// quantized; a scale group is `chunksPerGroup` consecutive chunks, held
-  /// by as many consecutive lanes.
-  bool quantizes = false;
-  int64_t chunksPerGroup = 0;
-  /// A NaN quantized into an i8 cache fails a device assertion.
-  bool checked = false;
-};
-
-/// The chunks of a ragged copy are of the rows' element type: a gather into
-/// float rows from a quantized cache dequantizes (page_load with a float
-/// result), a store of float rows quantizes (getRaggedChunkWidth).
-static KVCacheParams getRowParams(const KVCacheParams &cacheParams,
-                                  MemRefType rowsType) {
-  KVCacheParams params = cacheParams;
-  params.elementType = rowsType.getElementType();
-  return params;
-}
-
-RaggedCopyPlan::RaggedCopyPlan(const KVCacheParams &cacheParams,
-                               const RaggedCopy &copy,
-                               const GPUKernelTarget &target) {
-  auto rowsType = cast<MemRefType>(copy.rows.getType());
-  KVCacheParams params = getRowParams(cacheParams, rowsType);
-  width = getRaggedChunkWidth(cacheParams, rowsType, target.vectorBytes);
-  if (copy.rope)
-    width = RopeEmitter::fitWidth(width, copy.rope.rotaryDims,
-                                  params.headSize);
-  bool converts = params.elementType != cacheParams.elementType;
-  quantizes = converts && copy.isStore();
-  chunksPerGroup = params.scales.groupSize(params.headSize) / width;
-  checked = target.checked;
-  headSize = params.headSize;
-  chunksPerRow = params.rowElements() / width;
-  rowsPerTile = std::clamp<int64_t>(
-      kWarpSize * target.chunksInFlight / chunksPerRow, 1, kWarpSize);
-  int64_t laneChunks = llvm::divideCeil(tileChunks(), kWarpSize);
-  chunksPerLane = std::min(laneChunks, target.chunksInFlight);
-  passes = llvm::divideCeil(laneChunks, chunksPerLane);
-  warps = std::max<int64_t>(target.threadsPerBlock / kWarpSize, 1);
-}
-
 /// Builds the body of a ragged-copy kernel: per tile, `resolve` the lane's
 /// row, then per pass `load` every chunk of the lane and `store` them.
 class RaggedCopyKernel {
@@ -138,33 +82,42 @@ public:
   void emit();
 
 private:
-  /// The chunks of a lane's pass that lie in one row of the tile.
+  /// The units of a lane's pass that lie in one row of the tile.
   struct RowChunks {
     /// The row's index in the tile (a constant when it is the same in every
     /// lane), and the lane that resolved it (i32; null when the page and slot
     /// the pass gets are already the row's).
     Value rowInTile, sourceLane;
-    /// Whether the lane's chunks lie in the tile (null: always).
+    /// Whether the lane's units lie in the tile (null: always).
     Value inTile;
-    /// (head, element) of each chunk.
+    /// (head, element) of each chunk, a unit's chunks in a row.
     SmallVector<std::pair<Value, Value>> chunks;
+    /// Of a rotating segment, each unit's u * width.
+    SmallVector<Value> rotary;
   };
 
   /// (page, slot) of row `tileStart + lane` in lanes that own a row of the
   /// batch, 0 in the others; then, with a rope clause, its rotary position.
   SmallVector<Value> resolveLaneRow(Value tileStart);
-  /// The chunks of the lane's pass starting at chunk `passStart` of the
-  /// tile (null: 0), grouped by row.
-  SmallVector<RowChunks> getPassChunks(Value passStart);
+  /// The units of `segment` of the lane's pass starting at unit
+  /// `passStart` of the tile (null: 0), grouped by row.
+  SmallVector<RowChunks> getPassChunks(const RowSegment &segment,
+                                       Value passStart);
   /// Loads every chunk of `rows` (rotated with a rope clause), then stores
   /// them; each row's page, slot and rotary position are `resolved` as the
   /// lane that resolved it holds them.
-  void emitPass(Value tileStart, ArrayRef<Value> resolved,
-                ArrayRef<RowChunks> rows);
+  void emitPass(const RowSegment &segment, Value tileStart,
+                ArrayRef<Value> resolved, ArrayRef<RowChunks> rows);
+  /// The chunks of `rows`' units in a row at `at` (rotated with a rope
+  /// clause at rotary position `position`).
+  SmallVector<Value> readUnits(const RowSegment &segment,
+                               const RowChunks &rows, RowChunkPosition at,
+                               Value position);
   /// Whether row `row` (>= offsets[0]) belongs to the batch.
   Value isBatchRow(Value row) { return k.ult(row, endRow); }
-  /// Whether chunk `index` of some lane's pass may lie past the tile.
-  bool mayPassTileEnd(int64_t index) const;
+  /// Whether unit `index` of some lane's pass of `segment` may lie past the
+  /// tile.
+  bool mayPassTileEnd(const RowSegment &segment, int64_t index) const;
 
   /// The quantizing store of a pass's chunks (plan.quantizes): each
   /// group's scale from the amax over its lanes (or the layer's scale),
@@ -218,23 +171,31 @@ void RaggedCopyKernel::emit() {
   Value firstTile =
       k.add(k.mul(kernel.blockId(gpu::Dimension::x), warps), warp);
   Value tileStep = k.mul(kernel.gridDim(gpu::Dimension::x), warps);
-  // One pass: the lane's chunks are the same in every tile.
-  SmallVector<RowChunks> chunks;
-  if (plan.passes == 1)
-    chunks = getPassChunks(/*passStart=*/Value());
+  // One pass: the lane's units are the same in every tile.
+  SmallVector<SmallVector<RowChunks>> units;
+  if (plan.onePass())
+    for (const RowSegment &segment : plan.segments)
+      units.push_back(getPassChunks(segment, /*passStart=*/Value()));
   k.forLoop(firstTile, numTiles, tileStep, [&](Value tile) {
     Value tileStart = k.add(firstRow, k.mul(tile, rowsPerTile));
     SmallVector<Value> resolved = resolveLaneRow(tileStart);
-    if (plan.passes == 1)
-      return emitPass(tileStart, resolved, chunks);
+    if (plan.onePass()) {
+      for (auto [segment, segmentUnits] : llvm::zip_equal(plan.segments, units))
+        emitPass(segment, tileStart, resolved, segmentUnits);
+      return;
+    }
     // One row per tile: every pass uses lane 0's page, slot and position.
+    assert(plan.rowsPerTile == 1 && "passes over a tile of several rows");
     for (Value &value : resolved)
       value = k.readLane(value, k.i32(0));
-    int64_t passChunks = kWarpSize * plan.chunksPerLane;
-    k.forLoop(k.index(0), k.index(plan.passes * passChunks),
-              k.index(passChunks), [&](Value passStart) {
-                emitPass(tileStart, resolved, getPassChunks(passStart));
-              });
+    for (const RowSegment &segment : plan.segments) {
+      int64_t passUnits = kWarpSize * segment.unitsPerLane;
+      k.forLoop(k.index(0), k.index(segment.passes * passUnits),
+                k.index(passUnits), [&](Value passStart) {
+                  emitPass(segment, tileStart, resolved,
+                           getPassChunks(segment, passStart));
+                });
+    }
   });
 }
 
@@ -269,65 +230,93 @@ SmallVector<Value> RaggedCopyKernel::resolveLaneRow(Value tileStart) {
       });
 }
 
-bool RaggedCopyKernel::mayPassTileEnd(int64_t index) const {
-  int64_t lastPassStart = (plan.passes - 1) * kWarpSize * plan.chunksPerLane;
-  return lastPassStart + kWarpSize * (index + 1) > plan.tileChunks();
+bool RaggedCopyKernel::mayPassTileEnd(const RowSegment &segment,
+                                      int64_t index) const {
+  int64_t lastPassStart =
+      (segment.passes - 1) * kWarpSize * segment.unitsPerLane;
+  return lastPassStart + kWarpSize * (index + 1) > plan.tileUnits(segment);
 }
 
 SmallVector<RaggedCopyKernel::RowChunks>
-RaggedCopyKernel::getPassChunks(Value passStart) {
-  int64_t chunksPerRow = plan.chunksPerRow;
-  // Whether chunk i of every lane lies in row 32 * i / chunksPerRow.
-  bool uniformRows =
-      plan.rowsPerTile == 1 || chunksPerRow % kWarpSize == 0;
+RaggedCopyKernel::getPassChunks(const RowSegment &segment, Value passStart) {
+  int64_t unitsPerRow = segment.unitsPerRow;
+  // Whether unit i of every lane lies in row 32 * i / unitsPerRow.
+  bool uniformRows = plan.rowsPerTile == 1 || unitsPerRow % kWarpSize == 0;
+  // Where a rotating segment's units of a head divide a warp, a lane's unit
+  // is the same unit of a head in every row and pass: one value for it,
+  // one read of its cos and sin per row (readUnits).
+  Value laneAt;
+  if (segment.rotates && kWarpSize % segment.unitsPerHead == 0) {
+    laneAt = k.remu(lane, k.index(segment.unitsPerHead));
+    if (plan.width > 1)
+      laneAt = k.mul(laneAt, k.index(plan.width));
+  }
   SmallVector<RowChunks> rows;
   std::optional<int64_t> lastRow;
-  for (int64_t i = 0; i < plan.chunksPerLane; ++i) {
-    Value chunk = i == 0 ? lane : k.add(lane, k.index(kWarpSize * i));
+  for (int64_t i = 0; i < segment.unitsPerLane; ++i) {
+    Value unit = i == 0 ? lane : k.add(lane, k.index(kWarpSize * i));
     if (passStart)
-      chunk = k.add(passStart, chunk);
+      unit = k.add(passStart, unit);
     Value rowInTile, sourceLane, inRow;
     std::optional<int64_t> staticRow;
     if (uniformRows) {
-      staticRow = kWarpSize * i / chunksPerRow;
+      staticRow = kWarpSize * i / unitsPerRow;
       rowInTile = k.index(*staticRow);
-      if (plan.passes == 1)
+      if (plan.onePass())
         sourceLane = k.i32(*staticRow);
       inRow = *staticRow == 0
-                  ? chunk
-                  : k.sub(chunk, k.index(*staticRow * chunksPerRow));
+                  ? unit
+                  : k.sub(unit, k.index(*staticRow * unitsPerRow));
     } else {
-      rowInTile = k.divu(chunk, k.index(chunksPerRow));
-      inRow = k.remu(chunk, k.index(chunksPerRow));
+      rowInTile = k.divu(unit, k.index(unitsPerRow));
+      inRow = k.remu(unit, k.index(unitsPerRow));
     }
     Value inTile;
-    if (mayPassTileEnd(i)) {
-      inTile = k.ult(chunk, k.index(plan.tileChunks()));
+    if (mayPassTileEnd(segment, i)) {
+      inTile = k.ult(unit, k.index(plan.tileUnits(segment)));
       staticRow.reset();
     }
-    if (!sourceLane && plan.passes == 1) {
-      // A lane whose chunk lies past the tile reads any lane of it.
+    if (!sourceLane && plan.onePass()) {
+      // A lane whose unit lies past the tile reads any lane of it.
       Value source = inTile && plan.rowsPerTile > 1
                          ? k.minu(rowInTile, k.index(plan.rowsPerTile - 1))
                          : rowInTile;
       sourceLane = k.toI32(source);
     }
-    Value first =
-        plan.width == 1 ? inRow : k.mul(inRow, k.index(plan.width));
-    std::pair<Value, Value> headElement = {
-        k.divu(first, k.index(plan.headSize)),
-        k.remu(first, k.index(plan.headSize))};
-    if (staticRow && staticRow == lastRow) {
-      rows.back().chunks.push_back(headElement);
+    Value head, at = laneAt;
+    if (laneAt) {
+      head = k.divu(inRow, k.index(segment.unitsPerHead));
+    } else {
+      Value first =
+          plan.width == 1 ? inRow : k.mul(inRow, k.index(plan.width));
+      Value span = k.index(segment.unitsPerHead * plan.width);
+      head = k.divu(first, span);
+      at = k.remu(first, span);
+    }
+    if (!staticRow || staticRow != lastRow)
+      rows.push_back({rowInTile, sourceLane, inTile, {}, {}});
+    lastRow = staticRow;
+    if (!segment.rotates) {
+      rows.back().chunks.push_back({head, at});
       continue;
     }
-    rows.push_back({rowInTile, sourceLane, inTile, {headElement}});
-    lastRow = staticRow;
+    rows.back().rotary.push_back(at);
+    if (segment.chunksPerUnit == 1) {
+      int64_t offset = plan.headSize - copy.rope.rotaryDims;
+      rows.back().chunks.push_back(
+          {head, offset ? k.add(at, k.index(offset)) : at});
+      continue;
+    }
+    auto [first, second] =
+        RopeEmitter(k, copy.rope, plan.headSize, plan.width)
+            .getPairElements(at);
+    rows.back().chunks.append({{head, first}, {head, second}});
   }
   return rows;
 }
 
-void RaggedCopyKernel::emitPass(Value tileStart, ArrayRef<Value> resolved,
+void RaggedCopyKernel::emitPass(const RowSegment &segment, Value tileStart,
+                                ArrayRef<Value> resolved,
                                 ArrayRef<RowChunks> rows) {
   /// A row's chunks, read, and where they go.
   struct ReadRow {
@@ -348,35 +337,20 @@ void RaggedCopyKernel::emitPass(Value tileStart, ArrayRef<Value> resolved,
     Value valid = isBatchRow(row);
     if (rowChunks.inTile)
       valid = k.andi(rowChunks.inTile, valid);
-    Value sourceLane = rowChunks.sourceLane;
-    SmallVector<Value> rowResolved(resolved);
-    if (sourceLane)
+    // Page and slot; the rotary position where the segment rotates.
+    bool usesPosition = segment.rotates || (copy.rope && plan.quantizes);
+    SmallVector<Value> rowResolved(resolved.take_front(usesPosition ? 3 : 2));
+    if (Value sourceLane = rowChunks.sourceLane)
       for (Value &value : rowResolved)
         value = k.readLane(value, sourceLane);
     ReadRow read{
         valid, {row, rowResolved[0], rowResolved[1], Value(), Value()}, {}};
-    auto readChunk = [&](RowChunkPosition at) {
-      return k.readRowChunk(copy.cache, copy.rows, at, plan.width,
-                            copy.direction);
-    };
     SmallVector<Type> types(rowChunks.chunks.size(), chunkType);
     read.chunks = k.ifThenElse(
         valid, types,
         [&]() -> SmallVector<Value> {
-          SmallVector<Value> chunks;
-          for (auto headElement : rowChunks.chunks) {
-            RowChunkPosition at = chunkAt(read.row, headElement);
-            Value chunk = readChunk(at);
-            if (copy.rope)
-              chunk = RopeEmitter(k, copy.rope, plan.headSize, plan.width)
-                          .rotateRowChunk(chunk, at.element, copy.rope.cosSin,
-                                          rowResolved[2], [&](Value element) {
-                                            at.element = element;
-                                            return readChunk(at);
-                                          });
-            chunks.push_back(chunk);
-          }
-          return chunks;
+          return readUnits(segment, rowChunks, read.row,
+                           usesPosition ? rowResolved[2] : Value());
         },
         [&]() -> SmallVector<Value> {
           // Never written: any value serves.
@@ -406,6 +380,66 @@ void RaggedCopyKernel::emitPass(Value tileStart, ArrayRef<Value> resolved,
                         chunkAt(written.row, headElement), copy.direction);
     });
   }
+}
+
+SmallVector<Value> RaggedCopyKernel::readUnits(const RowSegment &segment,
+                                               const RowChunks &rows,
+                                               RowChunkPosition at,
+                                               Value position) {
+  auto readChunk = [&](std::pair<Value, Value> headElement) {
+    std::tie(at.head, at.element) = headElement;
+    return k.readRowChunk(copy.cache, copy.rows, at, plan.width,
+                          copy.direction);
+  };
+  SmallVector<Value> chunks;
+  std::optional<RopeEmitter> rope;
+  if (position)
+    rope.emplace(k, copy.rope, plan.headSize, plan.width);
+  if (!segment.rotates) {
+    for (auto headElement : rows.chunks) {
+      Value chunk = readChunk(headElement);
+      if (rope)
+        chunk = rope->rotateRowChunk(chunk, headElement.second,
+                                     copy.rope.cosSin, position,
+                                     [&](Value element) {
+                                       return readChunk(
+                                           {headElement.first, element});
+                                     });
+      chunks.push_back(chunk);
+    }
+    return chunks;
+  }
+  // Units of a row at the same place of the rotary part share one read of
+  // their cos and sin (the same value where the head's units divide a warp).
+  llvm::SmallDenseMap<Value, std::pair<Value, Value>> cosSin;
+  Type f32 = k.b.getF32Type();
+  if (plan.width > 1)
+    f32 = VectorType::get({plan.width}, f32);
+  bool inChunk = segment.chunksPerUnit == 1;
+  for (size_t unit = 0; unit < rows.rotary.size(); ++unit) {
+    Value at = rows.rotary[unit];
+    auto [it, inserted] = cosSin.try_emplace(at);
+    if (inserted)
+      it->second =
+          inChunk ? rope->loadInterleavedCosSin(copy.rope.cosSin, position, at)
+                  : rope->loadCosSin(copy.rope.cosSin, position, at);
+    auto [cos, sin] = it->second;
+    auto read = [&](int64_t i) {
+      return k.widen(readChunk(rows.chunks[segment.chunksPerUnit * unit + i]),
+                     f32);
+    };
+    if (inChunk) {
+      chunks.push_back(
+          k.narrow(rope->rotateInterleavedChunk(read(0), cos, sin), chunkType));
+      continue;
+    }
+    Value a = read(0);
+    Value b = read(1);
+    auto [rotatedA, rotatedB] = rope->rotatePair(a, b, cos, sin);
+    chunks.append(
+        {k.narrow(rotatedA, chunkType), k.narrow(rotatedB, chunkType)});
+  }
+  return chunks;
 }
 
 void RaggedCopyKernel::emitQuantizingWrites(

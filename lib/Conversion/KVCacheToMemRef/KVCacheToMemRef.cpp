@@ -497,7 +497,8 @@ void mlir::kvcache::populateKVCacheToMemRefConversionPatterns(
   populateMetadataLoweringPatterns(typeConverter, patterns);
   populatePageTransferLoweringPatterns(typeConverter, patterns,
                                        options.checked,
-                                       options.transferDirectBytes);
+                                       options.transferDirectBytes,
+                                       options.transferStagingBytes);
 
   populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(
       patterns, typeConverter);

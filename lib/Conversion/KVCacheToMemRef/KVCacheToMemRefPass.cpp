@@ -54,6 +54,14 @@ struct ConvertKVCacheToMemRefPass
           << static_cast<int64_t>(transferDirectBytes);
       return signalPassFailure();
     }
+    // A run shorter than transfer-direct-bytes must fit in one message.
+    if (transferStagingBytes < transferDirectBytes) {
+      module.emitError("convert-kvcache-to-memref: transfer-staging-bytes "
+                       "must be at least transfer-direct-bytes (")
+          << static_cast<int64_t>(transferDirectBytes) << "), got "
+          << static_cast<int64_t>(transferStagingBytes);
+      return signalPassFailure();
+    }
     MLIRContext *ctx = &getContext();
     TypeConverter typeConverter;
     typeConverter.addConversion([](Type type) { return type; });
@@ -76,6 +84,7 @@ struct ConvertKVCacheToMemRefPass
     KVCacheToMemRefOptions options;
     options.checked = checked;
     options.transferDirectBytes = transferDirectBytes;
+    options.transferStagingBytes = transferStagingBytes;
     populateKVCacheToMemRefConversionPatterns(typeConverter, patterns,
                                               options);
     if (failed(applyPartialConversion(module, target, std::move(patterns))))

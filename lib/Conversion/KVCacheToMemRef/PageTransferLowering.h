@@ -18,12 +18,13 @@ namespace kvcache {
 /// Patterns lowering kvcache.send_pages and kvcache.recv_pages to the `mpi`
 /// dialect; with `checked`, recv_pages checks the page count and size and
 /// the destination ids before it writes. Runs of pages of at least
-/// `directBytes` bytes are messages of their own, shorter ones are packed
-/// into messages of at most `2 * directBytes` (docs/Contract.md section
-/// 3.6).
+/// `directBytes` bytes are non-blocking messages of their own, shorter ones
+/// are packed into messages of at most `stagingBytes` (at least
+/// `directBytes`; docs/Contract.md section 3.6).
 void populatePageTransferLoweringPatterns(const TypeConverter &typeConverter,
                                           RewritePatternSet &patterns,
-                                          bool checked, int64_t directBytes);
+                                          bool checked, int64_t directBytes,
+                                          int64_t stagingBytes);
 
 } // namespace kvcache
 } // namespace mlir

@@ -22,6 +22,12 @@ namespace mlir::kvcache {
 /// products of the per-row loop and of the row-tile kernel's vectors.
 constexpr int64_t kDotLanes = 16;
 
+/// The unit attribute of the `math.tanh` ops the row-tile kernel's soft cap
+/// emits on vectors: convert-kvcache-to-scf expands them to MLIR's f32
+/// polynomial (a few ulp, vectorised) instead of one libm call per lane.
+/// The per-row loop's scalar tanh stays a libm call.
+constexpr llvm::StringLiteral kApproximateAttrName = "kvcache.approximate";
+
 /// The lanes of the vectors `headSize` elements are read in: the largest
 /// power of two of at most kDotLanes that divides it.
 int64_t getDotLanes(int64_t headSize);
@@ -51,8 +57,8 @@ void writeAttentionRow(KernelBuilder &k, AttentionClauses &clauses,
 class AttentionRowTiles {
 public:
   /// Whether the row-tile kernel takes `op`; otherwise every row takes the
-  /// per-row loop. It does not take a soft cap (a tanh per score) nor a
-  /// GQA group of more than kTileLanes query heads.
+  /// per-row loop. It does not take a GQA group of more than kTileLanes
+  /// query heads.
   static bool canLower(AttentionOpInterface op);
   /// Query rows of one tile: kTileLanes / group (at least 1).
   static int64_t getTileRows(AttentionOpInterface op);

@@ -92,6 +92,7 @@ private:
   void scoreBlock(Value first, Value crosses);
   SmallVector<Value> maskScores(Value first, Value lanes,
                                 ArrayRef<Value> blockScores);
+  SmallVector<Value> capScores(ArrayRef<Value> blockScores);
   SmallVector<Value> biasScores(Value first, Value lanes,
                                 ArrayRef<Value> blockScores);
   void accumulateValues();
@@ -331,12 +332,21 @@ void RowTileKernel::scoreBlock(Value first, Value crosses) {
                 acc[j]));
           return next;
         });
+    // Soft-capped before the mask, which then sets -inf (the cap would
+    // make -inf -softcap).
+    if (op.getSoftcap())
+      sums = capScores(sums);
     SmallVector<Value> blockScores = k.ifThenElse(
         crosses, SmallVector<Type>(kBlockKeys, laneType),
         [&] { return maskScores(first, lanes, sums); },
         [&] { return sums; });
-    if (op.getAlibi())
+    if (op.getAlibi()) {
       blockScores = biasScores(first, lanes, blockScores);
+    } else if (op.getSoftcap()) {
+      Value log2e = k.splat(k.f32(kLog2E), laneType);
+      for (Value &score : blockScores)
+        score = k.fmul(score, log2e);
+    }
     SmallVector<Value> maxAt{k.index(0), lanes}, sumAt{k.index(1), lanes};
     Value oldMax = load(laneType, stats, maxAt);
     SmallVector<Value> tree(blockScores);
@@ -380,6 +390,21 @@ SmallVector<Value> RowTileKernel::maskScores(Value first, Value lanes,
     masked.push_back(k.select(seen, score, minusInfinity()));
   }
   return masked;
+}
+
+/// softcap * tanh(score / softcap) of each of `blockScores` (q scaled by
+/// `scale` alone), as the per-row loop (AttentionClauses::transformScore),
+/// vectorised across lanes: its tanh is marked for the polynomial that
+/// convert-kvcache-to-scf expands it to (a libm call per lane otherwise).
+SmallVector<Value> RowTileKernel::capScores(ArrayRef<Value> blockScores) {
+  Value cap = k.splat(k.f32(op.getSoftcap()->convertToFloat()), laneType);
+  SmallVector<Value> capped;
+  for (Value score : blockScores) {
+    Value tanh = k.tanh(k.fdiv(score, cap));
+    tanh.getDefiningOp()->setAttr(kApproximateAttrName, k.b.getUnitAttr());
+    capped.push_back(k.fmul(cap, tanh));
+  }
+  return capped;
 }
 
 /// `blockScores` of the lanes from `lanes` (q scaled by `scale` alone)
@@ -467,7 +492,7 @@ void RowTileKernel::writeRows() {
 } // namespace
 
 bool AttentionRowTiles::canLower(AttentionOpInterface op) {
-  return !op.getSoftcap() && getGroup(op) <= kTileLanes;
+  return getGroup(op) <= kTileLanes;
 }
 
 int64_t AttentionRowTiles::getTileRows(AttentionOpInterface op) {

@@ -14,14 +14,17 @@
 #include "../KernelCommon/KernelBuilder.h"
 #include "../KernelCommon/Quantization.h"
 #include "../KernelCommon/Rope.h"
+#include "AttentionCPU.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/Support/MathExtras.h"
 
 
@@ -400,6 +403,27 @@ struct CopyPagesToSCF : DataMovementPattern<CopyPagesOp> {
   }
 };
 
+/// Expands the math.tanh ops the lowering marked (kApproximateAttrName) to
+/// MLIR's f32 polynomial, and only those: a user's own math.tanh keeps its
+/// libm call.
+static void approximateMarkedTanh(Operation *root) {
+  SmallVector<Operation *> marked;
+  root->walk([&](math::TanhOp op) {
+    if (op->hasAttr(kApproximateAttrName))
+      marked.push_back(op);
+  });
+  if (marked.empty())
+    return;
+  RewritePatternSet patterns(root->getContext());
+  populateMathPolynomialApproximationPatterns(
+      patterns, [](StringRef name) {
+        return name == math::TanhOp::getOperationName();
+      });
+  GreedyRewriteConfig config;
+  config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+  (void)applyOpPatternsGreedily(marked, std::move(patterns), config);
+}
+
 struct ConvertKVCacheToSCFPass
     : impl::ConvertKVCacheToSCFBase<ConvertKVCacheToSCFPass> {
   using Base::Base;
@@ -414,7 +438,8 @@ struct ConvertKVCacheToSCFPass
     populateKVCacheToSCFConversionPatterns(patterns, vectorBytes, checked);
     if (failed(applyKernelLoweringPatterns(getOperation(), std::move(patterns),
                                            getArgument())))
-      signalPassFailure();
+      return signalPassFailure();
+    approximateMarkedTanh(getOperation());
   }
 };
 

@@ -95,69 +95,95 @@ std::pair<Value, Value> RopeEmitter::loadCosSin(Value table, Value position,
   return deinterleave(load(first), load(k.add(first, k.index(width))));
 }
 
-void RopeEmitter::rotateChunk(const RotatedRows &rows, Value head, Value pair,
-                              Value cos, Value sin) {
-  Value first, second;
+std::pair<Value, Value> RopeEmitter::getPairElements(Value pair) {
   if (halfStyle) {
-    first = k.add(k.index(offset), pair);
-    second = k.add(first, k.index(half));
-  } else {
-    first = k.add(k.index(offset), k.add(pair, pair));
-    second = k.add(first, k.index(width));
+    Value first = k.add(k.index(offset), pair);
+    return {first, k.add(first, k.index(half))};
   }
-  Value a = rows.load(head, first), b = rows.load(head, second);
+  Value first = k.add(k.index(offset), k.add(pair, pair));
+  return {first, k.add(first, k.index(width))};
+}
+
+std::pair<Value, Value> RopeEmitter::rotatePair(Value a, Value b, Value cos,
+                                                Value sin) {
   auto [x, y] = halfStyle ? std::pair{a, b} : deinterleave(a, b);
   Value rotatedX = k.fsub(k.fmul(x, cos), k.fmul(y, sin));
   Value rotatedY = k.fadd(k.fmul(x, sin), k.fmul(y, cos));
-  auto [outA, outB] = halfStyle ? std::pair{rotatedX, rotatedY}
-                                : interleave(rotatedX, rotatedY);
+  return halfStyle ? std::pair{rotatedX, rotatedY}
+                   : interleave(rotatedX, rotatedY);
+}
+
+void RopeEmitter::rotateChunk(const RotatedRows &rows, Value head, Value pair,
+                              Value cos, Value sin) {
+  auto [first, second] = getPairElements(pair);
+  Value a = rows.load(head, first);
+  Value b = rows.load(head, second);
+  auto [outA, outB] = rotatePair(a, b, cos, sin);
   rows.store(outA, head, first);
   rows.store(outB, head, second);
+}
+
+std::pair<Value, Value>
+RopeEmitter::loadInterleavedCosSin(Value table, Value position, Value j) {
+  // Table elements [j, j + width) are the chunk's (cos, sin) pairs.
+  auto f32 = cast<VectorType>(chunkType(k.b.getF32Type()));
+  Value pairs = vector::LoadOp::create(k.b, k.loc, f32, table,
+                                       ValueRange{position, j},
+                                       /*nontemporal=*/false,
+                                       chunkAlignment(table.getType()));
+  Value negated = arith::NegFOp::create(k.b, k.loc, pairs);
+  SmallVector<int64_t> cosLanes, sinLanes;
+  for (int64_t i = 0; i < width; ++i) {
+    cosLanes.push_back(i & ~int64_t(1));
+    sinLanes.push_back(i % 2 == 0 ? width + i + 1 : i);
+  }
+  return {vector::ShuffleOp::create(k.b, k.loc, pairs, pairs, cosLanes),
+          vector::ShuffleOp::create(k.b, k.loc, pairs, negated, sinLanes)};
+}
+
+Value RopeEmitter::rotateInterleavedChunk(Value chunk, Value cos, Value sin) {
+  SmallVector<int64_t> partnerLanes;
+  for (int64_t i = 0; i < width; ++i)
+    partnerLanes.push_back(i ^ 1);
+  return rotateWithPartner(
+      chunk,
+      vector::ShuffleOp::create(k.b, k.loc, chunk, chunk, partnerLanes), cos,
+      sin);
+}
+
+Value RopeEmitter::rotateWithPartner(Value own, Value partner, Value cos,
+                                     Value sin) {
+  // Each element is a pair's first (x) or second (y): with its partner p
+  // and the pair's (cos, sin), x cos + p (-sin) = x cos - y sin and
+  // y cos + p sin = x sin + y cos, rotatePair's products and sums.
+  return k.fadd(k.fmul(own, cos), k.fmul(partner, sin));
 }
 
 Value RopeEmitter::rotateRowChunk(Value chunk, Value element, Value table,
                                   Value position,
                                   function_ref<Value(Value)> readAt) {
-  // Each element of the chunk is a pair's first (x) or second (y): with its
-  // partner p and the pair's (cos, sin), x cos + p (-sin) = x cos - y sin
-  // and y cos + p sin = x sin + y cos, rotateChunk's products and sums.
   auto rotate = [&]() -> Value {
     Type f32 = chunkType(k.b.getF32Type());
     Value own = k.widen(chunk, f32);
     Value j = offset ? k.sub(element, k.index(offset)) : element;
-    Value cos, sin, partner;
     if (!halfStyle && width > 1) {
-      // Whole pairs: table elements [j, j + width) are the chunk's
-      // (cos, sin) pairs, the partners neighbouring lanes.
-      Value pairs = vector::LoadOp::create(
-          k.b, k.loc, cast<VectorType>(f32), table, ValueRange{position, j},
-          /*nontemporal=*/false, chunkAlignment(table.getType()));
-      Value negated = arith::NegFOp::create(k.b, k.loc, pairs);
-      SmallVector<int64_t> cosLanes, sinLanes, partnerLanes;
-      for (int64_t i = 0; i < width; ++i) {
-        cosLanes.push_back(i & ~int64_t(1));
-        sinLanes.push_back(i % 2 == 0 ? width + i + 1 : i);
-        partnerLanes.push_back(i ^ 1);
-      }
-      cos = vector::ShuffleOp::create(k.b, k.loc, pairs, pairs, cosLanes);
-      sin = vector::ShuffleOp::create(k.b, k.loc, pairs, negated, sinLanes);
-      partner = vector::ShuffleOp::create(k.b, k.loc, own, own, partnerLanes);
-    } else {
-      // The partner chunk lies `distance` elements after (a first) or
-      // before (a second).
-      Value distance = k.index(halfStyle ? half : 1);
-      Value isFirst =
-          halfStyle ? k.ult(j, distance)
-                    : k.eq(k.remu(j, k.index(2)), k.index(0));
-      Value pair = halfStyle ? k.select(isFirst, j, k.sub(j, distance))
-                             : k.divu(j, k.index(2));
-      std::tie(cos, sin) = loadCosSin(table, position, pair);
-      sin = k.select(isFirst, arith::NegFOp::create(k.b, k.loc, sin), sin);
-      partner = k.widen(readAt(k.select(isFirst, k.add(element, distance),
-                                        k.sub(element, distance))),
-                        f32);
+      // Whole pairs: the partners are neighbouring lanes.
+      auto [cos, sin] = loadInterleavedCosSin(table, position, j);
+      return k.narrow(rotateInterleavedChunk(own, cos, sin), chunk.getType());
     }
-    return k.narrow(k.fadd(k.fmul(own, cos), k.fmul(partner, sin)),
+    // The partner chunk lies `distance` elements after (a first) or
+    // before (a second).
+    Value distance = k.index(halfStyle ? half : 1);
+    Value isFirst = halfStyle ? k.ult(j, distance)
+                              : k.eq(k.remu(j, k.index(2)), k.index(0));
+    Value pair = halfStyle ? k.select(isFirst, j, k.sub(j, distance))
+                           : k.divu(j, k.index(2));
+    auto [cos, sin] = loadCosSin(table, position, pair);
+    sin = k.select(isFirst, arith::NegFOp::create(k.b, k.loc, sin), sin);
+    Value partner = k.widen(readAt(k.select(isFirst, k.add(element, distance),
+                                            k.sub(element, distance))),
+                            f32);
+    return k.narrow(rotateWithPartner(own, partner, cos, sin),
                     chunk.getType());
   };
   if (offset == 0)
@@ -197,7 +223,8 @@ void RopeEmitter::emitRowLoops(int64_t heads,
                 [&](Value element) { copy(head, element); });
     });
   k.forLoop(zero, k.index(half), step, [&](Value pair) {
-    auto [cos, sin] = loadCosSin(table, position, pair);
+    Value cos, sin;
+    std::tie(cos, sin) = loadCosSin(table, position, pair);
     for (const RotatedRows &rows : sides)
       k.forLoop(zero, k.index(rows.numHeads), one, [&](Value head) {
         rotateChunk(rows, head, pair, cos, sin);

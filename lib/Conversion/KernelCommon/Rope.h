@@ -65,10 +65,27 @@ public:
   /// The (cos, sin) of the chunk of pairs at `pair` (a multiple of the
   /// width) from `table` row `position`, deinterleaved.
   std::pair<Value, Value> loadCosSin(Value table, Value position, Value pair);
-  /// (x, y) -> (x cos - y sin, x sin + y cos), in f32 without fused
-  /// multiply-adds, for the chunk of pairs at `pair` of `head`.
+  /// The elements of a head where the chunk of pairs at `pair` (a multiple
+  /// of the width) lies: its two chunks, (x of half pairs, y of half pairs)
+  /// or (interleaved pairs' first half, second half).
+  std::pair<Value, Value> getPairElements(Value pair);
+  /// The chunks `a` and `b` (as f32) at getPairElements of a chunk of
+  /// pairs, rotated: (x, y) -> (x cos - y sin, x sin + y cos) in f32
+  /// without fused multiply-adds, returned as f32 chunks in their places.
+  std::pair<Value, Value> rotatePair(Value a, Value b, Value cos, Value sin);
+  /// rotatePair on the chunk of pairs at `pair` of `head` of `rows`.
   void rotateChunk(const RotatedRows &rows, Value head, Value pair, Value cos,
                    Value sin);
+  /// The cos and sin of each lane of a chunk of whole interleaved pairs
+  /// (width > 1) at element `j` of the rotary part, from `table` row
+  /// `position`: the sin negated in the pairs' first lanes
+  /// (rotateInterleavedChunk).
+  std::pair<Value, Value> loadInterleavedCosSin(Value table, Value position,
+                                                Value j);
+  /// `chunk` (f32), a chunk of whole interleaved pairs, rotated with the
+  /// lanes' `cos` and `sin` from loadInterleavedCosSin: the products and
+  /// sums of rotatePair.
+  Value rotateInterleavedChunk(Value chunk, Value cos, Value sin);
   /// `chunk`, a row's elements at `element` (a multiple of the width; of
   /// the rows' element type), rotated at table row `position` and rounded
   /// once to that type where they lie in the rotary part, as they are
@@ -103,6 +120,8 @@ public:
                    bool checked);
 
 private:
+  /// own cos + partner sin, lane by lane (f32).
+  Value rotateWithPartner(Value own, Value partner, Value cos, Value sin);
   std::pair<Value, Value> deinterleave(Value a, Value b);
   std::pair<Value, Value> interleave(Value x, Value y);
   /// The chunk type of `elementType`: a vector of the width, or a scalar.

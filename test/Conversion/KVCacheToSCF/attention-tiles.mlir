@@ -116,3 +116,23 @@ func.func @gqa4(%q: memref<?x8x64xf16>, %k: !c, %v: !c, %offsets: memref<?xi32>,
       : memref<?x8x64xf16>, !c, !c, memref<?xi32>, memref<?x8x64xf16>
   return
 }
+
+// A soft cap takes the row-tile kernel too: per block, softcap *
+// tanh(score / softcap) on the lanes' vectors before the mask, tanh as
+// MLIR's f32 polynomial (no math.tanh on vectors is left, so no libm call
+// per lane), then log2(e) once; the per-row loop (decode rows) keeps its
+// scalar math.tanh.
+// CHECK-LABEL: func.func @softcap(
+// CHECK: scf.if %{{.*}} {
+// CHECK-NOT: math.tanh {{.*}}vector
+// CHECK: arith.divf %{{.*}} : vector<16xf32>
+// CHECK: math.fma {{.*}} : vector<16xf32>
+// CHECK: arith.mulf %{{.*}} : vector<16xf32>
+// CHECK-NOT: math.tanh {{.*}}vector
+// CHECK: } else {
+// CHECK: math.tanh %{{.*}} : f32
+func.func @softcap(%q: memref<?x8x64xf16>, %k: !c, %v: !c, %offsets: memref<?xi32>, %out: memref<?x8x64xf16>) {
+  kvcache.attention_ragged %q, %k, %v, %offsets, %out {scale = 0.125 : f32, softcap = 30.0 : f32}
+      : memref<?x8x64xf16>, !c, !c, memref<?xi32>, memref<?x8x64xf16>
+  return
+}

@@ -2,7 +2,7 @@
 // RUN: kvcache-opt %s --pass-pipeline='builtin.module(func.func(sharding-propagation,shard-partition),convert-shard-to-mpi)' \
 // RUN:   | sed -e '/^module {$/d' -e '/^}$/d' > %t.mlir
 // RUN: cat %S/Inputs/sharded-attention-main.mlir %S/Inputs/sharded-helpers.mlir >> %t.mlir
-// RUN: kvcache-opt %t.mlir -kvcache-to-cpu=dealloc=false > %t.lowered.mlir
+// RUN: kvcache-opt %t.mlir -kvcache-to-cpu > %t.lowered.mlir
 // RUN: %mpirun2 mlir-runner %t.lowered.mlir -e main -entry-point-result=void \
 // RUN:     -shared-libs=%mlir_c_runner_utils,%libmpi | FileCheck %s
 
@@ -11,8 +11,8 @@
 // shard.all_reduce: sharding-propagation and shard-partition give each rank
 // 1 of the 2 KV heads, 2 of the 4 query heads and its rows of `wo`;
 // convert-shard-to-mpi makes the all-reduce an MPI_Allreduce, which
-// kvcache-to-cpu lowers (with dealloc=false: upstream's ownership-based
-// deallocation rejects mpi.allreduce, an op of unknown memory effects).
+// kvcache-to-cpu lowers, freeing the buffers bufferization allocates (the
+// blocking mpi ops have memory effects, registerMPIMemoryEffects).
 // The partitioned module is the kernel; @main (Inputs/sharded-attention-
 // main.mlir, appended after the partitioning, whose ops have no sharding
 // models) gives each rank its slices and compares the all-reduced result

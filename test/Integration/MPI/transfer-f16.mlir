@@ -7,7 +7,7 @@
 // RUN: %mpirun2 mlir-runner %t.direct.mlir -e main -entry-point-result=void \
 // RUN:     -shared-libs=%mlir_c_runner_utils,%libmpi | FileCheck %s
 // Runs of 4 pages and more direct, shorter ones packed 8 pages at most:
-// RUN: kvcache-opt %s -kvcache-to-cpu="transfer-direct-bytes=2048" > %t.mixed.mlir
+// RUN: kvcache-opt %s -kvcache-to-cpu="transfer-direct-bytes=2048 transfer-staging-bytes=4096" > %t.mixed.mlir
 // RUN: %mpirun2 mlir-runner %t.mixed.mlir -e main -entry-point-result=void \
 // RUN:     -shared-libs=%mlir_c_runner_utils,%libmpi | FileCheck %s
 

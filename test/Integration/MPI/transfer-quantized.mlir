@@ -4,7 +4,7 @@
 // RUN:     -shared-libs=%mlir_c_runner_utils,%libmpi | FileCheck %s
 // The runs of 4 pages (128 bytes of codes each) as messages of their own,
 // the single pages packed:
-// RUN: kvcache-opt %s -kvcache-to-cpu="transfer-direct-bytes=256" > %t.mixed.mlir
+// RUN: kvcache-opt %s -kvcache-to-cpu="transfer-direct-bytes=256 transfer-staging-bytes=512" > %t.mixed.mlir
 // RUN: %mpirun2 mlir-runner %t.mixed.mlir -e main -entry-point-result=void \
 // RUN:     -shared-libs=%mlir_c_runner_utils,%libmpi | FileCheck %s
 

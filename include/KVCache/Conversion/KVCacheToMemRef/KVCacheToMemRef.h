@@ -29,9 +29,11 @@ struct KVCacheToMemRefOptions {
   /// Check every access (reads too) at run time.
   bool checked = false;
   /// send_pages, recv_pages: runs of pages of at least this many bytes are
-  /// messages of their own; shorter ones are packed into messages of at
-  /// most twice as many bytes (docs/Contract.md section 3.6).
-  int64_t transferDirectBytes = 8 << 20;
+  /// non-blocking messages of their own; shorter ones are packed into
+  /// messages of at most `transferStagingBytes` (docs/Contract.md section
+  /// 3.6).
+  int64_t transferDirectBytes = 128 << 10;
+  int64_t transferStagingBytes = 16 << 20;
   /// Deprecated, ignored. Dequantizing reads decode fp8 codes with
   /// target-neutral `arith.extf`; `kvcache-fp8-to-nvvm` (or
   /// populateFp8ToNVVMConversionPatterns, KVCacheToGPU.h) lowers them to the
