@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KVCache/Conversion/Passes.h"
+#include "../KernelCommon/RuntimeChecks.h"
 
 #include "mlir/Conversion/LLVMCommon/MemRefBuilder.h"
 #include "mlir/Conversion/LLVMCommon/Pattern.h"
@@ -34,18 +35,6 @@ namespace mlir {
 using namespace mlir;
 
 namespace {
-
-/// The declaration of the external function `name` of type `type` in
-/// `module`, added when missing.
-LLVM::LLVMFuncOp getOrDeclareFunction(OpBuilder &b, ModuleOp module,
-                                      StringRef name,
-                                      LLVM::LLVMFunctionType type) {
-  if (auto function = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
-    return function;
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(module.getBody());
-  return LLVM::LLVMFuncOp::create(b, module.getLoc(), name, type);
-}
 
 /// The handles of the two C ABIs of the MPI library: OpenMPI's MPI_Comm,
 /// MPI_Datatype and MPI_Request are pointers (MPI_INT8_T is
@@ -144,7 +133,7 @@ struct NonBlockingLowering : public ConvertOpToLLVMPattern<OpTy> {
     // int MPI_Isend(const void *buf, int count, MPI_Datatype datatype,
     //               int dest, int tag, MPI_Comm comm, MPI_Request *request),
     // and MPI_Irecv alike.
-    auto callee = getOrDeclareFunction(
+    auto callee = kvcache::getOrDeclareFunction(
         rewriter, module, function,
         LLVM::LLVMFunctionType::get(i32,
                                     {ptr, i32, handle, i32, i32, handle, ptr}));
@@ -192,7 +181,7 @@ struct WaitLowering : public ConvertOpToLLVMPattern<mpi::Wait> {
     Location loc = op.getLoc();
     Type ptr = LLVM::LLVMPointerType::get(rewriter.getContext());
     // int MPI_Wait(MPI_Request *request, MPI_Status *status)
-    auto wait = getOrDeclareFunction(
+    auto wait = kvcache::getOrDeclareFunction(
         rewriter, op->getParentOfType<ModuleOp>(), "MPI_Wait",
         LLVM::LLVMFunctionType::get(rewriter.getI32Type(), {ptr, ptr}));
     Value request = handles.entrySlot(rewriter, op);
@@ -228,7 +217,7 @@ struct OpenMPICommSplitLowering
     Type i32 = rewriter.getI32Type();
     // int MPI_Comm_split(MPI_Comm comm, int color, int key,
     //                    MPI_Comm *newcomm)
-    auto split = getOrDeclareFunction(
+    auto split = kvcache::getOrDeclareFunction(
         rewriter, op->getParentOfType<ModuleOp>(), "MPI_Comm_split",
         LLVM::LLVMFunctionType::get(i32, {ptr, i32, i32, ptr}));
     Value comm =

@@ -64,7 +64,7 @@ std::string describeLocation(Location loc);
 
 /// Returns the `llvm.func` named `name` of type `type` in `module`,
 /// declaring it first (libc functions of host checks: dprintf, abort,
-/// snprintf).
+/// snprintf; the MPI library's functions of kvcache-mpi-to-llvm).
 LLVM::LLVMFuncOp getOrDeclareFunction(OpBuilder &builder, ModuleOp module,
                                       StringRef name,
                                       LLVM::LLVMFunctionType type);
