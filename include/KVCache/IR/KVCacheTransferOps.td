@@ -32,8 +32,10 @@ def KVCache_SendPagesOp : KVCache_Op<"send_pages"> {
     caller's to keep equal). `rank` receives them with
     `kvcache.recv_pages` on a collection of the same type; the sender
     writes nothing of its own cache. Lowered to the `mpi` dialect: a
-    handshake, then one message per run of pages consecutive on both
-    sides (docs/Contract.md section 3.6).
+    handshake, then one non-blocking message per run of pages consecutive
+    on both sides of at least `transfer-direct-bytes`, all in flight at
+    once, and the shorter runs packed into staging messages
+    (docs/Contract.md section 3.6).
 
     ```mlir
     kvcache.send_pages %c, %sequences, %rank : !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?xi32>
