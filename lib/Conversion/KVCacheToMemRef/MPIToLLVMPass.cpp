@@ -202,8 +202,9 @@ struct WaitLowering : public ConvertOpToLLVMPattern<mpi::Wait> {
 };
 
 /// mpi.comm_split for OpenMPI, whose MPI_Comm is a pointer: the new
-/// communicator is read back whole (as the i64 that !mpi.comm converts to).
-/// Preferred, by its benefit, to MLIR 22's pattern, which reads an i32.
+/// communicator is read back whole (as the i64 that !mpi.comm converts to),
+/// from a slot like the requests'. Preferred, by its benefit, to MLIR 22's
+/// pattern, which reads an i32.
 struct OpenMPICommSplitLowering
     : public ConvertOpToLLVMPattern<mpi::CommSplitOp> {
   explicit OpenMPICommSplitLowering(const LLVMTypeConverter &converter)
@@ -213,6 +214,7 @@ struct OpenMPICommSplitLowering
   matchAndRewrite(mpi::CommSplitOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
+    MPIHandles handles{/*openMPI=*/true};
     Type ptr = LLVM::LLVMPointerType::get(rewriter.getContext());
     Type i32 = rewriter.getI32Type();
     // int MPI_Comm_split(MPI_Comm comm, int color, int key,
@@ -220,20 +222,16 @@ struct OpenMPICommSplitLowering
     auto split = kvcache::getOrDeclareFunction(
         rewriter, op->getParentOfType<ModuleOp>(), "MPI_Comm_split",
         LLVM::LLVMFunctionType::get(i32, {ptr, i32, i32, ptr}));
-    Value comm =
-        LLVM::IntToPtrOp::create(rewriter, loc, ptr, adaptor.getComm());
-    Value one = LLVM::ConstantOp::create(rewriter, loc, i32, 1);
-    Value newComm = LLVM::AllocaOp::create(rewriter, loc, ptr, ptr, one);
+    Value newComm = handles.entrySlot(rewriter, op);
     auto call = LLVM::CallOp::create(
         rewriter, loc, split,
-        ValueRange{comm, adaptor.getColor(), adaptor.getKey(), newComm});
+        ValueRange{handles.fromI64(rewriter, loc, adaptor.getComm()),
+                   adaptor.getColor(), adaptor.getKey(), newComm});
     Value loaded = LLVM::LoadOp::create(rewriter, loc, ptr, newComm);
     SmallVector<Value> results;
     if (op.getRetval())
       results.push_back(call.getResult());
-    results.push_back(LLVM::PtrToIntOp::create(
-        rewriter, loc,
-        getTypeConverter()->convertType(op.getNewcomm().getType()), loaded));
+    results.push_back(handles.toI64(rewriter, loc, loaded));
     rewriter.replaceOp(op, results);
     return success();
   }
