@@ -1,4 +1,4 @@
-//===- MPIMemoryEffects.cpp - Memory effects of blocking mpi ops -*- C++ -*-===//
+//===- MPIMemoryEffects.cpp - Effects of blocking mpi ops -------*- C++ -*-===//
 //
 // Part of the kvcache-mlir project.
 //
@@ -11,9 +11,10 @@
 // dealloc=false. These models give the blocking ops the effects they have:
 // a send reads its buffer, a receive writes it, an all-reduce reads one and
 // writes the other, all of them when they return; init, finalize and
-// barrier touch MPI's own state only, retval_check and error_class nothing. The non-blocking isend and irecv get
-// none on purpose: their buffers stay in use until the mpi.wait, which the
-// deallocation could not know, so it keeps rejecting them.
+// barrier touch MPI's own state only, retval_check and error_class nothing.
+// The non-blocking isend and irecv get none on purpose: their buffers stay
+// in use until the mpi.wait, which the deallocation could not know, so it
+// keeps rejecting them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,7 +51,8 @@ struct MPIEffects
     }
     if constexpr (!std::is_same_v<OpT, mpi::RetvalCheckOp> &&
                   !std::is_same_v<OpT, mpi::ErrorClassOp>)
-      effects.emplace_back(MemoryEffects::Write::get(), SideEffects::DefaultResource::get());
+      effects.emplace_back(MemoryEffects::Write::get(),
+                           SideEffects::DefaultResource::get());
   }
 };
 } // namespace
