@@ -14,7 +14,8 @@ the ptxas report
   those that do not `--search-steps` times (the batch-row search of the
   lanes that resolve a tile's rows: log2(batch));
 - its instructions per KB moved per warp (attention: 32 lanes x the cp.async
-  bytes of an iteration) or per 16 B stored per thread (data ops: the bytes
+  bytes of an iteration, times the share of the block's threads that copy:
+  a query tile's first threads only, copying_threads) or per 16 B stored per thread (data ops: the bytes
   of every st.global of the iteration, a thread's 8 chunks of a tile for the
   ragged ops). Every instruction counts once per iteration: a warp issues
   the code of a branch taken by some of its lanes once for all of them (the
@@ -212,7 +213,22 @@ def store_bytes(text):
     return total
 
 
-def main_loop(body, kind, search_steps):
+def copying_threads(body, loop_text, threads):
+    """The threads of a block that run the key loop's copies: those below
+    the immediate of a `setp.lt` of the thread index inside the loop (a query
+    tile's copies are made by its first threads only), else all."""
+    derived = set(re.findall(r"mov\.u32\s+(%r\d+),\s*%tid\.x;", body))
+    for _ in range(3):  # the index widened or narrowed on its way
+        for dest, source in re.findall(r"(?:cvt\.[\w.]+|mov\.b\d+)\s+(%r\w+),\s*(%r\w+);", body):
+            if source in derived:
+                derived.add(dest)
+    bounds = [int(bound) for register, bound in re.findall(
+        r"setp\.lt\.u(?:32|64)\s+%p\d+,\s*(%r\w+),\s*(\d+);", loop_text)
+        if register in derived and 0 < int(bound) < threads]
+    return min(bounds, default=threads)
+
+
+def main_loop(body, kind, search_steps, threads=128):
     """(instructions per iteration, bytes moved per iteration, stages in
     flight, mma.sync per iteration) of the kernel's main loop; None when it
     has none."""
@@ -238,7 +254,9 @@ def main_loop(body, kind, search_steps):
                 instructions += (search_steps - 1) * count(lines, inner_first, inner_last)
     text = "\n".join(lines[first:last + 1])
     if kind == "attention":
-        moved = 32 * cp_async_bytes(text)  # per warp
+        # Per warp, on average over the block's warps: a loop whose copies
+        # only some threads make moves their bytes for every warp's issue.
+        moved = 32 * cp_async_bytes(text) * copying_threads(body, text, threads) / threads
         waits = [int(n) for n in re.findall(r"cp\.async\.wait_group\s+(\d+)", text)]
         groups = max(text.count("cp.async.commit_group"), 1)
         stages = (max(waits) + 1) / groups if waits else 0
@@ -290,7 +308,7 @@ def model(build, ptxas, text, passes, search_steps):
         threads = re.search(r"\.(?:maxntid|reqntid)\s+(\d+),\s*(\d+),\s*(\d+)", body)
         threads = math.prod(int(t) for t in threads.groups()) if threads else 128
         row = {"kernel": name, "kind": kind, "threads": threads, **stats.get(name, {})}
-        loop = main_loop(body, kind, search_steps)
+        loop = main_loop(body, kind, search_steps, threads)
         row["blocks_per_sm"] = blocks_per_sm(row.get("registers", 0), threads,
                                              row.get("shared_bytes", 0))
         if loop:
