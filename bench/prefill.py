@@ -91,7 +91,15 @@ def _ask_openblas_for_avx512():
     except OSError:
         return
     if SKYLAKEX_FLAGS <= flags:
-        os.environ.setdefault("OPENBLAS_CORETYPE", "SkylakeX")
+        named = os.environ.setdefault("OPENBLAS_CORETYPE", "SkylakeX")
+        if named.lower() in ("haswell", "zen", "sandybridge", "prescott", "nehalem"):
+            global GEMM_UNDERSTATED
+            GEMM_UNDERSTATED = (f"the environment names OpenBLAS core {named}, without "
+                                "AVX-512 on a CPU that has it: the GEMM rate is understated "
+                                "(OPENBLAS_CORETYPE=SkylakeX for this machine's)")
+
+
+GEMM_UNDERSTATED = ""
 
 
 _ask_openblas_for_avx512()
@@ -173,7 +181,8 @@ class _Peers:
             return (f"numpy.matmul (PyTorch not installed), BLAS {self.blas}; copies "
                     "by numpy.copyto on one thread")
         return (f"torch {self.torch.__version__} with {self.threads} threads "
-                f"(torch.set_num_threads), BLAS {self.blas}; copies by torch copy_")
+                f"(torch.set_num_threads), BLAS {self.blas}; copies by torch copy_"
+                + (f"; {GEMM_UNDERSTATED}" if GEMM_UNDERSTATED else ""))
 
     def copy(self, nbytes):
         """A call copying `nbytes` (torch: every core; numpy: one thread)."""
