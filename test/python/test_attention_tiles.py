@@ -1,12 +1,13 @@
 """attention_ragged's row-tile kernel on the CPU (docs/Design.md, "CPU
 attention"), against kvcache.reference: a tile is up to 128 lanes, its
 rows times the GQA group's heads, of one sequence and KV head; tiles of
-fewer than 16 lanes (a decode row of GQA 4) take the per-row loop.
+fewer than 16 lanes (a decode row of GQA 4) take the per-row passes
+(test_attention_decode.py).
 Prefill and chunked-prefill rows (1 to 300 per sequence, tiles cut by the
 sequence's end, ragged batches), pages of 1, 16 and 128, MHA, GQA 3
-(lanes the group does not fill), 4, 8, 16, 48 and 160 (the per-row loop);
+(lanes the group does not fill), 4, 8, 16, 48 and 160 (the per-row passes);
 every clause (window, chunk, noncausal, sinks, lse, scale, alibi, softcap:
-its tanh an f32 polynomial on the tiles, libm's in the per-row loop); quantized caches with scales, a continuous
+its tanh an f32 polynomial on the tiles, libm's in the per-row passes); quantized caches with scales, a continuous
 cache; head sizes that are not multiples of 16; every core against one
 thread. Head size 16 (one vector of lanes) keeps the other cases cheap."""
 
@@ -46,7 +47,7 @@ def test_prefill_tiles(page_size, num_heads, q_heads):
 def test_large_groups(q_heads, new):
     # One KV head: decode rows of GQA 16 fill one vector of lanes (tiles of
     # 8 rows); GQA 48 takes tiles of 2 rows (96 lanes); GQA 160, more
-    # heads than a tile's 128 lanes, takes the per-row loop.
+    # heads than a tile's 128 lanes, takes the per-row passes.
     rng = np.random.default_rng(q_heads)
     config = config_of("f32", 16, 1, q_heads)
     assert_close(*attend(config, [40, 0, 7][:len(new)], new, rng), "f32")
