@@ -1,56 +1,31 @@
 """attention_ragged's row-tile kernel on the CPU (docs/Design.md, "CPU
 attention"), against kvcache.reference: a tile is up to 128 lanes, its
 rows times the GQA group's heads, of one sequence and KV head; tiles of
-fewer than 16 lanes (a decode row of GQA 4) take the per-row loop.
+fewer than 16 lanes (a decode row of GQA 4) take the per-row passes
+(test_attention_decode.py).
 Prefill and chunked-prefill rows (1 to 300 per sequence, tiles cut by the
 sequence's end, ragged batches), pages of 1, 16 and 128, MHA, GQA 3
-(lanes the group does not fill), 4, 8, 16, 48 and 160 (the per-row loop);
+(lanes the group does not fill), 4, 8, 16, 48 and 160 (the per-row passes);
 every clause (window, chunk, noncausal, sinks, lse, scale, alibi, softcap:
-its tanh an f32 polynomial on the tiles, libm's in the per-row loop); quantized caches with scales, a continuous
+its tanh an f32 polynomial on the tiles, libm's in the per-row passes); quantized caches with scales, a continuous
 cache; head sizes that are not multiples of 16; every core against one
 thread. Head size 16 (one vector of lanes) keeps the other cases cheap."""
+
+import functools
 
 import numpy as np
 import pytest
 
 pytest.importorskip("kvcache._kvcache")
 
-import kvcache  # noqa: E402
-from kvcache import CacheConfig, builders, reference, testing  # noqa: E402
-from attention_checks import assert_close  # noqa: E402
+from kvcache import CacheConfig  # noqa: E402
+import attention_checks as checks  # noqa: E402
+from attention_checks import CLAUSES, assert_close, attend  # noqa: E402
 
 HEAD_SIZE = 16
 
 
-def attend(config, cached, new, rng, clauses=(), scale=0.5, threads=None):
-    """(out, lse) of the compiled attention over a random cache of `config`
-    (`cached` tokens and `new` rows per sequence), and of the reference."""
-    clauses = dict(clauses)
-    cache = testing.random_cache(config, cached, new, rng)
-    q = testing.random_rows(rng, sum(new), config.query_heads, config.head_size,
-                            config.rows_element)
-    offsets = testing.row_offsets(new)
-    operands = {}
-    if clauses.pop("sinks", False):
-        operands["sinks"] = rng.uniform(-2, 2, config.query_heads).astype(np.float32)
-    if clauses.pop("alibi", False):
-        operands["alibi"] = rng.uniform(0, 0.5, config.query_heads).astype(np.float32)
-    ir = builders.attention_ragged(config, "attention", scale=scale, lse=True,
-                                   sinks="sinks" in operands,
-                                   alibi="alibi" in operands, **clauses)
-    out = np.full_like(q, 3)
-    lse = np.full((q.shape[0], config.query_heads), 7, np.float32)
-    expected = reference.attention_ragged(
-        q, cache.key_cache(1), cache.value_cache(1), offsets, np.full_like(q, 3),
-        scale, lse=np.full_like(lse, 7), **clauses, **operands)
-    kvcache.CPUModule(ir, threads=threads).attention(
-        *cache.arguments(), 1, q, offsets, out, *operands.values(), lse)
-    return (out, lse), expected
-
-
-def config_of(dtype, page_size, num_heads, q_heads, head_size=HEAD_SIZE, **kwargs):
-    return CacheConfig(dtype, num_heads=num_heads, head_size=head_size,
-                       page_size=page_size, num_layers=2, q_heads=q_heads, **kwargs)
+config_of = functools.partial(checks.config_of, head_size=HEAD_SIZE)
 
 
 # (page size, KV heads, query heads): MHA, GQA 3, 4 and 8.
@@ -72,7 +47,7 @@ def test_prefill_tiles(page_size, num_heads, q_heads):
 def test_large_groups(q_heads, new):
     # One KV head: decode rows of GQA 16 fill one vector of lanes (tiles of
     # 8 rows); GQA 48 takes tiles of 2 rows (96 lanes); GQA 160, more
-    # heads than a tile's 128 lanes, takes the per-row loop.
+    # heads than a tile's 128 lanes, takes the per-row passes.
     rng = np.random.default_rng(q_heads)
     config = config_of("f32", 16, 1, q_heads)
     assert_close(*attend(config, [40, 0, 7][:len(new)], new, rng), "f32")
@@ -92,16 +67,6 @@ def test_prefill_tiles_in_f16_and_bf16(dtype):
     rng = np.random.default_rng(len(dtype))
     config = config_of(dtype, 16, 2, 8)
     assert_close(*attend(config, [0, 70], [45, 20], rng), dtype)
-
-
-CLAUSES = [
-    {"window": 1}, {"window": 5}, {"window": 40}, {"window": 1000},
-    {"chunk": 7}, {"chunk": 16}, {"noncausal": True}, {"sinks": True},
-    {"noncausal": True, "sinks": True}, {"window": 9, "sinks": True},
-    {"alibi": True}, {"chunk": 16, "alibi": True, "sinks": True},
-    {"noncausal": True, "alibi": True}, {"softcap": 2.0},
-    {"softcap": 0.5, "window": 9, "alibi": True}, {"softcap": 30.0, "chunk": 16, "sinks": True},
-]
 
 
 @pytest.mark.parametrize("clauses", CLAUSES, ids=lambda c: "-".join(c))
@@ -131,9 +96,4 @@ def test_continuous_cache_on_tiles():
 
 
 def test_results_do_not_depend_on_threads():
-    # The tasks write disjoint rows: every core or one thread, same bits.
-    config = config_of("f32", 16, 2, 8)
-    serial, _ = attend(config, [5, 0], [40, 90], np.random.default_rng(12), threads=1)
-    parallel, _ = attend(config, [5, 0], [40, 90], np.random.default_rng(12))
-    for got, expected in zip(parallel, serial):
-        np.testing.assert_array_equal(got, expected)
+    checks.assert_same_on_every_core(config_of("f32", 16, 2, 8), [5, 0], [40, 90])

@@ -3,8 +3,9 @@ compiled for the CPU in checked mode, against the numpy reference
 (reference.mla_attention_ragged: attention with the latent rows as keys and
 their first v_head_size elements as values): 16, 64 and 128 query heads
 over one latent head, pages of 1, 4 and 64, 1-4 query rows per sequence
-(causal among them), contexts from 0 to 4000 tokens, both CPU kernels (the
-row-tile kernel; the per-row loop, which a soft cap selects), clauses, and
+(causal among them), contexts from 0 to 4000 tokens, the CPU kernels (the
+row-tile kernel; the per-row passes of the decode kernel at 8 and 160
+heads), clauses, and
 an fp8 latent cache with token_head scales. And the GPU kernel on the
 emulator (the CUDA-core kernel, which reads each latent row once for the
 scores and the values): several rows per sequence, output slices that
@@ -67,6 +68,10 @@ CASES = [
     ("f32", 64, 1, 16, {"softcap": 2.0, "sinks": True}),
     ("bf16", 128, 64, 32, {"window": 7, "alibi": True}),
     ("f16", 16, 4, 48, {"noncausal": True, "sinks": True}),
+    # Fewer than 16 lanes, or more than 128 heads: the per-row passes of
+    # the decode kernel (8 heads each), its V chunks the latent rows' start.
+    ("f32", 8, 4, 32, {"window": 7, "sinks": True}),
+    ("bf16", 160, 16, 16, {}),
 ]
 
 

@@ -3,10 +3,11 @@
 // Part of the kvcache-mlir project.
 //
 // The attention ops (attention_ragged, mla_attention_ragged: through
-// AttentionOpInterface) on the CPU have two kernels, chosen per op at
+// AttentionOpInterface) on the CPU have three kernels, chosen per op at
 // compile time and per row tile at run time (docs/Design.md, "CPU attention"): the
-// per-row key loop (AttentionToSCF.cpp) and the register-blocked row-tile
-// kernel (AttentionTilesToSCF.cpp). What both read and write the same way
+// per-row key loop (AttentionToSCF.cpp), its decode kernel in blocks of
+// keys (AttentionDecodeToSCF.cpp) and the register-blocked row-tile
+// kernel (AttentionTilesToSCF.cpp). What they read and write the same way
 // is here: head rows as f32, the keys a row sees, and the output row.
 //
 //===----------------------------------------------------------------------===//
@@ -38,6 +39,28 @@ int64_t getDotLanes(int64_t headSize);
 /// per load (a dequantizing vector lies within one group).
 Value loadHeadRowAsF32(KernelBuilder &k, Value cache, Value page, Value slot,
                        Value head, VectorType accType);
+/// The elements [element, element + width of `accType`) of that head row,
+/// as loadHeadRowAsF32: a chunk within one scale group, or whole groups.
+Value loadHeadChunkAsF32(KernelBuilder &k, Value cache, Value page,
+                         Value slot, Value head, Value element,
+                         VectorType accType);
+
+/// Prefetches the head row (`token`, `head`) of sequence `batch` of `cache`
+/// into the cache hierarchy, a 64-byte line at a time. A head row of a
+/// token is num_heads * head_size elements from the next token's: the
+/// hardware prefetchers, which do not cross 4 KiB pages, miss such strides.
+void prefetchHeadRow(KernelBuilder &k, Value cache, Value batch, Value token,
+                     Value head);
+
+/// x . y (vectors of head_size f32) as `lanes` partial sums: the product of
+/// the first `lanes` elements, then a fused multiply-add per further chunk.
+Value partialDot(KernelBuilder &k, Value x, Value y, int64_t lanes);
+/// The dot products whose `segment` partial sums (partialDot) are `sums`,
+/// one vector per key, as one vector in key order (sums.size() a power of
+/// two): a tree that halves the segments of two keys' sums per shuffle pair
+/// instead of one horizontal reduction per key.
+Value reducePartialDots(KernelBuilder &k, SmallVector<Value> sums,
+                        int64_t segment);
 
 /// The keys [begin, end) a row at `position` sees: [0, position] by
 /// default, from the window's or the chunk's start, or the `cached` tokens
@@ -72,6 +95,26 @@ public:
   static void emit(KernelBuilder &k, AttentionOpInterface op, Value batch,
                    Value kvHead, Value firstRow, Value rows, Value sequenceRow,
                    Value cached);
+};
+
+/// The decode kernel (AttentionDecodeToSCF.cpp): one pass over the keys of
+/// a query row for some query heads of one KV group in blocks of
+/// kDotLanes keys, each K and V row converted once for all of them, the
+/// block's scores of a head one vector.
+class AttentionDecodeBlocks {
+public:
+  /// Whether the decode kernel takes `op`'s per-row passes (otherwise the
+  /// per-row loop's KeyPass does): head sizes (K and V) that are multiples
+  /// of kDotLanes, scale groups within or made of such chunks.
+  static bool canLower(AttentionOpInterface op);
+  /// The states of `queries` (scaled q rows, f32; `slopes` their ALiBi
+  /// slopes or null) of KV head `kvHead` in a row of sequence `batch` at
+  /// `position` after the keys `keyRange`, from the states `init`.
+  static SmallVector<SoftmaxState>
+  emit(KernelBuilder &k, AttentionOpInterface op, AttentionClauses &clauses,
+       OnlineSoftmax &softmax, Value batch, Value kvHead, Value position,
+       std::pair<Value, Value> keyRange, ArrayRef<Value> queries,
+       ArrayRef<Value> slopes, ArrayRef<SoftmaxState> init);
 };
 
 } // namespace mlir::kvcache

@@ -12,7 +12,9 @@
 // those ops) take the per-row loop here: for each
 // query row and head, one pass over its keys with the online softmax of
 // KernelCommon/Softmax.h (running max, running sum, rescaled f32
-// accumulator), so it is numerically stable without a second pass. The
+// accumulator), so it is numerically stable without a second pass: the
+// decode kernel's (AttentionDecodeToSCF.cpp) where it takes the op, this
+// file's KeyPass otherwise. The
 // optional clauses (docs/Contract.md 3.3): the key loop runs over the
 // row's window, chunk or cached tokens only; a soft cap or ALiBi bias
 // transforms each score in natural units before it moves to the log2
@@ -38,31 +40,40 @@
 using namespace mlir;
 using namespace mlir::kvcache;
 
-Value mlir::kvcache::loadHeadRowAsF32(KernelBuilder &k, Value cache,
-                                      Value page, Value slot, Value head,
-                                      VectorType accType) {
+Value mlir::kvcache::loadHeadChunkAsF32(KernelBuilder &k, Value cache,
+                                        Value page, Value slot, Value head,
+                                        Value element, VectorType accType) {
   auto params = KVCacheParams::get(cache.getType());
+  int64_t width = accType.getDimSize(0);
   if (!params.scales) {
-    auto rowType = VectorType::get({params.headSize}, params.elementType);
-    return k.widen(PageLoadOp::create(k.b, k.loc, rowType, cache, page, slot,
-                                      head, k.index(0)),
+    auto chunkType = VectorType::get({width}, params.elementType);
+    return k.widen(PageLoadOp::create(k.b, k.loc, chunkType, cache, page, slot,
+                                      head, element),
                    accType);
   }
   int64_t group = params.scales.groupSize(params.headSize);
-  if (group == params.headSize)
+  if (group % width == 0)
     return PageLoadOp::create(k.b, k.loc, accType, cache, page, slot, head,
-                              k.index(0));
+                              element);
   auto groupType = VectorType::get({group}, k.b.getF32Type());
-  Value row = arith::ConstantOp::create(
+  Value chunk = arith::ConstantOp::create(
       k.b, k.loc, accType, DenseElementsAttr::get(accType, 0.0f));
-  for (int64_t start = 0; start < params.headSize; start += group) {
+  for (int64_t start = 0; start < width; start += group) {
+    // Folded: a row's offsets stay constants.
+    Value at = k.b.createOrFold<arith::AddIOp>(k.loc, element, k.index(start));
     Value part = PageLoadOp::create(k.b, k.loc, groupType, cache, page, slot,
-                                    head, k.index(start));
-    row = vector::InsertStridedSliceOp::create(k.b, k.loc, part, row,
-                                               ArrayRef<int64_t>{start},
-                                               ArrayRef<int64_t>{1});
+                                    head, at);
+    chunk = vector::InsertStridedSliceOp::create(k.b, k.loc, part, chunk,
+                                                 ArrayRef<int64_t>{start},
+                                                 ArrayRef<int64_t>{1});
   }
-  return row;
+  return chunk;
+}
+
+Value mlir::kvcache::loadHeadRowAsF32(KernelBuilder &k, Value cache,
+                                      Value page, Value slot, Value head,
+                                      VectorType accType) {
+  return loadHeadChunkAsF32(k, cache, page, slot, head, k.index(0), accType);
 }
 
 std::pair<Value, Value> mlir::kvcache::getKeyRange(KernelBuilder &k,
@@ -102,6 +113,22 @@ void mlir::kvcache::writeAttentionRow(KernelBuilder &k,
                             ValueRange{row, head});
 }
 
+void mlir::kvcache::prefetchHeadRow(KernelBuilder &k, Value cache,
+                                    Value batch, Value token, Value head) {
+  auto params = KVCacheParams::get(cache.getType());
+  int64_t bits = params.elementType.getIntOrFloatBitWidth();
+  auto tileType = MemRefType::get(
+      {1, params.headSize}, params.elementType,
+      StridedLayoutAttr::get(k.b.getContext(), ShapedType::kDynamic,
+                             {params.numHeads * params.headSize, 1}));
+  Value tile = TileOp::create(k.b, k.loc, tileType, cache, batch, token, head);
+  for (int64_t element = 0; element < params.headSize; element += 512 / bits)
+    memref::PrefetchOp::create(k.b, k.loc, tile,
+                               ValueRange{k.index(0), k.index(element)},
+                               /*isWrite=*/false, /*localityHint=*/3,
+                               /*isDataCache=*/true);
+}
+
 int64_t mlir::kvcache::getDotLanes(int64_t headSize) {
   int64_t lanes = kDotLanes;
   while (headSize % lanes)
@@ -109,22 +136,8 @@ int64_t mlir::kvcache::getDotLanes(int64_t headSize) {
   return lanes;
 }
 
-namespace {
-
-/// The most scale groups of a quantized head row the CPU loop reads (one
-/// unrolled dequantizing load each).
-constexpr int64_t kMaxScaleGroupsPerRow = 64;
-/// Query heads that share one pass over the keys at most (each holds its
-/// q row and output accumulator in registers).
-constexpr int64_t kMaxHeadsPerPass = 8;
-/// How many keys ahead the key loop prefetches K and V rows.
-constexpr int64_t kPrefetchKeys = 8;
-/// Keys of one block of the key loop (one softmax rescale per block).
-constexpr int64_t kBlockKeys = 8;
-
-/// x . y (vectors of head_size f32) as `lanes` partial sums: the product of
-/// the first `lanes` elements, then a fused multiply-add per further chunk.
-Value partialDot(KernelBuilder &k, Value x, Value y, int64_t lanes) {
+Value mlir::kvcache::partialDot(KernelBuilder &k, Value x, Value y,
+                                int64_t lanes) {
   int64_t size = cast<VectorType>(x.getType()).getDimSize(0);
   auto chunk = [&](Value v, int64_t start) -> Value {
     if (lanes == size)
@@ -143,7 +156,8 @@ Value partialDot(KernelBuilder &k, Value x, Value y, int64_t lanes) {
 /// `segment` lanes, each the partial sums of one dot product: returns their
 /// segments, x's then y's, each halved by adding its second half to its
 /// first (one shuffle of each half and one add for the pair).
-Value halveSegments(KernelBuilder &k, Value x, Value y, int64_t segment) {
+static Value halveSegments(KernelBuilder &k, Value x, Value y,
+                           int64_t segment) {
   int64_t width = cast<VectorType>(x.getType()).getDimSize(0);
   SmallVector<int64_t> first, second;
   for (int64_t operand = 0; operand < (y ? 2 : 1); ++operand)
@@ -157,12 +171,9 @@ Value halveSegments(KernelBuilder &k, Value x, Value y, int64_t segment) {
                 vector::ShuffleOp::create(k.b, k.loc, x, other, second));
 }
 
-/// The dot products whose `segment` partial sums (partialDot) are `sums`,
-/// one vector per key, as one vector in key order (sums.size() a power of
-/// two): a tree that halves the segments of two keys' sums per shuffle pair
-/// instead of one horizontal reduction per key.
-Value reducePartialDots(KernelBuilder &k, SmallVector<Value> sums,
-                        int64_t segment) {
+Value mlir::kvcache::reducePartialDots(KernelBuilder &k,
+                                       SmallVector<Value> sums,
+                                       int64_t segment) {
   // Pairs of vectors: twice the segments, each half as long.
   while (sums.size() > 1 && segment > 1) {
     SmallVector<Value> next;
@@ -187,6 +198,19 @@ Value reducePartialDots(KernelBuilder &k, SmallVector<Value> sums,
   }
   return sums.front();
 }
+
+namespace {
+
+/// The most scale groups of a quantized head row the CPU loop reads (one
+/// unrolled dequantizing load each).
+constexpr int64_t kMaxScaleGroupsPerRow = 64;
+/// Query heads that share one pass over the keys at most (each holds its
+/// q row and output accumulator in registers).
+constexpr int64_t kMaxHeadsPerPass = 8;
+/// How many keys ahead the key loop prefetches K and V rows.
+constexpr int64_t kPrefetchKeys = 8;
+/// Keys of one block of the key loop (one softmax rescale per block).
+constexpr int64_t kBlockKeys = 8;
 
 /// One pass over the keys [begin, end) of a row for some query heads of one
 /// KV group: in blocks of kBlockKeys keys (one max, one rescale and one
@@ -280,32 +304,12 @@ struct KeyPass {
                         token);
   }
 
-  /// Prefetches the K and V head rows of `token` (clamped to the last key)
-  /// into the cache hierarchy, a 64-byte line at a time. A head row of a
-  /// token is num_heads * head_size elements from the next token's: the
-  /// hardware prefetchers, which do not cross 4 KiB pages, miss such
-  /// strides.
+  /// Prefetches the K and V head rows of `token` (clamped to the last key).
   void prefetch(Value token) {
     token = k.minu(token, k.sub(end, k.index(1)));
-    SmallVector<Value, 2> caches = {keys};
+    prefetchHeadRow(k, keys, batch, token, kvHead);
     if (values != keys)
-      caches.push_back(values);
-    for (Value cache : caches) {
-      auto params = KVCacheParams::get(cache.getType());
-      int64_t bits = params.elementType.getIntOrFloatBitWidth();
-      auto tileType = MemRefType::get(
-          {1, params.headSize}, params.elementType,
-          StridedLayoutAttr::get(k.b.getContext(), ShapedType::kDynamic,
-                                 {params.numHeads * params.headSize, 1}));
-      Value tile = TileOp::create(k.b, k.loc, tileType, cache, batch, token,
-                                  kvHead);
-      for (int64_t element = 0; element < params.headSize;
-           element += 512 / bits)
-        memref::PrefetchOp::create(k.b, k.loc, tile,
-                                   ValueRange{k.index(0), k.index(element)},
-                                   /*isWrite=*/false, /*localityHint=*/3,
-                                   /*isDataCache=*/true);
-    }
+      prefetchHeadRow(k, values, batch, token, kvHead);
   }
 
   SmallVector<SoftmaxState> keyStep(Value token,
@@ -538,11 +542,18 @@ struct AttentionToSCF : OpInterfaceRewritePattern<AttentionOpInterface> {
             scale));
         init.push_back(initialState(k, clauses, softmax, head, valueType));
       }
-      KeyPass pass{k,       clauses,  softmax,         keys,
-                   values,  batch,    kvHead,          position,
-                   keyRange.second, accType, valueType, queries,
-                   slopes};
-      SmallVector<SoftmaxState> states = pass.run(keyRange.first, init);
+      SmallVector<SoftmaxState> states;
+      if (AttentionDecodeBlocks::canLower(op)) {
+        states = AttentionDecodeBlocks::emit(k, op, clauses, softmax, batch,
+                                             kvHead, position, keyRange,
+                                             queries, slopes, init);
+      } else {
+        KeyPass pass{k,       clauses,  softmax,         keys,
+                     values,  batch,    kvHead,          position,
+                     keyRange.second, accType, valueType, queries,
+                     slopes};
+        states = pass.run(keyRange.first, init);
+      }
       for (int64_t i = 0; i < perPass; ++i)
         writeAttentionRow(k, clauses, softmax, op, states[i], row,
                           heads[i]);

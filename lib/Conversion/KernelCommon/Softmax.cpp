@@ -71,9 +71,8 @@ SoftmaxState OnlineSoftmax::update(const SoftmaxState &state, Value score,
   return {max, sum, acc};
 }
 
-SoftmaxState OnlineSoftmax::updateBlock(const SoftmaxState &state,
-                                        Value scores, ArrayRef<Value> values,
-                                        Value valueScales) {
+OnlineSoftmax::BlockTerms OnlineSoftmax::weighBlock(const SoftmaxState &state,
+                                                    Value scores) {
   assert(k.runsOn() == RunsOn::Host && "a block update runs on the CPU");
   auto scoresType = cast<VectorType>(scores.getType());
   Value blockMax = vector::ReductionOp::create(
@@ -83,7 +82,15 @@ SoftmaxState OnlineSoftmax::updateBlock(const SoftmaxState &state,
   Value weights =
       k.exp2Inline(k.fsub(scores, k.splat(max, scoresType)));
   Value sum = k.fma(state.sum, rescale, k.sum(weights));
-  Value acc = scaleBy(state.acc, rescale);
+  return {max, sum, rescale, weights};
+}
+
+SoftmaxState OnlineSoftmax::updateBlock(const SoftmaxState &state,
+                                        Value scores, ArrayRef<Value> values,
+                                        Value valueScales) {
+  BlockTerms terms = weighBlock(state, scores);
+  Value acc = scaleBy(state.acc, terms.rescale);
+  Value weights = terms.weights;
   if (valueScales)
     weights = k.fmul(weights, valueScales);
   auto accType = cast<VectorType>(acc.getType());
@@ -92,7 +99,7 @@ SoftmaxState OnlineSoftmax::updateBlock(const SoftmaxState &state,
                                         ArrayRef<int64_t>{int64_t(j)});
     acc = k.vectorFma(k.splat(w, accType), value, acc);
   }
-  return {max, sum, acc};
+  return {terms.max, terms.sum, acc};
 }
 
 SoftmaxState OnlineSoftmax::select(Value valid, const SoftmaxState &x,

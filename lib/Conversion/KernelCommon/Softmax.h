@@ -59,6 +59,14 @@ public:
   /// rows, as update's `valueScale`.
   SoftmaxState updateBlock(const SoftmaxState &state, Value scores,
                            ArrayRef<Value> values, Value valueScales = {});
+  /// What updateBlock does to the max and the sum of a state, and the
+  /// factor its output is rescaled by and the block's weights 2^(score -
+  /// max) (an f32 vector like `scores`): for a kernel that adds the
+  /// weighted value rows itself.
+  struct BlockTerms {
+    Value max, sum, rescale, weights;
+  };
+  BlockTerms weighBlock(const SoftmaxState &state, Value scores);
   /// `valid ? x : y`, per field.
   SoftmaxState select(Value valid, const SoftmaxState &x,
                       const SoftmaxState &y);

@@ -5,18 +5,19 @@
 // scf.parallel loop, which runs on every core under
 // kvcache-to-cpu{parallel=true}. A tile of at least 16 lanes (rows x the
 // group's heads) takes the row-tile kernel (attention-tiles.mlir); a
-// smaller one (a decode row of GQA 4) the per-row loop checked here: per
-// row and KV head, the query heads of the GQA group (here 4) take one
-// pass over the keys together, so each K and V row is loaded once for all
-// of them (one online-softmax state per head, loop-carried). The keys go in
-// blocks of 8: per key and head, 16 partial sums of the dot product (no
-// reduction across a vector), per head one shuffle tree for the block's 8
-// scores, one max, one rescale and one vector 2^x (inline arithmetic: no
-// libm call, which would spill every vector register), then 8 fused
-// multiply-adds of V rows; the keys left (fewer than 8) one at a time, each
-// dot product a reassociable reduction. The K and V rows 8 keys ahead are
-// prefetched (rows of one head are num_heads * head_size apart, a stride
-// the hardware prefetchers miss).
+// smaller one (a decode row of GQA 4) the per-row passes, here the decode
+// kernel's (AttentionDecodeToSCF.cpp): per row and KV head, the query
+// heads of the GQA group (here 4) take one pass over the keys together in
+// blocks of 16 keys, so each K and V row is converted once for all of
+// them. Per block: the next block's K and V rows prefetched (rows of one
+// head are num_heads * head_size apart, a stride the hardware prefetchers
+// miss); per key and head 16 partial sums of the dot product (no reduction
+// across a vector), per head one shuffle tree for the block's 16 scores,
+// -inf past the row's end, one max, one rescale and one vector 2^x (inline
+// arithmetic: no libm call, which would spill every vector register), the
+// weights stored; then per 16 value elements each head's output chunk
+// rescaled, each V chunk converted once and added to every head with its
+// broadcast weight. The heads' outputs live in a buffer of the pass.
 
 !c = !kvcache.paged_cache<f16, num_heads = 2, head_size = 64, page_size = 16>
 // CHECK-LABEL: func.func @gqa4(
@@ -38,66 +39,75 @@
 // CHECK: memref.dealloc
 // CHECK: } else {
 // CHECK: scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %c1 {
-// CHECK: %[[END:.*]] = arith.addi %[[P:.*]], %c1 : index
+// CHECK: %[[P:.*]] = arith.addi
+// CHECK-NEXT: %[[END:.*]] = arith.addi %[[P]], %c1 : index
 // CHECK: %[[H0:.*]] = arith.muli %[[KV]], %c4 : index
 // CHECK: vector.load %arg0[%[[ROW]], %[[H0]], %c0] : memref<?x8x64xf16>, vector<64xf16>
 // CHECK-COUNT-3: vector.load %arg0[%[[ROW]], %{{.*}}, %c0] : memref<?x8x64xf16>, vector<64xf16>
-// CHECK: %[[BLOCKS:.*]] = arith.divui %[[END]], %c8 : index
-// CHECK: %[[BLOCKED:.*]] = arith.muli %[[BLOCKS]], %c8 : index
-// CHECK: %[[STATES:.*]]:12 = scf.for %[[FIRST:.*]] = %c0 to %[[BLOCKED]] step %c8 iter_args({{.*}}) -> (f32, f32, vector<64xf32>, f32, f32, vector<64xf32>, f32, f32, vector<64xf32>, f32, f32, vector<64xf32>) {
-// CHECK: %[[AHEAD:.*]] = arith.addi %[[FIRST]], %c8 : index
-// CHECK: %[[CLAMPED:.*]] = arith.minui %[[AHEAD]], %[[P]] : index
-// CHECK: %[[KTILE:.*]] = kvcache.tile %arg1[%[[SEQ]], %[[CLAMPED]], %[[KV]]]
+// CHECK: %[[OUTPUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4x64xf32>
+// CHECK: %[[WEIGHTS:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4x16xf32>
+// CHECK-COUNT-4: vector.store %{{.*}}, %[[OUTPUT]][%{{.*}}, %c0] : memref<4x64xf32>, vector<64xf32>
+// CHECK: scf.for %[[FIRST:.*]] = %c0 to %[[END]] step %c16 iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK: %[[LEFT:.*]] = arith.subi %[[END]], %[[FIRST]] : index
+// CHECK: %[[COUNT:.*]] = arith.minui %[[LEFT]], %c16 : index
+// The block's tokens stop at the last key (its row's position).
+// CHECK: %[[T0:.*]] = arith.minui %[[FIRST]], %[[P]] : index
+// CHECK: %[[AHEAD:.*]] = arith.addi %[[FIRST]], %c16 : index
+// CHECK: %[[A0:.*]] = arith.minui %[[AHEAD]], %[[P]] : index
+// CHECK: %[[KTILE:.*]] = kvcache.tile %arg1[%[[SEQ]], %[[A0]], %[[KV]]]
 // CHECK: memref.prefetch %[[KTILE]][%c0, %c0], read, locality<3>, data
 // CHECK: memref.prefetch %[[KTILE]][%c0, %c32], read, locality<3>, data
-// CHECK: %[[VTILE:.*]] = kvcache.tile %arg2[%[[SEQ]], %[[CLAMPED]], %[[KV]]]
+// CHECK: %[[VTILE:.*]] = kvcache.tile %arg2[%[[SEQ]], %[[A0]], %[[KV]]]
 // CHECK: memref.prefetch %[[VTILE]][%c0, %c0]
 // CHECK: memref.prefetch %[[VTILE]][%c0, %c32]
+// CHECK-COUNT-60: memref.prefetch
 // Each K row, loaded once, goes into 16 partial sums per head (one
 // multiply, then a fused multiply-add per further 16 elements).
-// CHECK: kvcache.page_load %arg1
+// CHECK-NOT: memref.prefetch
+// CHECK: %[[PAGE:.*]], %[[SLOT:.*]] = kvcache.lookup %arg1[%[[SEQ]], %[[T0]]] {read_only}
+// CHECK: kvcache.page_load %arg1[%[[PAGE]], %[[SLOT]], %[[KV]], %c0] : {{.*}} -> vector<64xf16>
 // CHECK-NOT: vector.reduction
-// CHECK: arith.mulf %{{.*}} : vector<16xf32>
-// CHECK-COUNT-3: vector.fma %{{.*}} : vector<16xf32>
-// CHECK: arith.mulf %{{.*}} : vector<16xf32>
-// CHECK-COUNT-3: vector.fma %{{.*}} : vector<16xf32>
-// CHECK: arith.mulf %{{.*}} : vector<16xf32>
-// CHECK-COUNT-3: vector.fma %{{.*}} : vector<16xf32>
-// CHECK: arith.mulf %{{.*}} : vector<16xf32>
-// CHECK-COUNT-3: vector.fma %{{.*}} : vector<16xf32>
+// CHECK-COUNT-4: arith.mulf %{{.*}} : vector<16xf32>
 // CHECK-NOT: kvcache.page_load %arg2
-// CHECK-COUNT-7: kvcache.page_load %arg1
-// CHECK-NOT: kvcache.page_load %arg1
-// CHECK-COUNT-8: kvcache.page_load %arg2
+// CHECK-COUNT-15: kvcache.page_load %arg1
 // CHECK-NOT: kvcache.page_load
-// Per head: the 8 keys' sums reduced by one tree: pairs of vectors whose
-// 16-lane segments halve (8 + 4 + 2 shuffle pairs), then the 2-lane
-// segments of the last folded to 8 lanes, the scores in key order.
-// CHECK-NOT: vector.reduction <add>{{.*}}vector<64xf32>
+// The lanes before the block's count.
+// CHECK: %[[C32:.*]] = arith.index_castui %[[COUNT]] : index to i32
+// CHECK: %[[CV:.*]] = vector.broadcast %[[C32]] : i32 to vector<16xi32>
+// CHECK: %[[SEEN:.*]] = arith.cmpi ugt, %[[CV]], %{{.*}} : vector<16xi32>
+// Per head: the 16 keys' sums reduced by one tree: pairs of vectors whose
+// 16-lane segments halve (8 + 4 + 2 + 1 shuffle pairs), the scores in key
+// order, -inf from the count on.
+// CHECK-NOT: vector.reduction
 // CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23] : vector<16xf32>, vector<16xf32>
 // CHECK-NEXT: vector.shuffle %{{.*}}, %{{.*}} [8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31] : vector<16xf32>, vector<16xf32>
 // CHECK-NEXT: arith.addf %{{.*}} : vector<16xf32>
-// CHECK-COUNT-3: arith.addf %{{.*}} : vector<16xf32>
 // CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27] : vector<16xf32>, vector<16xf32>
 // CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29] : vector<16xf32>, vector<16xf32>
-// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 2, 4, 6, 8, 10, 12, 14] : vector<16xf32>, vector<16xf32>
-// CHECK-NEXT: vector.shuffle %{{.*}}, %{{.*}} [1, 3, 5, 7, 9, 11, 13, 15] : vector<16xf32>, vector<16xf32>
-// CHECK-NEXT: %[[DOTS:.*]] = arith.addf %{{.*}} : vector<8xf32>
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30] : vector<16xf32>, vector<16xf32>
+// CHECK-NEXT: vector.shuffle %{{.*}}, %{{.*}} [1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31] : vector<16xf32>, vector<16xf32>
+// CHECK-NEXT: %[[DOTS:.*]] = arith.addf %{{.*}} : vector<16xf32>
+// CHECK-NEXT: %[[SCORES:.*]] = arith.select %[[SEEN]], %[[DOTS]], %{{.*}} : vector<16xi1>, vector<16xf32>
 // CHECK-NOT: math.exp2
 // CHECK-NOT: func.call
-// CHECK: vector.reduction <maximumf>, %[[DOTS]] : vector<8xf32> into f32
-// CHECK: math.roundeven %{{.*}} : vector<8xf32>
-// CHECK: arith.shli %{{.*}}, %{{.*}} : vector<8xi32>
-// CHECK-COUNT-8: vector.fma %{{.*}} : vector<64xf32>
+// CHECK: vector.reduction <maximumf>, %[[SCORES]] : vector<16xf32> into f32
+// CHECK: math.roundeven %{{.*}} : vector<16xf32>
+// CHECK: arith.shli %{{.*}}, %{{.*}} : vector<16xi32>
+// CHECK: vector.store %{{.*}}, %[[WEIGHTS]][%c0, %c0] : memref<4x16xf32>, vector<16xf32>
+// CHECK-COUNT-3: vector.store %{{.*}}, %[[WEIGHTS]][%{{.*}}, %c0] : memref<4x16xf32>, vector<16xf32>
+// P V per 16 value elements: each V chunk loaded once for the 4 heads.
+// CHECK: %[[VPAGE:.*]], %[[VSLOT:.*]] = kvcache.lookup %arg2[%[[SEQ]], %[[T0]]] {read_only}
+// CHECK: scf.for %[[E:.*]] = %c0 to %c64 step %c16 {
+// CHECK-COUNT-4: vector.load %[[OUTPUT]][%{{.*}}, %[[E]]] : memref<4x64xf32>, vector<16xf32>
+// CHECK: kvcache.page_load %arg2[%[[VPAGE]], %[[VSLOT]], %[[KV]], %[[E]]] : {{.*}} -> vector<16xf16>
+// CHECK: memref.load %[[WEIGHTS]][%c0, %c0] : memref<4x16xf32>
+// CHECK: vector.fma %{{.*}} : vector<16xf32>
+// CHECK-COUNT-63: vector.fma %{{.*}} : vector<16xf32>
+// CHECK-COUNT-4: vector.store %{{.*}}, %[[OUTPUT]][%{{.*}}, %[[E]]] : memref<4x64xf32>, vector<16xf32>
 // CHECK: scf.yield
-// The keys after the last full block, one at a time.
-// CHECK: scf.for %[[KEY:.*]] = %[[BLOCKED]] to %[[END]] step %c1 iter_args(
-// CHECK: kvcache.page_load %arg1
-// CHECK-NOT: kvcache.page_load %arg1
-// CHECK-COUNT-4: vector.reduction <add>
-// CHECK: kvcache.page_load %arg2
-// CHECK: math.roundeven %{{.*}} : f32
-// CHECK: scf.yield
+// CHECK-COUNT-4: vector.load %[[OUTPUT]][%{{.*}}, %c0] : memref<4x64xf32>, vector<64xf32>
+// CHECK: memref.dealloc %[[OUTPUT]]
+// CHECK: memref.dealloc %[[WEIGHTS]]
 // CHECK-COUNT-4: vector.store %{{.*}}, %arg4[%[[ROW]], %{{.*}}, %c0] : memref<?x8x64xf16>, vector<64xf16>
 func.func @gqa4(%q: memref<?x8x64xf16>, %k: !c, %v: !c, %offsets: memref<?xi32>, %out: memref<?x8x64xf16>) {
   kvcache.attention_ragged %q, %k, %v, %offsets, %out {scale = 0.125 : f32}
@@ -108,24 +118,27 @@ func.func @gqa4(%q: memref<?x8x64xf16>, %k: !c, %v: !c, %offsets: memref<?xi32>,
 // -----
 
 // A group of 12 heads takes two passes of 6 (the largest divisor of at
-// most 8): 6 states per pass, each K and V row read twice per row.
-!c = !kvcache.paged_cache<f32, num_heads = 1, head_size = 16, page_size = 16>
+// most 8): 6 states per pass, each K and V row read twice per row. At head
+// size 24 (not a multiple of 16) the passes are the per-row loop's KeyPass:
+// blocks of 8 keys (8-lane partial sums of the 24 elements), then the keys
+// left one at a time.
+!c = !kvcache.paged_cache<f32, num_heads = 1, head_size = 24, page_size = 16>
 // CHECK-LABEL: func.func @group12(
 // CHECK: memref.dealloc
 // CHECK: } else {
 // CHECK: scf.for %[[FIRST:.*]] = %c0 to %c12 step %c6 {
 // CHECK-COUNT-6: vector.load %arg0
-// CHECK: scf.for {{.*}} step %c8 iter_args({{.*}}) -> (f32, f32, vector<16xf32>, f32, f32, vector<16xf32>, f32, f32, vector<16xf32>, f32, f32, vector<16xf32>, f32, f32, vector<16xf32>, f32, f32, vector<16xf32>) {
-// CHECK-NOT: vector.reduction <add>{{.*}}vector<16xf32>
-// CHECK-COUNT-48: arith.mulf %{{.*}} : vector<16xf32>
-// CHECK-NOT: vector.reduction <add>{{.*}}vector<16xf32>
+// CHECK: scf.for {{.*}} step %c8 iter_args({{.*}}) -> (f32, f32, vector<24xf32>, f32, f32, vector<24xf32>, f32, f32, vector<24xf32>, f32, f32, vector<24xf32>, f32, f32, vector<24xf32>, f32, f32, vector<24xf32>) {
+// CHECK-NOT: vector.reduction <add>{{.*}}vector<24xf32>
+// CHECK-COUNT-48: arith.mulf %{{.*}} : vector<8xf32>
+// CHECK-NOT: vector.reduction <add>{{.*}}vector<24xf32>
 // CHECK: scf.yield
 // CHECK: scf.for {{.*}} step %c1 iter_args(
 // CHECK-COUNT-6: vector.reduction <add>
 // CHECK: scf.yield
 // CHECK-COUNT-6: vector.store
-func.func @group12(%q: memref<?x12x16xf32>, %k: !c, %offsets: memref<?xi32>, %out: memref<?x12x16xf32>) {
+func.func @group12(%q: memref<?x12x24xf32>, %k: !c, %offsets: memref<?xi32>, %out: memref<?x12x24xf32>) {
   kvcache.attention_ragged %q, %k, %k, %offsets, %out {scale = 0.25 : f32}
-      : memref<?x12x16xf32>, !c, !c, memref<?xi32>, memref<?x12x16xf32>
+      : memref<?x12x24xf32>, !c, !c, memref<?xi32>, memref<?x12x24xf32>
   return
 }

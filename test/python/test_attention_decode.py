@@ -1,0 +1,118 @@
+"""attention_ragged's decode kernel on the CPU (docs/Design.md, "CPU
+attention"), against kvcache.reference: rows whose tile has fewer than 16
+lanes (rows x the GQA group's heads) run one pass per row and up to 8 heads
+of a group over the keys in blocks of 16, the group's heads the rows of one
+micro-kernel. Decode rows (and short tiles) of MHA and GQA 2, 4 and 8,
+pages of 1 and 16, contexts from 1 to ~3000 keys (blocks cut by the
+row's end: 1, 15, 16, 17 keys), f32, f16 and bf16, every clause (window,
+chunk, noncausal, sinks, lse, alibi, softcap), head sizes of 16, 32 and 128
+and a scale large enough that the online softmax's rescale between blocks
+matters; quantized caches and head sizes the kernel does not take go
+through the per-row loop's KeyPass; every core against one thread."""
+
+import functools
+
+import numpy as np
+import pytest
+
+pytest.importorskip("kvcache._kvcache")
+
+import kvcache  # noqa: E402
+from kvcache import builders, reference, testing  # noqa: E402
+import attention_checks as checks  # noqa: E402
+from attention_checks import CLAUSES, assert_close  # noqa: E402
+
+
+def attend(config, cached, new, rng, clauses=(), scale=2.0, threads=None):
+    return checks.attend(config, cached, new, rng, clauses, scale, threads)
+
+
+config_of = functools.partial(checks.config_of, head_size=32)
+
+
+# (page size, KV heads, query heads): MHA, GQA 2, 4 and 8 (8 x 2 lanes
+# of a decode row: still the decode kernel).
+SHAPES = [(1, 2, 2), (16, 2, 4), (16, 2, 8), (1, 1, 8)]
+
+
+@pytest.mark.parametrize("page_size, num_heads, q_heads", SHAPES)
+def test_decode_rows(page_size, num_heads, q_heads):
+    # Contexts of 1 to 3000 keys: a block cut after 1, 15 and 16 keys, one
+    # full block and one more key, and long contexts; a sequence of 3 rows
+    # (fewer than 16 lanes at GQA 2, 4: each row one pass).
+    rng = np.random.default_rng(page_size + 7 * q_heads)
+    config = config_of("f32", page_size, num_heads, q_heads)
+    cached = [0, 14, 15, 16, 300, 2999, 1200]
+    new = [1, 1, 1, 1, 1, 1, 3 if q_heads < 8 else 1]
+    assert_close(*attend(config, cached, new, rng), "f32")
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_decode_in_f16_and_bf16(dtype):
+    rng = np.random.default_rng(len(dtype))
+    config = config_of(dtype, 16, 2, 8, head_size=128)
+    assert_close(*attend(config, [0, 70, 1000], [1, 1, 1], rng, scale=0.3), dtype)
+
+
+@pytest.mark.parametrize("head_size", [16, 128])
+def test_decode_head_sizes(head_size):
+    # One chunk of 16 (the tree's partial sums one product each) and 8.
+    rng = np.random.default_rng(head_size)
+    config = config_of("f32", 16, 2, 8, head_size=head_size)
+    assert_close(*attend(config, [33, 200], [1, 1], rng, scale=4.0 / head_size ** 0.5),
+                 "f32")
+
+
+def test_growing_and_falling_scores():
+    # Every key's score above the last (a new max each block: each block
+    # rescales what came before), then every key's below.
+    rng = np.random.default_rng(5)
+    config = config_of("f32", 16, 1, 4)
+    cache = testing.random_cache(config, [100, 100], [1, 1], rng)
+    q = np.ones((2, 4, 32), np.float32)
+    for b, sign in ((0, 1), (1, -1)):
+        for token in range(100):
+            # K rows of one constant (q . k = 32 x level: scores from -25 to
+            # 25 in natural units), V rows random.
+            page, slot = cache.lookup(b, token)
+            cache.blocks[page, 0, 1, slot] = sign * (token - 50) / 8.0
+    offsets = testing.row_offsets([1, 1])
+    ir = builders.attention_ragged(config, "attention", scale=0.125, lse=True)
+    out = np.zeros_like(q)
+    lse = np.zeros((2, 4), np.float32)
+    expected = reference.attention_ragged(q, cache.key_cache(1), cache.value_cache(1),
+                                          offsets, np.zeros_like(q), 0.125,
+                                          lse=np.zeros_like(lse))
+    kvcache.CPUModule(ir).attention(*cache.arguments(), 1, q, offsets, out, lse)
+    assert_close((out, lse), expected, "f32")
+
+
+@pytest.mark.parametrize("clauses", CLAUSES, ids=lambda c: "-".join(c))
+def test_decode_clauses(clauses):
+    # Windows and chunks whose start is inside a block, a noncausal
+    # sequence with nothing cached (lse -inf, out 0 without a sink).
+    got, expected = attend(config_of("f32", 16, 2, 8), [0, 37, 130], [1, 1, 1],
+                           np.random.default_rng(CLAUSES.index(clauses)), clauses,
+                           scale=0.7)
+    assert_close(got, expected, "f32")
+
+
+@pytest.mark.parametrize("dtype, scales, head_size", [
+    ("i8", "token_head", 32), ("f8E4M3FN", "block<8>", 32), ("f8E5M2", "tensor", 32)])
+def test_quantized_decode(dtype, scales, head_size):
+    # The per-row loop's KeyPass (scales folded into the scores).
+    rng = np.random.default_rng(len(dtype + scales))
+    config = config_of(dtype, 16, 2, 8, head_size=head_size, scales=scales,
+                       rows_dtype="f32")
+    assert_close(*attend(config, [9, 300], [1, 1], rng, scale=0.5), "f32")
+
+
+def test_head_size_for_the_key_pass():
+    # Head 24 is not a multiple of 16: the per-row loop's KeyPass.
+    rng = np.random.default_rng(24)
+    config = config_of("f32", 16, 2, 8, head_size=24)
+    assert_close(*attend(config, [5, 100], [1, 1], rng), "f32")
+
+
+def test_decode_results_do_not_depend_on_threads():
+    checks.assert_same_on_every_core(config_of("bf16", 16, 2, 8), [500, 17], [1, 1])
