@@ -417,6 +417,8 @@ void opverify::emitAttentionChecks(AttentionOpInterface op,
   SmallVector<Named> rows = {c.get("q", op.getQ()), c.get("out", op.getOut())};
   if (op.getLse())
     rows.push_back(c.get("lse", op.getLse()));
+  if (op.getPositions())
+    rows.push_back(c.get("positions", op.getPositions()));
   Value batch = checkOffsets(c, offsets, rows);
   auto tokens = [&](Checker &c, Value cache, Value b, Value rows) {
     return getAttentionTokens(op, c, cache, b, rows);

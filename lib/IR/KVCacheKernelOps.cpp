@@ -48,7 +48,11 @@ LogicalResult StoreRaggedOp::verify() {
   KVCacheParams params = KVCacheParams::get(getCache().getType());
   if (failed(verifyTokenRows(*this, "values", getValues().getType(), params)))
     return failure();
-  return verifyRopeClause(*this, params);
+  return verifyRopeClause(
+      *this, getCosSin(), static_cast<bool>(getPositions()), getRotaryDims(),
+      getStyle().has_value(),
+      cast<ShapedType>(getValues().getType()).getElementType(),
+      params.headSize);
 }
 
 LogicalResult GatherRaggedOp::verify() {
@@ -143,9 +147,14 @@ static LogicalResult verifyAttention(AttentionOpInterface op) {
            << params.elementType
            << " cache has no 'scales'; give its type 'scales = tensor | "
               "token_head | block<G>'";
-  if (failed(verifyQueryRows(op, op.getQ().getType(), params)))
+  if (failed(verifyQueryRows(op, op.getQ().getType(), params)) ||
+      failed(verifyAttentionClauses(op)))
     return failure();
-  return verifyAttentionClauses(op);
+  return verifyRopeClause(op, op.getCosSin(),
+                          static_cast<bool>(op.getPositions()),
+                          op.getRotaryDims(), op.getStyle().has_value(),
+                          op.getQ().getType().getElementType(),
+                          params.headSize);
 }
 
 LogicalResult AttentionRaggedOp::verify() {
@@ -244,14 +253,14 @@ LogicalResult MergeStatesOp::verify() {
 }
 
 /// The kernel operands of an attention op: `leading`, then the optional
-/// operands in the order of the assembly, `lse` last (attention_ragged's
-/// parameters keep the order of its operands before `lse` moved next to
-/// `out`, docs/KernelABI.md).
+/// operands in the order of the assembly, `lse` after `alibi`
+/// (attention_ragged's parameters keep the order of its operands before
+/// `lse` moved next to `out`, docs/KernelABI.md), the rope clause's last.
 static SmallVector<Value> getAttentionKernelOperands(AttentionOpInterface op,
                                                      ArrayRef<Value> leading) {
   SmallVector<Value> operands(leading);
   Value optionals[] = {op.getWorkspace(), op.getSinks(), op.getAlibi(),
-                       op.getLse()};
+                       op.getLse(),       op.getCosSin(), op.getPositions()};
   for (Value optional : optionals)
     if (optional)
       operands.push_back(optional);

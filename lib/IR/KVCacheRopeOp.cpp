@@ -2,9 +2,11 @@
 //
 // Part of the kvcache-mlir project.
 //
-// The verifiers of rotary embedding (KVCacheKernelOps.td): kvcache.rope_ragged
-// (a step's queries and the keys it stored) and the rope(...) clause of
-// kvcache.store_ragged (the keys, before they are stored).
+// The verifiers of rotary embedding (KVCacheRopeOps.td, KVCacheKernelOps.td):
+// kvcache.rope_ragged (a step's queries and the keys it stored) and the
+// rope(...) clauses of kvcache.store_ragged (the keys, before they are
+// stored) and of the attention ops (their queries, where the kernels load
+// them).
 //
 //===----------------------------------------------------------------------===//
 
@@ -68,23 +70,25 @@ LogicalResult RopeRaggedOp::verify() {
                       cast<ShapedType>(getCosSin().getType()));
 }
 
-LogicalResult opverify::verifyRopeClause(StoreRaggedOp op,
-                                         const KVCacheParams &params) {
-  if (!op.hasRope()) {
-    if (op.getPositions() || op.getRotaryDimsAttr() || op.getStyleAttr())
-      return op.emitOpError("has 'positions', 'rotary_dims' or 'style' "
-                            "without the rope(%cos_sin) clause they belong "
-                            "to");
+LogicalResult opverify::verifyRopeClause(Operation *op, Value cosSin,
+                                         bool hasPositions,
+                                         std::optional<uint64_t> rotaryDims,
+                                         bool hasStyle, Type rowsElement,
+                                         int64_t headSize) {
+  if (!cosSin) {
+    if (hasPositions || rotaryDims || hasStyle)
+      return op->emitOpError("has 'positions', 'rotary_dims' or 'style' "
+                             "without the rope(%cos_sin) clause they belong "
+                             "to");
     return success();
   }
-  if (!op.getRotaryDimsAttr() || !op.getStyleAttr())
-    return op.emitOpError("expects the attributes 'rotary_dims' and 'style' "
-                          "with its rope(...) clause");
-  Type element = cast<ShapedType>(op.getValues().getType()).getElementType();
-  if (!isDequantizedType(element))
-    return op.emitOpError("rotates f32, f16 or bf16 rows (rope clause), "
-                          "not stored ")
-           << element << " codes";
-  return verifyRotary(op, *op.getRotaryDims(), params.headSize,
-                      cast<ShapedType>(op.getCosSin().getType()));
+  if (!rotaryDims || !hasStyle)
+    return op->emitOpError("expects the attributes 'rotary_dims' and 'style' "
+                           "with its rope(...) clause");
+  if (!isDequantizedType(rowsElement))
+    return op->emitOpError("rotates f32, f16 or bf16 rows (rope clause), "
+                           "not stored ")
+           << rowsElement << " codes";
+  return verifyRotary(op, int64_t(*rotaryDims), headSize,
+                      cast<ShapedType>(cosSin.getType()));
 }

@@ -68,7 +68,8 @@ static std::optional<int64_t> headDim(Operation *op, Value value) {
   if (auto attention = dyn_cast<AttentionOpInterface>(op)) {
     if (value == attention.getSinks() || value == attention.getAlibi())
       return 0;
-    if (value == attention.getRowOffsets())
+    if (value == attention.getRowOffsets() ||
+        value == attention.getCosSin() || value == attention.getPositions())
       return std::nullopt;
     return 1;
   }

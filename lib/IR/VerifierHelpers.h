@@ -58,10 +58,14 @@ LogicalResult verifyOneForm(Operation *op, OpOperand *workspace = nullptr);
 LogicalResult verifyQueryRows(Operation *op, ShapedType qType,
                               const KVCacheParams &params);
 
-/// Checks store_ragged's rope clause: all of it or none (the table, then
-/// `rotary_dims` and `style`; `positions` only with the table), float rows,
-/// and the rotary dims and the table against the cache's `head_size`.
-LogicalResult verifyRopeClause(StoreRaggedOp op, const KVCacheParams &params);
+/// Checks a rope clause (store_ragged's on its rows, the attention ops' on
+/// q): all of it or none (the table `cosSin`, then `rotary_dims` and
+/// `style`; `positions` only with the table), rows of a float
+/// `rowsElement`, and the rotary dims and the table against `headSize`.
+LogicalResult verifyRopeClause(Operation *op, Value cosSin, bool hasPositions,
+                               std::optional<uint64_t> rotaryDims,
+                               bool hasStyle, Type rowsElement,
+                               int64_t headSize);
 
 /// The argument checks of an attention op (docs/Contract.md section 5.1):
 /// q, out and lse against the row offsets, each sequence's rows and keys

@@ -13,6 +13,9 @@ re-exports it (`reference.attention_ragged`, `reference.key_range`,
     prefix_out, prefix_lse = attention_ragged(q, prefix_k, prefix_v, [0, T],
                                               out, scale, noncausal=True,
                                               lse=lse)
+    # q rotated first (keys stored with store_ragged's rope clause)
+    out = attention_ragged(q, k, v, row_offsets, out, scale, cos_sin=table,
+                           style="half")
     out, lse = merge_states(prefix_out, prefix_lse, own_out, own_lse, "f16")
 
 Query row r of sequence b sits at p = cache_length(b) + r - row_offsets[b];
@@ -146,7 +149,8 @@ def _attend(query, keys, values, offsets, scale, clauses):
 
 def attention_ragged(q, key_view, value_view, row_offsets, out, scale, *,
                      window=None, chunk=None, noncausal=False, softcap=None,
-                     alibi=None, sinks=None, lse=None):
+                     alibi=None, sinks=None, lse=None, cos_sin=None,
+                     style=None, positions=None):
     """`kvcache.attention_ragged`: a copy of `out` where query row r of
     sequence b, at position p = cache_length(b) + r - row_offsets[b], is
     softmax_j(s_j) @ V[b, j, h / G] over the keys j of key_range(p, ...),
@@ -169,12 +173,21 @@ def attention_ragged(q, key_view, value_view, row_offsets, out, scale, *,
     copy of lse whose row r holds m + log(denominator) per head (natural
     log, m the max over the scores and the sink). A row without keys (and
     no sink) gets out 0 and lse -inf. Rows outside every sequence keep
-    their out and lse."""
+    their out and lse.
+
+    With `cos_sin` (the rope clause: float32 [P, R], `style` "interleaved"
+    or "half", optional int32 `positions` [T]), q's rows are first rotated
+    as rope_ragged rotates them into q_out (reference.rope_rows, at
+    positions[r] or p, rounded once to q's element type)."""
     cache = key_view.cache
     dtype = _rows_element(cache, q, "attention_ragged's q")
     if dtype not in FLOAT_TYPES:
         raise TypeError(f"attention_ragged takes float q and out (f32, f16 or "
                         f"bf16), not {dtype} codes")
+    if cos_sin is not None:
+        # kvcache.reference imports this module: a late import of its rope.
+        from .reference import rope_rows
+        q = rope_rows(key_view, q, row_offsets, cos_sin, style, positions)
     q_heads = q.shape[1]
     mask = _checked_mask(window, chunk, noncausal)
     clauses = (_checked_softcap(softcap), _per_head(alibi, q_heads, "alibi"),

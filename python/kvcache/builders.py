@@ -214,11 +214,11 @@ def _clause_text(clauses, config):
     noncausal, softcap (attributes) and sinks, alibi, lse (True: the
     operand is a function argument of that name)."""
     unknown = set(clauses) - {"window", "chunk", "noncausal", "softcap",
-                              "sinks", "alibi", "lse"}
+                              "sinks", "alibi", "lse", "rope"}
     if unknown:
         raise ValueError(f"attention_ragged has no clause {sorted(unknown)[0]!r}; "
                          "the clauses are window, chunk, noncausal, softcap, "
-                         "sinks, alibi, lse")
+                         "sinks, alibi, lse, rope")
     heads = config.query_heads
     operands, types, attributes = "", "", []
     for name, type_ in (("sinks", f"memref<{heads}xf32>"),
@@ -234,6 +234,11 @@ def _clause_text(clauses, config):
         attributes.append("noncausal")
     if clauses.get("softcap") is not None:
         attributes.append(f"softcap = {float(clauses['softcap'])!r} : f32")
+    if clauses.get("rope"):
+        rope_operands, rope_types, rope_attributes = clauses["rope"]
+        operands += rope_operands
+        types += rope_types
+        attributes += rope_attributes
     return operands, types, attributes
 
 
@@ -291,17 +296,28 @@ def store_ragged(config, name="store_ragged", kv="key", style=None,
     if style is None:
         _store(fn, kv, "%new")
         return fn.text()
-    rotary_dims = config.head_size if rotary_dims is None else int(rotary_dims)
-    table_type = f"memref<?x{rotary_dims}xf32>"
-    clause = f" rope({fn.argument('cos_sin', table_type)})"
-    types = f", {table_type}"
-    if positions:
-        clause += f" positions({fn.argument('positions', OFFSETS_TYPE)})"
-        types += f", {OFFSETS_TYPE}"
+    clause, types, attributes = _rope_clause(fn, style, rotary_dims, positions)
     fn.op(f"kvcache.store_ragged {fn.layer_cache(kv)}, %new, %row_offsets"
-          f"{clause} {{rotary_dims = {rotary_dims} : i64, style = \"{style}\"}}"
+          f"{clause} {{{', '.join(attributes)}}}"
           f" : {cache_type(config)}, {rows_type(config)}, {OFFSETS_TYPE}{types}")
     return fn.text()
+
+
+def _rope_clause(fn, style, rotary_dims, positions):
+    """(operand text, types text, attributes) of a rope(%cos_sin)
+    [positions(%positions)] clause (docs/Contract.md 3.3), its operands
+    added to `fn` as arguments: the last `rotary_dims` (default head_size)
+    elements rotate, pairs `style`, at `positions` with positions True."""
+    rotary_dims = (fn.config.head_size if rotary_dims is None
+                   else int(rotary_dims))
+    table_type = f"memref<?x{rotary_dims}xf32>"
+    operands = f" rope({fn.argument('cos_sin', table_type)})"
+    types = f", {table_type}"
+    if positions:
+        operands += f" positions({fn.argument('positions', OFFSETS_TYPE)})"
+        types += f", {OFFSETS_TYPE}"
+    return operands, types, [f"rotary_dims = {rotary_dims} : i64",
+                             f'style = "{style}"']
 
 
 def gather_ragged(config, name="gather_ragged", kv="key"):
@@ -380,14 +396,18 @@ func.func @mpi_finalize() {
 def attention_ragged(config, name="attention_ragged", scale=None,
                      workspace=False, window=None, chunk=None, noncausal=False,
                      softcap=None, sinks=False, alibi=False, lse=False,
-                     v_head_size=None):
+                     v_head_size=None, style=None, rotary_dims=None,
+                     positions=False):
     """`(collection..., %layer, %q: [T, Hq, D], %row_offsets, %out: [T, Hq, D]
-    [, %workspace: f32] [, %sinks: [Hq]] [, %alibi: [Hq]] [, %lse: [T, Hq]])`:
-    attention of each query row over its sequence (scale default
-    1/sqrt(head_size)), causal unless a clause says otherwise
-    (docs/Contract.md 3.3): `window`/`chunk` (ints), `noncausal`, `softcap`
-    (a float) as attributes; `sinks`, `alibi`, `lse` True add those f32
-    operands as arguments, in that order. With `v_head_size` (an mla
+    [, %workspace: f32] [, %sinks: [Hq]] [, %alibi: [Hq]] [, %lse: [T, Hq]]
+    [, %cos_sin: [P, R] f32] [, %positions: [T] i32])`: attention of each
+    query row over its sequence (scale default 1/sqrt(head_size)), causal
+    unless a clause says otherwise (docs/Contract.md 3.3):
+    `window`/`chunk` (ints), `noncausal`, `softcap` (a float) as
+    attributes; `sinks`, `alibi`, `lse` True add those f32 operands as
+    arguments, in that order. With `style` ("interleaved" or "half"), the
+    clause rope(%cos_sin) rotates q first, as store_ragged's rotates rows
+    (`rotary_dims`, `positions` as there). With `v_head_size` (an mla
     config): mla_attention_ragged instead, out [T, Hq, v_head_size]."""
     fn = _Function(config, name)
     fn.collection()
@@ -402,9 +422,12 @@ def attention_ragged(config, name="attention_ragged", scale=None,
                                   (lse, "lse", f"memref<?x{heads}xf32>")):
         if flag:
             fn.argument(argument, type_)
+    rope = (None if style is None
+            else _rope_clause(fn, style, rotary_dims, positions))
     _attention(fn, scale, workspace,
                dict(window=window, chunk=chunk, noncausal=noncausal,
-                    softcap=softcap, sinks=sinks, alibi=alibi, lse=lse),
+                    softcap=softcap, sinks=sinks, alibi=alibi, lse=lse,
+                    rope=rope),
                v_head_size)
     return fn.text()
 

@@ -16,11 +16,15 @@ changing its inputs (every function returns new arrays or a new cache).
     keys = reference.rope_rows(cache.key_cache(layer), new, row_offsets,
                                cos_sin, "half")       # store_ragged rope(...)
     stored = cache.key_cache(layer).store_ragged(keys, row_offsets)
+    out = reference.attention_ragged(q, stored.key_cache(layer),  # rope(...)
+                                     stored.value_cache(layer), row_offsets,
+                                     out, scale, cos_sin=cos_sin, style="half")
 
 Here: `gather_ragged`, `decode_step`, `rope_ragged` (with `rotate`, the
 rotation of one row, and `rope_rows`, the rotation of a step's rows that
 store_ragged's rope clause stores), and (from kvcache.attention_reference)
-`attention_ragged` with its optional clauses, `mla_attention_ragged`,
+`attention_ragged` with its optional clauses (the rope clause on q
+included: q rotated by `rope_rows`, then attended), `mla_attention_ragged`,
 `key_range` and `merge_states`. The writes are methods of the caches, returning the new
 cache, blocks and scales: `view.store_ragged(new, row_offsets)` and
 `cache.copy_pages(pairs)`.

@@ -128,6 +128,23 @@ func.func @store_rope(%k: !k, %rows: tensor<?x8x128xbf16>, %o: tensor<3xi32>, %c
 
 // -----
 
+// attention_ragged's rope clause: its table and positions are read like q.
+!k = !kvcache.paged_cache<bf16, num_heads = 8, head_size = 128, page_size = 16>
+// CHECK-LABEL: func.func @attention_rope
+// CHECK-SAME: (%[[Q:.*]]: memref<?x32x128xbf16>, %[[K:.*]]: !kvcache.paged_cache<{{.*}}>, %[[O:.*]]: memref<3xi32>, %[[OUT:.*]]: memref<?x32x128xbf16>, %[[CS:.*]]: memref<?x64xf32>, %[[P:.*]]: memref<?xi32>)
+// CHECK-NOT: memref.alloc
+// CHECK-NOT: memref.copy
+// CHECK: kvcache.attention_ragged %[[Q]], %[[K]], %[[K]], %[[O]], %[[OUT]] rope(%[[CS]]) positions(%[[P]]) {rotary_dims = 64 : i64, scale = 1.250000e-01 : f32, style = "half"} : memref<?x32x128xbf16>, !kvcache.paged_cache<bf16, num_heads = 8, head_size = 128, page_size = 16>, !kvcache.paged_cache<bf16, num_heads = 8, head_size = 128, page_size = 16>, memref<3xi32>, memref<?x32x128xbf16>, memref<?x64xf32>, memref<?xi32>{{$}}
+// CHECK-NEXT: return %[[OUT]]
+func.func @attention_rope(%q: tensor<?x32x128xbf16>, %k: !k, %o: tensor<3xi32>, %out: tensor<?x32x128xbf16>,
+                          %cs: tensor<?x64xf32>, %p: tensor<?xi32>) -> tensor<?x32x128xbf16> {
+  %r = kvcache.attention_ragged %q, %k, %k, %o, %out rope(%cs) positions(%p) {rotary_dims = 64 : i64, scale = 0.125 : f32, style = "half"}
+      : tensor<?x32x128xbf16>, !k, !k, tensor<3xi32>, tensor<?x32x128xbf16>, tensor<?x64xf32>, tensor<?xi32> -> tensor<?x32x128xbf16>
+  return %r : tensor<?x32x128xbf16>
+}
+
+// -----
+
 // rope_ragged into a distinct init writes it where it is, uncopied.
 !k = !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>
 // CHECK-LABEL: func.func @rope_into_init

@@ -101,7 +101,15 @@ def KVCache_AttentionOpInterface : OpInterface<"AttentionOpInterface"> {
     InterfaceMethod<"The chunk size, if any",
       "::std::optional<uint64_t>", "getChunk">,
     InterfaceMethod<"Whether rows see the cached tokens only",
-      "bool", "getNoncausal">
+      "bool", "getNoncausal">,
+    InterfaceMethod<"The cos/sin table of the rope clause on q, or null",
+      "::mlir::TypedValue<::mlir::ShapedType>", "getCosSin">,
+    InterfaceMethod<"The rope clause's rotary position of each row, or null",
+      "::mlir::TypedValue<::mlir::ShapedType>", "getPositions">,
+    InterfaceMethod<"The rope clause's rotary dims, if any",
+      "::std::optional<uint64_t>", "getRotaryDims">,
+    InterfaceMethod<"The rope clause's pairing, if any",
+      "::std::optional<::llvm::StringRef>", "getStyle">
   ];
 }
 

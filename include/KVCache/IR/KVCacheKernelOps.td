@@ -293,11 +293,19 @@ def KVCache_AttentionRaggedOp
     - `lse(%lse)` (`memref<T x q_heads x f32>`, row-major): receives
       `m + log(denominator)` per row and head (natural log, the sink
       included; `-inf` for a row with no keys and no sink, whose `out` is
-      0), for `kvcache.merge_states`.
+      0), for `kvcache.merge_states`;
+    - `rope(%cos_sin)` with the attributes `rotary_dims` and `style`, and
+      the optional `positions(%positions)` after it (`memref<T x i32>`):
+      each query row rotated where the kernels load it, exactly as
+      `rope_ragged` rotates it into `q_out` (the same table, pairs and f32
+      arithmetic, rounded once to q's element type) at the rotary position
+      `positions[r]`, else `p` (the storage position of the row's key, as
+      `store_ragged`'s clause rotates it): the queries for keys stored
+      rotated by `store_ragged`'s `rope(...)`. `q` is not changed.
 
-    In the tensor form `q`, `row_offsets`, `out`, `sinks`, `alibi` and
-    `lse` are ranked tensors (the workspace stays a memref) and the op
-    returns the new `out`, then the new `lse`.
+    In the tensor form `q`, `row_offsets`, `out`, `sinks`, `alibi`, `lse`,
+    `cos_sin` and `positions` are ranked tensors (the workspace stays a
+    memref) and the op returns the new `out`, then the new `lse`.
 
     ```mlir
     kvcache.attention_ragged %q, %k, %v, %row_offsets, %out {scale = 0.0883883 : f32}
@@ -305,6 +313,9 @@ def KVCache_AttentionRaggedOp
     kvcache.attention_ragged %q, %k, %v, %row_offsets, %out sinks(%sinks) lse(%lse)
         {scale = 0.0883883 : f32, softcap = 30.0 : f32, window = 4096 : i64}
         : memref<?x32x128xbf16>, !kvcache.paged_cache<bf16, num_heads = 8, head_size = 128, page_size = 16>, !kvcache.paged_cache<bf16, num_heads = 8, head_size = 128, page_size = 16>, memref<?xi32>, memref<?x32x128xbf16>, memref<32xf32>, memref<?x32xf32>
+    kvcache.attention_ragged %q, %k, %v, %row_offsets, %out rope(%cos_sin) positions(%positions)
+        {rotary_dims = 64 : i64, scale = 0.0883883 : f32, style = "half"}
+        : memref<?x32x128xbf16>, !kvcache.paged_cache<bf16, num_heads = 8, head_size = 128, page_size = 16>, !kvcache.paged_cache<bf16, num_heads = 8, head_size = 128, page_size = 16>, memref<?xi32>, memref<?x32x128xbf16>, memref<?x64xf32>, memref<?xi32>
     %o, %l = kvcache.attention_ragged %tq, %k, %v, %offsets, %init lse(%lse_init) {scale = 0.0883883 : f32}
         : tensor<?x32x128xf16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, tensor<?xi32>, tensor<?x32x128xf16>, tensor<?x32xf32> -> tensor<?x32x128xf16>, tensor<?x32xf32>
     ```
@@ -322,21 +333,28 @@ def KVCache_AttentionRaggedOp
         [MemRead, MemWrite]>:$workspace,
     Arg<Optional<KVCache_PerHead>, "sink logits", [MemRead]>:$sinks,
     Arg<Optional<KVCache_PerHead>, "ALiBi slopes", [MemRead]>:$alibi,
+    Arg<Optional<KVCache_CosSin>, "cos/sin table of the rope clause",
+        [MemRead]>:$cos_sin,
+    Arg<Optional<KVCache_Positions>, "rotary position of each query row",
+        [MemRead]>:$positions,
     F32Attr:$scale,
     OptionalAttr<F32Attr>:$softcap,
     OptionalAttr<I64Attr>:$window,
     OptionalAttr<I64Attr>:$chunk,
-    UnitAttr:$noncausal);
+    UnitAttr:$noncausal,
+    OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$rotary_dims,
+    OptionalAttr<KVCache_RopeStyleAttr>:$style);
   let assemblyFormat = [{
     $q `,` $key_cache `,` $value_cache `,` $row_offsets `,` $out
     (`,` $workspace^)? (`sinks` `(` $sinks^ `)`)? (`alibi` `(` $alibi^ `)`)?
-    (`lse` `(` $lse^ `)`)? attr-dict `:` type($q) `,`
+    (`lse` `(` $lse^ `)`)? (`rope` `(` $cos_sin^ `)`)?
+    (`positions` `(` $positions^ `)`)? attr-dict `:` type($q) `,`
     qualified(type($key_cache)) `,` qualified(type($value_cache)) `,`
     type($row_offsets) `,`
     custom<OptionalOperandTypes>(type($out), ref($workspace), type($workspace),
                                  ref($sinks), type($sinks), ref($alibi),
                                  type($alibi), ref($lse), type($lse))
-    (`->` type($results)^)?
+    (`,` type($cos_sin)^)? (`,` type($positions)^)? (`->` type($results)^)?
   }];
   let results = KVCache_KernelResults;
   let extraClassDeclaration = [{
@@ -380,7 +398,8 @@ def KVCache_MlaAttentionRaggedOp
     and `G = q_heads / num_heads`; otherwise exactly `attention_ragged`
     (positions, causality over several query rows per sequence, the
     clauses `window`, `chunk`, `noncausal`, `softcap`, `alibi`, `sinks`,
-    `lse`, the element types, quantized caches, the tensor form). `q` is
+    `lse`, `rope` (the last `rotary_dims` of the latent row rotate, e.g. 64
+    of 576), the element types, quantized caches, the tensor form). `q` is
     `[T, q_heads, head_size]`, `out` `[T, q_heads, V]` of q's element type,
     `0 < V <= head_size`. The optional f32 `workspace` lets the GPU
     lowering split long contexts; its size counts V in place of head_size
@@ -390,6 +409,8 @@ def KVCache_MlaAttentionRaggedOp
     ```mlir
     kvcache.mla_attention_ragged %q, %k, %row_offsets, %out {scale = 0.0721688 : f32, v_head_size = 512 : i64}
         : memref<?x128x576xbf16>, !kvcache.paged_cache<bf16, num_heads = 1, head_size = 576, page_size = 64, mla = true>, memref<?xi32>, memref<?x128x512xbf16>
+    kvcache.mla_attention_ragged %q, %k, %row_offsets, %out rope(%cos_sin) {rotary_dims = 64 : i64, scale = 0.0721688 : f32, style = "interleaved", v_head_size = 512 : i64}
+        : memref<?x128x576xbf16>, !kvcache.paged_cache<bf16, num_heads = 1, head_size = 576, page_size = 64, mla = true>, memref<?xi32>, memref<?x128x512xbf16>, memref<?x64xf32>
     %o, %l = kvcache.mla_attention_ragged %tq, %k, %offsets, %init lse(%lse_init) {scale = 0.0721688 : f32, v_head_size = 512 : i64}
         : tensor<?x16x576xbf16>, !kvcache.paged_cache<bf16, num_heads = 1, head_size = 576, page_size = 64, mla = true>, tensor<?xi32>, tensor<?x16x512xbf16>, tensor<?x16xf32> -> tensor<?x16x512xbf16>, tensor<?x16xf32>
     ```
@@ -406,21 +427,28 @@ def KVCache_MlaAttentionRaggedOp
         [MemRead, MemWrite]>:$workspace,
     Arg<Optional<KVCache_PerHead>, "sink logits", [MemRead]>:$sinks,
     Arg<Optional<KVCache_PerHead>, "ALiBi slopes", [MemRead]>:$alibi,
+    Arg<Optional<KVCache_CosSin>, "cos/sin table of the rope clause",
+        [MemRead]>:$cos_sin,
+    Arg<Optional<KVCache_Positions>, "rotary position of each query row",
+        [MemRead]>:$positions,
     F32Attr:$scale,
     I64Attr:$v_head_size,
     OptionalAttr<F32Attr>:$softcap,
     OptionalAttr<I64Attr>:$window,
     OptionalAttr<I64Attr>:$chunk,
-    UnitAttr:$noncausal);
+    UnitAttr:$noncausal,
+    OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$rotary_dims,
+    OptionalAttr<KVCache_RopeStyleAttr>:$style);
   let assemblyFormat = [{
     $q `,` $key_cache `,` $row_offsets `,` $out
     (`,` $workspace^)? (`sinks` `(` $sinks^ `)`)? (`alibi` `(` $alibi^ `)`)?
-    (`lse` `(` $lse^ `)`)? attr-dict `:` type($q) `,`
+    (`lse` `(` $lse^ `)`)? (`rope` `(` $cos_sin^ `)`)?
+    (`positions` `(` $positions^ `)`)? attr-dict `:` type($q) `,`
     qualified(type($key_cache)) `,` type($row_offsets) `,`
     custom<OptionalOperandTypes>(type($out), ref($workspace), type($workspace),
                                  ref($sinks), type($sinks), ref($alibi),
                                  type($alibi), ref($lse), type($lse))
-    (`->` type($results)^)?
+    (`,` type($cos_sin)^)? (`,` type($positions)^)? (`->` type($results)^)?
   }];
   let results = KVCache_KernelResults;
   let extraClassDeclaration = [{
@@ -492,94 +520,6 @@ def KVCache_MergeStatesOp
                                          getOutMutable().getOperandNumber(),
                                          getLse() ? 2 : 1);
     }
-  }];
-  let hasVerifier = 1;
-}
-
-def KVCache_RopeRaggedOp
-    : KVCache_Op<"rope_ragged", [KVCache_KernelOpInterface,
-                                 KVCache_ArgumentChecks,
-                                 KVCache_DestinationStyle,
-                                 KVCache_CacheWriter,
-                                 AttrSizedResultSegments]> {
-  let summary = "Rotary position embedding of a step's queries and of the "
-                "keys it stored";
-  let description = [{
-    MAX's `fused_qk_rope_ragged`. Row `r` of sequence `b` (`row_offsets` as
-    in `store_ragged`) has the storage position
-    `s = cache_length(b) + r - row_offsets[b]` and the rotary position
-    `p = positions[r]` with the optional `positions(%positions)`
-    (`memref<T x i32>`: speculative trees, packed sequences), else `s`.
-    Row `p` of `cos_sin` (`[max_positions, rotary_dims]` f32, computed by
-    the caller: any frequency scaling) holds `rotary_dims / 2` pairs
-    `(cos t_i, sin t_i)`. Only the last `R = rotary_dims` elements of each
-    head rotate (offset `o = head_size - R`; for an `mla = true` cache, the
-    last R of the latent row, e.g. 64 of 576). Pair `i` is the elements
-    `(o + 2i, o + 2i + 1)` with `style = "interleaved"` (Meta's Llama,
-    GPT-J) and `(o + i, o + i + R/2)` with `style = "half"` (NeoX, Hugging
-    Face's `rotate_half`):
-    `(x, y) -> (x cos t_i - y sin t_i, x sin t_i + y cos t_i)` in f32,
-    rounded once to the element type.
-
-    In the tensor form `q`, `row_offsets`, `cos_sin`, `q_out` (the init)
-    and `positions` are tensors and the op returns the new `q_out`. On a
-    collection built from memrefs the keys are rotated in place, through
-    the cache handle; when `key_cache` is a layer cache of a collection
-    built from tensors (docs/Contract.md section 3.5), the op also returns
-    the updated collection, every layer (`-> type, collection type`), as
-    `store_ragged` does: later ops use it, not the collection it wrote.
-
-    The op writes every head of `q`'s rows, rotated, to `q_out` (which may
-    be `q`: in place) and rotates in place the rows of `key_cache` at the
-    positions `s` (store the step's keys with a plain `store_ragged` first:
-    keys stored with its `rope(...)` clause would rotate twice); every
-    other element is unchanged. On a cache with `scales = tensor` the keys
-    are dequantized, rotated and quantized again with the layer's scale; a
-    cache with `token_head` or `block<G>` scales is an error (re-encoding
-    would change the scale, and so the codes, of the elements that do not
-    rotate).
-
-    ```mlir
-    kvcache.rope_ragged %q, %k, %row_offsets, %cos_sin, %q {rotary_dims = 128 : i64, style = "interleaved"}
-        : memref<?x32x128xbf16>, !kvcache.paged_cache<bf16, num_heads = 8, head_size = 128, page_size = 16>, memref<?xi32>, memref<?x128xf32>, memref<?x32x128xbf16>
-    kvcache.rope_ragged %q, %k, %row_offsets, %cos_sin, %q_out positions(%positions) {rotary_dims = 32 : i64, style = "half"}
-        : memref<?x32x128xf16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?xi32>, memref<?x32xf32>, memref<?x32x128xf16>, memref<?xi32>
-    %rotated = kvcache.rope_ragged %tq, %k, %offsets, %table, %init {rotary_dims = 128 : i64, style = "half"}
-        : tensor<?x32x128xf16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, tensor<?xi32>, tensor<?x128xf32>, tensor<?x32x128xf16> -> tensor<?x32x128xf16>
-    %q2, %c2 = kvcache.rope_ragged %tq, %tk, %offsets, %table, %init {rotary_dims = 128 : i64, style = "half"}
-        : tensor<?x32x128xf16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, tensor<?xi32>, tensor<?x128xf32>, tensor<?x32x128xf16> -> tensor<?x32x128xf16>, !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
-    ```
-  }];
-  let arguments = (ins
-    Arg<KVCache_TokenRows, "queries", [MemRead]>:$q,
-    Arg<KVCache_AnyLayerCache, "key cache, rotated in place",
-        [MemRead, MemWrite]>:$key_cache,
-    Arg<KVCache_RaggedOffsets, "row offsets", [MemRead]>:$row_offsets,
-    Arg<KVCache_CosSin, "cos/sin table", [MemRead]>:$cos_sin,
-    Arg<KVCache_TokenRows, "rotated queries", [MemWrite]>:$q_out,
-    Arg<Optional<KVCache_Positions>, "rotary position of each row",
-        [MemRead]>:$positions,
-    ConfinedAttr<I64Attr, [IntPositive]>:$rotary_dims,
-    KVCache_RopeStyleAttr:$style);
-  let assemblyFormat = [{
-    $q `,` $key_cache `,` $row_offsets `,` $cos_sin `,` $q_out
-    (`positions` `(` $positions^ `)`)? attr-dict `:` type($q) `,`
-    qualified(type($key_cache)) `,` type($row_offsets) `,` type($cos_sin)
-    `,` type($q_out) (`,` type($positions)^)?
-    (`->` type($rotated)^ (`,` qualified(type($updated))^)?)?
-  }];
-  // The new `q_out` of the tensor form, then the updated collection when
-  // the keys are of a collection built from tensors.
-  let results = !con((outs Optional<AnyRankedTensor>:$rotated),
-                     KVCache_UpdatedCollection);
-  let extraClassDeclaration = [{
-    ::mlir::MutableOperandRange getDpsInitsMutable() {
-      return getQOutMutable();
-    }
-
-    /// Whether pair i is (o + i, o + i + R/2) (`half`), not
-    /// (o + 2i, o + 2i + 1) (`interleaved`).
-    bool isHalfStyle() { return getStyle() == "half"; }
   }];
   let hasVerifier = 1;
 }

@@ -584,6 +584,7 @@ def KVCache_TileOp : KVCache_Op<"tile", [Pure]> {
 }
 
 include "KVCache/IR/KVCacheKernelOps.td"
+include "KVCache/IR/KVCacheRopeOps.td"
 
 include "KVCache/IR/KVCacheTransferOps.td"
 

@@ -13,6 +13,7 @@
 
 #include "GPUKernel.h"
 #include "../KernelCommon/Quantization.h"
+#include "../KernelCommon/Rope.h"
 #include "KVCache/Conversion/KVCacheToGPU/KVCacheToGPU.h"
 #include "KVCache/IR/KVCacheOps.h"
 
@@ -118,6 +119,9 @@ struct AttentionPlan {
   /// query head) pairs of the tile, row-major. 1: the decode kernel, a
   /// block per row.
   int64_t tileRows = 1;
+  /// The kernel checks a rope clause's rotary positions against its table
+  /// (convert-kvcache-to-gpu's `checked`).
+  bool checked = false;
 
   /// The tensor-core kernel reads its V fragments from the K tiles: one
   /// copy of each latent tile for q.K and p.V (valuesAreKeys, no
@@ -179,6 +183,11 @@ getAttentionParams(GPUKernel &kernel, AttentionOpInterface op);
 
 /// The kernel parameter of an optional operand, or null without one.
 Value getOptionalParam(GPUKernel &kernel, Value operand);
+
+/// The rope clause of `op` on q (none without one) over the kernel's
+/// parameters.
+QueryRope makeQueryRope(GPUKernel &kernel, AttentionOpInterface op,
+                        const AttentionPlan &plan);
 
 /// A block's result: `writeOut` (the normalised output) without a
 /// workspace or with one split, else `writePartial` (the split's state).

@@ -33,6 +33,11 @@ TensorCoreAttention::loadQueries(const TileRows &rows) {
   SmallVector<SmallVector<Value>> fragments;
   Value zero = k.splatConstant(pairType, 0);
   int64_t alignment = std::min<int64_t>(4, plan.rowAlignment);
+  // With a rope clause each pair is rotated as it is loaded.
+  QueryRope rope = makeQueryRope(kernel, op, plan);
+  Value rotary[2];
+  for (int r = 0; r < 2; ++r)
+    rotary[r] = rope.rotaryPosition(rows.row[r], rows.position[r]);
   for (int64_t kk = 0; kk < plan.headSize / (16 * plan.scoreSplit()); ++kk) {
     SmallVector<Value> fragment;
     for (auto [r, columnOffset] :
@@ -42,6 +47,7 @@ TensorCoreAttention::loadQueries(const TileRows &rows) {
       Value pair = vector::LoadOp::create(
           k.b, k.loc, pairType, q, ValueRange{rows.row[r], rows.head[r], column},
           /*nontemporal=*/false, llvm::Align(alignment));
+      pair = rope.rotate(pair, rows.row[r], rows.head[r], column, rotary[r]);
       fragment.push_back(k.select(rows.valid[r], pair, zero));
     }
     fragments.push_back(fragment);
@@ -61,6 +67,14 @@ void TensorCoreAttention::stageQueries(const TileRows &rows) {
   int64_t total = plan.mTiles * 16 * chunksPerQRow;
   Value thread = kernel.threadId(gpu::Dimension::x);
   Value zero = k.splatConstant(chunkType, 0);
+  // With a rope clause each chunk is rotated as it is copied, at its row's
+  // position (the key's, cache_length + the row's index in its sequence).
+  QueryRope rope = makeQueryRope(kernel, op, plan);
+  Value cached, start;
+  if (rope) {
+    cached = CacheLengthOp::create(k.b, k.loc, keys, rows.batch);
+    start = k.loadOffset(offsets, rows.batch);
+  }
   for (int64_t first = 0; first < total; first += plan.threads) {
     auto copy = [&] {
       Value index = k.add(thread, k.index(first));
@@ -72,6 +86,10 @@ void TensorCoreAttention::stageQueries(const TileRows &rows) {
                                            ValueRange{row, head, column},
                                            /*nontemporal=*/false,
                                            llvm::Align(chunkBytes));
+      if (rope)
+        chunk = rope.rotate(
+            chunk, row, head, column,
+            rope.rotaryPosition(row, k.rowPosition(cached, row, start)));
       vector::StoreOp::create(k.b, k.loc, k.select(valid, chunk, zero), sharedQ,
                               ValueRange{local, column});
     };

@@ -44,18 +44,6 @@ using namespace mlir;
 using namespace mlir::kvcache;
 using namespace mlir::kvcache::attention;
 
-std::tuple<Value, Value, Value, Value, Value, Value>
-attention::getAttentionParams(GPUKernel &kernel, AttentionOpInterface op) {
-  return {kernel.param(op.getQ()),          kernel.param(op.getKeyCache()),
-          kernel.param(op.getValueCache()), kernel.param(op.getRowOffsets()),
-          kernel.param(op.getOut()),
-          getOptionalParam(kernel, op.getWorkspace())};
-}
-
-Value attention::getOptionalParam(GPUKernel &kernel, Value operand) {
-  return operand ? kernel.param(operand) : Value();
-}
-
 namespace {
 
 /// Key groups whose partial states the block merges in unrolled code; more
@@ -85,7 +73,7 @@ private:
   KeyRange planKeys(Value row, Value numSequences);
   void emitPass(const KeyRange &keys, Value firstHead);
   PassHeads getPassHeads(Value firstHead);
-  SmallVector<Value> loadQueries(Value row, const PassHeads &heads);
+  SmallVector<Value> loadQueries(const KeyRange &keys, const PassHeads &heads);
   /// The key the thread's key group handles at `step` (clamped into range)
   /// and whether it is in range.
   std::pair<Value, Value> keyAt(const KeyRange &keys, Value step);
@@ -114,6 +102,8 @@ private:
   OnlineSoftmax softmax;
   AttentionOpInterface op;
   AttentionClauses clauses;
+  /// The rope clause on q, applied to the slices as they are loaded.
+  QueryRope rope;
   /// The ALiBi slope of each head of the pass (alibi clause only).
   SmallVector<Value> slopes;
   const AttentionPlan &plan;
@@ -131,7 +121,7 @@ AttentionKernel::AttentionKernel(GPUKernel &kernel, AttentionOpInterface op,
       softmax(k), op(op),
       clauses(k, op, getOptionalParam(kernel, op.getSinks()),
               getOptionalParam(kernel, op.getAlibi())),
-      plan(plan),
+      rope(makeQueryRope(kernel, op, plan)), plan(plan),
       layout{plan.valueSize, plan.qHeads} {
   std::tie(q, keys, values, offsets, out, workspace) =
       getAttentionParams(kernel, op);
@@ -182,7 +172,7 @@ KeyRange AttentionKernel::planKeys(Value row,
 
 void AttentionKernel::emitPass(const KeyRange &range, Value firstHead) {
   PassHeads heads = getPassHeads(firstHead);
-  SmallVector<Value> queries = loadQueries(range.row, heads);
+  SmallVector<Value> queries = loadQueries(range, heads);
   if (plan.asyncCopy)
     k.ifThen(k.ult(k.index(0), range.numSteps),
              [&] { issueCopies(range, k.index(0)); });
@@ -210,11 +200,14 @@ AttentionKernel::PassHeads AttentionKernel::getPassHeads(Value firstHead) {
   return heads;
 }
 
-SmallVector<Value> AttentionKernel::loadQueries(Value row,
+SmallVector<Value> AttentionKernel::loadQueries(const KeyRange &range,
                                                 const PassHeads &heads) {
-  // q slices scaled by scale * log2(e): scores in the log2 domain (by scale
-  // alone when a soft cap or ALiBi transforms the scores).
+  // q slices (rotated with a rope clause) scaled by scale * log2(e): scores
+  // in the log2 domain (by scale alone when a soft cap or ALiBi transforms
+  // the scores).
   Value scale = k.splat(k.f32(clauses.queryScale()), accType);
+  Value row = range.row;
+  Value rotary = rope.rotaryPosition(row, range.position);
   SmallVector<Value> queries;
   slopes.clear();
   for (Value head : heads.heads) {
@@ -222,6 +215,7 @@ SmallVector<Value> AttentionKernel::loadQueries(Value row,
     Value slice = vector::LoadOp::create(
         k.b, k.loc, sliceType, q, ValueRange{row, head, sliceStart},
         /*nontemporal=*/false, llvm::Align(plan.rowAlignment));
+    slice = rope.rotate(slice, row, head, sliceStart, rotary);
     queries.push_back(k.fmul(k.widen(slice, accType), scale));
   }
   return queries;
@@ -478,9 +472,14 @@ struct AttentionToGPU : OpInterfaceRewritePattern<AttentionOpInterface> {
 
   LogicalResult matchAndRewrite(AttentionOpInterface op,
                                 PatternRewriter &rewriter) const override {
+    if (failed(QueryRope::checkStrides(op)))
+      return failure();
     FailureOr<AttentionPlans> plans = makeAttentionPlans(op, target);
     if (failed(plans))
       return failure();
+    plans->decode.checked = target.checked;
+    if (plans->queryTiles)
+      plans->queryTiles->checked = target.checked;
     KernelBuilder host{rewriter, getKernelLoc(op)};
     Value numRows = memref::DimOp::create(rewriter, host.loc, op.getQ(), 0);
     Value numSequences = host.numSequences(op.getRowOffsets());

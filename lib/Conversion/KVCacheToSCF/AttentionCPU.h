@@ -91,10 +91,11 @@ public:
                              Value rows);
   /// Emits the kernel for `rows` query rows from ragged row `firstRow` of
   /// sequence `batch`, whose first row is `sequenceRow` and whose cache held
-  /// `cached` tokens before them, and KV head `kvHead`.
+  /// `cached` tokens before them, and KV head `kvHead` (`checked`: a rope
+  /// clause's rotary positions checked against its table).
   static void emit(KernelBuilder &k, AttentionOpInterface op, Value batch,
                    Value kvHead, Value firstRow, Value rows, Value sequenceRow,
-                   Value cached);
+                   Value cached, bool checked);
 };
 
 /// The decode kernel (AttentionDecodeToSCF.cpp): one pass over the keys of

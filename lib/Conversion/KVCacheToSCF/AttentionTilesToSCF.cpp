@@ -27,6 +27,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AttentionCPU.h"
+#include "../KernelCommon/Rope.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -66,9 +67,10 @@ int64_t getGroup(AttentionOpInterface op) {
 class RowTileKernel {
 public:
   RowTileKernel(KernelBuilder &k, AttentionOpInterface op, Value batch,
-                Value kvHead, Value firstRow, Value rows)
-      : k(k), op(op), clauses(k, op), softmax(k), batch(batch),
-        kvHead(kvHead), firstRow(firstRow), rows(rows) {
+                Value kvHead, Value firstRow, Value rows, bool checked)
+      : k(k), op(op), clauses(k, op), softmax(k),
+        rope(k, op, op.getQ(), op.getCosSin(), op.getPositions(), checked),
+        batch(batch), kvHead(kvHead), firstRow(firstRow), rows(rows) {
     auto params = KVCacheParams::get(op.getKeyCache().getType());
     headSize = params.headSize;
     valueSize = op.getValueHeadSize();
@@ -87,7 +89,7 @@ public:
 private:
   void allocate();
   void initializeLanes(Value firstPosition, Value cached);
-  void packQueries(Value lanes);
+  void packQueries(Value lanes, Value firstPosition);
   void loadBlock(Value first, Value end);
   void scoreBlock(Value first, Value crosses);
   SmallVector<Value> maskScores(Value first, Value lanes,
@@ -143,6 +145,8 @@ private:
   AttentionOpInterface op;
   AttentionClauses clauses;
   OnlineSoftmax softmax;
+  /// The rope clause on q, applied as q is packed.
+  QueryRope rope;
   Value batch, kvHead, firstRow, rows, usedLanes, laneVectors;
   /// head_size, and the elements of a V row from the start of a row of the
   /// value cache (`v_head_size` for MLA).
@@ -209,7 +213,7 @@ void RowTileKernel::allocate() {
 void RowTileKernel::initializeLanes(Value firstPosition, Value cached) {
   Value zero = k.index(0), one = k.index(1);
   forEachLaneVector([&](Value lanes) {
-    packQueries(lanes);
+    packQueries(lanes, firstPosition);
     k.forLoop(lanes, k.add(lanes, k.index(kDotLanes)), one, [&](Value lane) {
       Value head = headOfLane(lane);
       Value position = k.add(firstPosition, rowOfLane(lane));
@@ -253,25 +257,29 @@ SmallVector<Value> transposeLanes(KernelBuilder &k, SmallVector<Value> rows) {
 }
 
 /// q^T of the lanes from `lanes`, scaled once (scores in the log2 domain):
-/// per `chunk` elements of the head, the lanes' q chunks (zero-padded to
+/// per `chunk` elements of the head, the lanes' q chunks (rotated with a
+/// rope clause, the tile's first row at `firstPosition`; zero-padded to
 /// kDotLanes) transposed into `chunk` vectors of lanes.
-void RowTileKernel::packQueries(Value lanes) {
+void RowTileKernel::packQueries(Value lanes, Value firstPosition) {
   Value q = op.getQ();
   int64_t chunk = getDotLanes(headSize);
   auto chunkType = VectorType::get(
       {chunk}, cast<MemRefType>(q.getType()).getElementType());
   Value scale = k.splat(k.f32(clauses.queryScale()), laneType);
-  SmallVector<Value> rowsOf, heads;
+  SmallVector<Value> rowsOf, heads, rotary;
   for (int64_t i = 0; i < kDotLanes; ++i) {
     Value lane = k.add(lanes, k.index(i));
     rowsOf.push_back(k.add(firstRow, rowOfLane(lane)));
     heads.push_back(headOfLane(lane));
+    rotary.push_back(rope.rotaryPosition(
+        rowsOf.back(), k.add(firstPosition, rowOfLane(lane))));
   }
   k.forLoop(k.index(0), k.index(headSize), k.index(chunk), [&](Value d) {
     SmallVector<Value> laneChunks;
-    for (auto [row, head] : llvm::zip(rowsOf, heads)) {
-      Value part =
-          k.widen(load(chunkType, q, {row, head, d}), chunkType.clone(f32));
+    for (auto [row, head, position] : llvm::zip(rowsOf, heads, rotary)) {
+      Value part = rope.rotate(load(chunkType, q, {row, head, d}), row, head,
+                               d, position);
+      part = k.widen(part, chunkType.clone(f32));
       if (chunk < kDotLanes)
         part = vector::InsertStridedSliceOp::create(
             k.b, k.loc, part, k.splatConstant(laneType, 0),
@@ -506,6 +514,8 @@ Value AttentionRowTiles::isWorthTiling(KernelBuilder &k, AttentionOpInterface op
 
 void AttentionRowTiles::emit(KernelBuilder &k, AttentionOpInterface op,
                              Value batch, Value kvHead, Value firstRow,
-                             Value rows, Value sequenceRow, Value cached) {
-  RowTileKernel(k, op, batch, kvHead, firstRow, rows).run(sequenceRow, cached);
+                             Value rows, Value sequenceRow, Value cached,
+                             bool checked) {
+  RowTileKernel(k, op, batch, kvHead, firstRow, rows, checked)
+      .run(sequenceRow, cached);
 }

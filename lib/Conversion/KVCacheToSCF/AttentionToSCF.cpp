@@ -29,6 +29,7 @@
 #include "../KernelCommon/Fp8ToInteger.h"
 #include "../KernelCommon/KernelLowering.h"
 #include "../KernelCommon/Quantization.h"
+#include "../KernelCommon/Rope.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -397,13 +398,19 @@ struct KeyPass {
 };
 
 struct AttentionToSCF : OpInterfaceRewritePattern<AttentionOpInterface> {
-  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
+  AttentionToSCF(MLIRContext *ctx, bool checked)
+      : OpInterfaceRewritePattern(ctx), checked(checked) {}
+  /// Whether a rope clause's rotary positions are checked against the table.
+  bool checked;
+
   LogicalResult matchAndRewrite(AttentionOpInterface op,
                                 PatternRewriter &rewriter) const override {
     if (!hasUnitInnerStride({op.getQ(), op.getOut()}))
       return op.emitOpError("cannot be lowered: q and out need a unit "
                             "innermost stride (copy them into contiguous "
                             "buffers)");
+    if (failed(QueryRope::checkStrides(op)))
+      return failure();
     // A head row is read one scale group at a time, unrolled: bound the
     // number of reads per key.
     auto params = KVCacheParams::get(op.getKeyCache().getType());
@@ -438,7 +445,7 @@ struct AttentionToSCF : OpInterfaceRewritePattern<AttentionOpInterface> {
       Value tile = k.remu(task, tiles);
       Value rest = k.divu(task, tiles);
       emitTask(k, op, k.divu(rest, numKVHeads), k.remu(rest, numKVHeads),
-               tile, tileRows);
+               tile, tileRows, checked);
     });
     rewriter.eraseOp(op);
     return success();
@@ -448,7 +455,8 @@ struct AttentionToSCF : OpInterfaceRewritePattern<AttentionOpInterface> {
   /// KV head `kvHead`: the row-tile kernel when the op and the tile's rows
   /// fit it, the per-row loop otherwise.
   static void emitTask(KernelBuilder &k, AttentionOpInterface op, Value batch,
-                       Value kvHead, Value tile, int64_t tileRows) {
+                       Value kvHead, Value tile, int64_t tileRows,
+                       bool checked) {
     Value offsets = op.getRowOffsets();
     Value first = k.loadOffset(offsets, batch);
     Value end = k.loadOffset(offsets, k.add(batch, k.index(1)));
@@ -460,7 +468,7 @@ struct AttentionToSCF : OpInterfaceRewritePattern<AttentionOpInterface> {
         k.forLoop(tileFirst, k.add(tileFirst, rows), k.index(1), [&](Value row) {
           Value position = k.rowPosition(cached, row, first);
           emitRow(k, op, batch, kvHead, row, position,
-                  getKeyRange(k, op, position, cached));
+                  getKeyRange(k, op, position, cached), checked);
         });
         return SmallVector<Value>();
       };
@@ -472,7 +480,7 @@ struct AttentionToSCF : OpInterfaceRewritePattern<AttentionOpInterface> {
           AttentionRowTiles::isWorthTiling(k, op, rows), {},
           [&] {
             AttentionRowTiles::emit(k, op, batch, kvHead, tileFirst, rows,
-                                    first, cached);
+                                    first, cached, checked);
             return SmallVector<Value>();
           },
           eachRow);
@@ -504,10 +512,11 @@ struct AttentionToSCF : OpInterfaceRewritePattern<AttentionOpInterface> {
   /// The query heads of KV head `kvHead` in `row` at `position`, which
   /// sees keys `keyRange` = [begin, end): the heads of the group in passes
   /// of getHeadsPerPass, each pass reading every K and V row once for all
-  /// its heads (one online-softmax state per head).
+  /// its heads (one online-softmax state per head), each q row rotated
+  /// as it is loaded with a rope clause.
   static void emitRow(KernelBuilder &k, AttentionOpInterface op, Value batch,
                       Value kvHead, Value row, Value position,
-                      std::pair<Value, Value> keyRange) {
+                      std::pair<Value, Value> keyRange, bool checked) {
     Value q = op.getQ(), keys = op.getKeyCache(), values = op.getValueCache();
     auto params = KVCacheParams::get(keys.getType());
     int64_t qHeads = cast<MemRefType>(q.getType()).getDimSize(1);
@@ -523,6 +532,8 @@ struct AttentionToSCF : OpInterfaceRewritePattern<AttentionOpInterface> {
     auto valueType = VectorType::get({op.getValueHeadSize()}, k.b.getF32Type());
     OnlineSoftmax softmax(k);
     AttentionClauses clauses(k, op);
+    QueryRope rope(k, op, q, op.getCosSin(), op.getPositions(), checked);
+    Value rotary = rope.rotaryPosition(row, position);
     Value zero = k.index(0);
     // q scaled once: scores in the log2 domain (in natural units when a
     // score transform follows).
@@ -535,11 +546,10 @@ struct AttentionToSCF : OpInterfaceRewritePattern<AttentionOpInterface> {
                            k.add(first, k.index(i)));
         heads.push_back(head);
         slopes.push_back(clauses.loadSlope(head));
-        queries.push_back(k.fmul(
-            k.widen(vector::LoadOp::create(k.b, k.loc, rowTypeOf(q), q,
-                                           ValueRange{row, head, zero}),
-                    accType),
-            scale));
+        Value query = vector::LoadOp::create(k.b, k.loc, rowTypeOf(q), q,
+                                             ValueRange{row, head, zero});
+        query = rope.rotate(query, row, head, zero, rotary);
+        queries.push_back(k.fmul(k.widen(query, accType), scale));
         init.push_back(initialState(k, clauses, softmax, head, valueType));
       }
       SmallVector<SoftmaxState> states;
@@ -564,6 +574,6 @@ struct AttentionToSCF : OpInterfaceRewritePattern<AttentionOpInterface> {
 } // namespace
 
 void mlir::kvcache::populateAttentionToSCFConversionPatterns(
-    RewritePatternSet &patterns) {
-  patterns.add<AttentionToSCF>(patterns.getContext());
+    RewritePatternSet &patterns, bool checked) {
+  patterns.add<AttentionToSCF>(patterns.getContext(), checked);
 }

@@ -450,7 +450,7 @@ void mlir::kvcache::populateKVCacheToSCFConversionPatterns(
   patterns.add<RaggedCopyToSCF<StoreRaggedOp>, RaggedCopyToSCF<GatherRaggedOp>,
                CopyPagesToSCF>(
       patterns.getContext(), vectorBytes, checked);
-  populateAttentionToSCFConversionPatterns(patterns);
+  populateAttentionToSCFConversionPatterns(patterns, checked);
   populateMergeStatesToSCFConversionPatterns(patterns);
   populateRopeToSCFConversionPatterns(patterns, vectorBytes, checked);
 }

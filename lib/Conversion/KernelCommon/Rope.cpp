@@ -7,6 +7,8 @@
 #include "Rope.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/bit.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -188,6 +190,8 @@ Value RopeEmitter::rotateRowChunk(Value chunk, Value element, Value table,
   };
   if (offset == 0)
     return rotate();
+  if (std::optional<int64_t> at = getConstantIntValue(element))
+    return *at >= offset ? rotate() : chunk;
   return k.ifThenElse(
       k.uge(element, k.index(offset)), chunk.getType(),
       [&]() -> SmallVector<Value> { return {rotate()}; },
@@ -326,4 +330,72 @@ std::pair<Value, Value> RopeEmitter::interleave(Value x, Value y) {
   }
   return {vector::ShuffleOp::create(k.b, k.loc, x, y, low),
           vector::ShuffleOp::create(k.b, k.loc, x, y, high)};
+}
+
+QueryRope::QueryRope(KernelBuilder &k, AttentionOpInterface op, Value q,
+                     Value table, Value positions, bool checked)
+    : k(k), op(op), q(q), headSize(op.getQ().getType().getDimSize(2)),
+      checked(checked) {
+  if (op.getCosSin())
+    rope = {table, positions, static_cast<int64_t>(*op.getRotaryDims()),
+            op.getStyle() == "half"};
+}
+
+LogicalResult QueryRope::checkStrides(AttentionOpInterface op) {
+  if (!op.getCosSin() || hasUnitInnerStride(op.getCosSin()))
+    return success();
+  return op->emitOpError("cannot be lowered: the rope clause's 'cos_sin' "
+                         "needs a unit innermost stride (copy it into a "
+                         "contiguous buffer)");
+}
+
+Value QueryRope::rotaryPosition(Value row, Value position) {
+  if (!rope)
+    return Value();
+  return RopeEmitter::rotaryPosition(k, op, rope.cosSin, rope.positions, row,
+                                     position, checked);
+}
+
+Value QueryRope::rotate(Value chunk, Value row, Value head, Value element,
+                        Value rotary) {
+  if (!rope)
+    return chunk;
+  auto vector = dyn_cast<VectorType>(chunk.getType());
+  int64_t size = vector ? vector.getNumElements() : 1;
+  int64_t width = RopeEmitter::fitWidth(size, rope.rotaryDims, headSize);
+  RopeEmitter emitter(k, rope, headSize, width);
+  Type elementType = getElementTypeOrSelf(chunk.getType());
+  auto readAt = [&](Value at) -> Value {
+    SmallVector<Value, 3> indices = {row, head, at};
+    if (width == 1)
+      return memref::LoadOp::create(k.b, k.loc, q, indices);
+    return vector::LoadOp::create(
+        k.b, k.loc, VectorType::get({width}, elementType), q, indices);
+  };
+  // A scalar, or a vector of pieces of the emitter's chunk type.
+  if (!vector || (width == size && width > 1))
+    return emitter.rotateRowChunk(chunk, element, rope.cosSin, rotary,
+                                  readAt);
+  // Pieces of whole pairs (or of half pairs' firsts and seconds), each
+  // within the unrotated or the rotary part; single elements as scalars.
+  Value result = chunk;
+  for (int64_t i = 0; i < size; i += width) {
+    Value at = k.b.createOrFold<arith::AddIOp>(k.loc, element, k.index(i));
+    if (width == 1) {
+      Value piece = vector::ExtractOp::create(k.b, k.loc, chunk, i);
+      result = vector::InsertOp::create(
+          k.b, k.loc,
+          emitter.rotateRowChunk(piece, at, rope.cosSin, rotary, readAt),
+          result, i);
+      continue;
+    }
+    Value piece = vector::ExtractStridedSliceOp::create(
+        k.b, k.loc, chunk, ArrayRef<int64_t>{i}, ArrayRef<int64_t>{width},
+        ArrayRef<int64_t>{1});
+    result = vector::InsertStridedSliceOp::create(
+        k.b, k.loc,
+        emitter.rotateRowChunk(piece, at, rope.cosSin, rotary, readAt),
+        result, ArrayRef<int64_t>{i}, ArrayRef<int64_t>{1});
+  }
+  return result;
 }

@@ -2,10 +2,10 @@
 //
 // Part of the kvcache-mlir project.
 //
-// The rotation of kvcache.rope_ragged and of store_ragged's rope clause
-// (docs/Contract.md 3.3) in chunks, built with a KernelBuilder: the CPU
-// loops (convert-kvcache-to-scf) and the GPU kernels (convert-kvcache-to-gpu)
-// arrange the same chunks differently.
+// The rotation of kvcache.rope_ragged, of store_ragged's rope clause and of
+// the attention ops' rope clause on q (docs/Contract.md 3.3) in chunks, built
+// with a KernelBuilder: the CPU loops (convert-kvcache-to-scf) and the GPU
+// kernels (convert-kvcache-to-gpu) arrange the same chunks differently.
 //
 //===----------------------------------------------------------------------===//
 
@@ -89,7 +89,8 @@ public:
   /// `chunk`, a row's elements at `element` (a multiple of the width; of
   /// the rows' element type), rotated at table row `position` and rounded
   /// once to that type where they lie in the rotary part, as they are
-  /// elsewhere. `readAt(e)` reads the row's chunk at element e: the partner
+  /// elsewhere (decided at compile time for a constant `element`).
+  /// `readAt(e)` reads the row's chunk at element e: the partner
   /// chunk of half pairs, and of interleaved pairs in chunks of one element.
   Value rotateRowChunk(Value chunk, Value element, Value table, Value position,
                        function_ref<Value(Value)> readAt);
@@ -134,6 +135,48 @@ private:
   KernelBuilder &k;
   int64_t width, half, offset;
   bool halfStyle;
+};
+
+/// The rope clause of an attention op on its queries (docs/Contract.md
+/// 3.3): each kernel rotates the chunks of q where it loads them, as
+/// rope_ragged rotates q into q_out (RopeEmitter::rotateRowChunk: the same
+/// pairs and f32 arithmetic, rounded once to q's element type), so the
+/// result equals rope_ragged's q_out attended.
+class QueryRope {
+public:
+  /// The clause of `op` (none without one) on the queries `q`, with the
+  /// table `table` and the optional `positions`: the values the kernel
+  /// reads (the op's operands on the CPU, the kernel's parameters on the
+  /// GPU). With `checked`, a rotary position past the table's rows stops
+  /// the program.
+  QueryRope(KernelBuilder &k, AttentionOpInterface op, Value q, Value table,
+            Value positions, bool checked);
+
+  explicit operator bool() const { return static_cast<bool>(rope); }
+
+  /// Fails with an error on `op` unless its rope clause's table, if any,
+  /// has a unit innermost stride (the kernels read it in vectors).
+  static LogicalResult checkStrides(AttentionOpInterface op);
+
+  /// The rotary position of ragged row `row`, whose key is at `position`:
+  /// positions[row], else `position`. Null without the clause.
+  Value rotaryPosition(Value row, Value position);
+
+  /// `chunk` (a scalar or vector of q's element type: the elements at
+  /// `element` of `head` of q's row `row`) rotated at the rotary position
+  /// `rotary` where it lies in the rotary part, in pieces of
+  /// RopeEmitter::fitWidth (the partners of half pairs read from q); as it
+  /// is without the clause.
+  Value rotate(Value chunk, Value row, Value head, Value element,
+               Value rotary);
+
+private:
+  KernelBuilder &k;
+  Operation *op;
+  Value q;
+  RowRope rope;
+  int64_t headSize;
+  bool checked;
 };
 
 } // namespace mlir::kvcache

@@ -71,3 +71,14 @@ func.func @merge_strided(%a: memref<?x8x64xf16, strided<[1024, 128, 2]>>, %la: m
   kvcache.merge_states %a, %la, %a, %la, %a : memref<?x8x64xf16, strided<[1024, 128, 2]>>, memref<?x8xf32>, memref<?x8x64xf16, strided<[1024, 128, 2]>>, memref<?x8xf32>, memref<?x8x64xf16, strided<[1024, 128, 2]>>
   return
 }
+
+// -----
+
+// The rope clause on q reads its table in vectors.
+!c = !kvcache.paged_cache<f16, num_heads = 1, head_size = 8, page_size = 16>
+func.func @attention_strided_rope_table(%q: memref<?x1x8xf16>, %k: !c, %v: !c, %rows: memref<?xi32>, %out: memref<?x1x8xf16>, %cs: memref<?x8xf32, strided<[16, 2]>>) {
+  // expected-error @below {{cannot be lowered: the rope clause's 'cos_sin' needs a unit innermost stride (copy it into a contiguous buffer)}}
+  kvcache.attention_ragged %q, %k, %v, %rows, %out rope(%cs) {rotary_dims = 8 : i64, scale = 0.5 : f32, style = "interleaved"}
+      : memref<?x1x8xf16>, !c, !c, memref<?xi32>, memref<?x1x8xf16>, memref<?x8xf32, strided<[16, 2]>>
+  return
+}

@@ -31,3 +31,14 @@ func.func @merge_dynamic_head_size(%a: memref<?x1x?xf32>, %la: memref<?x1xf32>, 
   kvcache.merge_states %a, %la, %b, %lb, %out : memref<?x1x?xf32>, memref<?x1xf32>, memref<?x1x?xf32>, memref<?x1xf32>, memref<?x1x?xf32>
   return
 }
+
+// -----
+
+// The rope clause on q reads its table in vectors too.
+!cache = !kvcache.paged_cache<f32, num_heads = 1, head_size = 4, page_size = 2>
+func.func @attention_strided_rope_table(%q: memref<?x1x4xf32>, %k: !cache, %v: !cache, %rows: memref<?xi32>, %out: memref<?x1x4xf32>, %cs: memref<?x4xf32, strided<[8, 2]>>) {
+  // expected-error @below {{cannot be lowered: the rope clause's 'cos_sin' needs a unit innermost stride (copy it into a contiguous buffer)}}
+  kvcache.attention_ragged %q, %k, %v, %rows, %out rope(%cs) {rotary_dims = 4 : i64, scale = 0.5 : f32, style = "half"}
+      : memref<?x1x4xf32>, !cache, !cache, memref<?xi32>, memref<?x1x4xf32>, memref<?x4xf32, strided<[8, 2]>>
+  return
+}

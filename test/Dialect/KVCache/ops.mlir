@@ -307,8 +307,8 @@ func.func @spec_kernel_ops(%c: !kvcache.paged_collection<f16, num_heads = 8, hea
 // GENERIC-LABEL: sym_name = "spec_kernel_ops"
 // The operand segments are q, key_cache, value_cache, row_offsets, out, lse,
 // workspace, sinks, alibi: `lse` follows `out` (the inits, one range).
-// GENERIC: "kvcache.attention_ragged"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 0>, scale = 8.838830e-02 : f32}> : (memref<?x32x128xf16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?xi32>, memref<?x32x128xf16>) -> ()
-// GENERIC: "kvcache.attention_ragged"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 1, 0, 0>, scale = 8.838830e-02 : f32}> : (memref<?x32x128xf16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?xi32>, memref<?x32x128xf16>, memref<?xf32>) -> ()
+// GENERIC: "kvcache.attention_ragged"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>, scale = 8.838830e-02 : f32}> : (memref<?x32x128xf16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?xi32>, memref<?x32x128xf16>) -> ()
+// GENERIC: "kvcache.attention_ragged"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 1, 0, 0, 0, 0>, scale = 8.838830e-02 : f32}> : (memref<?x32x128xf16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>, memref<?xi32>, memref<?x32x128xf16>, memref<?xf32>) -> ()
 
 // Static token counts and batch sizes, other element types, an MLA cache in
 // the ragged ops, and q_heads == num_heads (no grouping).

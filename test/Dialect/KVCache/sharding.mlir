@@ -356,3 +356,38 @@ func.func @mla_attention(%blocks: tensor<?x1x1x16x1x96xf16>, %lengths: tensor<2x
       : tensor<?x16x96xf16>, !mk, tensor<3xi32>, tensor<?x16x64xf16>, tensor<16xf32>, tensor<?x16xf32> -> tensor<?x16x64xf16>, tensor<?x16xf32>
   return %o#0, %o#1 : tensor<?x16x64xf16>, tensor<?x16xf32>
 }
+
+// -----
+
+shard.grid @grid(shape = 4)
+
+// Keys stored rotated (store_ragged's rope clause) and the queries rotated
+// by attention_ragged's: each device rotates its own heads with the whole
+// table and positions (replicated), q splits on its heads.
+// CHECK-LABEL: func.func @rope_clauses(
+// CHECK-NOT: {{shard\.|mpi\.}}
+// CHECK: kvcache.store_ragged {{.*}} rope(%{{.*}}) positions(%{{.*}}) {{.*}} : !kvcache.paged_cache<f16, num_heads = 2, head_size = 64, page_size = 16>, tensor<?x2x64xf16>, tensor<3xi32>, tensor<?x32xf32>, tensor<?xi32> -> !kvcache.paged_collection<f16, num_heads = 2,
+// CHECK-NOT: {{shard\.|mpi\.}}
+// CHECK: kvcache.attention_ragged {{.*}} rope(%{{.*}}) positions(%{{.*}}) {{.*}} : tensor<?x4x64xf16>, !kvcache.paged_cache<f16, num_heads = 2, head_size = 64, page_size = 16>, !kvcache.paged_cache<f16, num_heads = 2, head_size = 64, page_size = 16>, tensor<3xi32>, tensor<?x4x64xf16>, tensor<?x32xf32>, tensor<?xi32> -> tensor<?x4x64xf16>
+// CHECK-NOT: {{shard\.|mpi\.}}
+func.func @rope_clauses(%blocks: tensor<?x2x1x16x8x64xf16>, %lengths: tensor<2xi32>,
+                        %table: tensor<2x4xi32>, %n: i32, %rows: tensor<?x8x64xf16>,
+                        %offsets: tensor<3xi32>, %q: tensor<?x16x64xf16>,
+                        %out: tensor<?x16x64xf16>, %cs: tensor<?x32xf32>, %p: tensor<?xi32>)
+    -> tensor<?x16x64xf16> {
+  %l = arith.constant 0 : index
+  %s = shard.sharding @grid split_axes = [[], [], [], [], [0]] : !shard.sharding
+  %b = shard.shard %blocks to %s : tensor<?x2x1x16x8x64xf16>
+  %r = shard.sharding @grid split_axes = [[]] : !shard.sharding
+  %offs = shard.shard %offsets to %r : tensor<3xi32>
+  %c = kvcache.paged_collection %b, %lengths, %table, %n, %n
+      : tensor<?x2x1x16x8x64xf16>, tensor<2xi32>, tensor<2x4xi32> -> !kvcache.paged_collection<f16, num_heads = 8, head_size = 64, page_size = 16>
+  %k = kvcache.get_key_cache %c[%l] : !kvcache.paged_collection<f16, num_heads = 8, head_size = 64, page_size = 16>
+  %c1 = kvcache.store_ragged %k, %rows, %offs rope(%cs) positions(%p) {rotary_dims = 32 : i64, style = "half"}
+      : !kvcache.paged_cache<f16, num_heads = 8, head_size = 64, page_size = 16>, tensor<?x8x64xf16>, tensor<3xi32>, tensor<?x32xf32>, tensor<?xi32> -> !kvcache.paged_collection<f16, num_heads = 8, head_size = 64, page_size = 16>
+  %k1 = kvcache.get_key_cache %c1[%l] : !kvcache.paged_collection<f16, num_heads = 8, head_size = 64, page_size = 16>
+  %v1 = kvcache.get_value_cache %c1[%l] : !kvcache.paged_collection<f16, num_heads = 8, head_size = 64, page_size = 16>
+  %o = kvcache.attention_ragged %q, %k1, %v1, %offs, %out rope(%cs) positions(%p) {rotary_dims = 32 : i64, scale = 0.125 : f32, style = "half"}
+      : tensor<?x16x64xf16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 64, page_size = 16>, !kvcache.paged_cache<f16, num_heads = 8, head_size = 64, page_size = 16>, tensor<3xi32>, tensor<?x16x64xf16>, tensor<?x32xf32>, tensor<?xi32> -> tensor<?x16x64xf16>
+  return %o : tensor<?x16x64xf16>
+}

@@ -24,8 +24,11 @@ void populateKVCacheToSCFConversionPatterns(RewritePatternSet &patterns,
                                             int64_t vectorBytes = 64,
                                             bool checked = false);
 
-/// The attention_ragged part of the above: an online-softmax loop nest.
-void populateAttentionToSCFConversionPatterns(RewritePatternSet &patterns);
+/// The attention_ragged part of the above: an online-softmax loop nest
+/// (with `checked`, a rope clause's rotary position past the table's rows
+/// stops the program).
+void populateAttentionToSCFConversionPatterns(RewritePatternSet &patterns,
+                                              bool checked = false);
 
 /// The rope_ragged part: one pass over the step's rows (`vectorBytes` and
 /// `checked` as above; with `checked`, a rotary position past the table's
