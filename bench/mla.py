@@ -82,20 +82,6 @@ READING = (
     "tile in shared memory (no V copies).")
 
 
-def _function(name, heads, head_size, v_head_size):
-    """A decode function of mla_attention_ragged with a workspace."""
-    cache = (f"!kvcache.paged_cache<bf16, num_heads = 1, head_size = "
-             f"{head_size}, page_size = {PAGE_SIZE}, mla = true>")
-    q = f"memref<?x{heads}x{head_size}xbf16>"
-    out = f"memref<?x{heads}x{v_head_size}xbf16>"
-    return (f"func.func @{name}(%q: {q}, %k: {cache}, %rows: memref<?xi32>, "
-            f"%out: {out}, %ws: memref<?xf32>) {{\n"
-            f"  kvcache.mla_attention_ragged %q, %k, %rows, %out, %ws "
-            f"{{scale = {head_size ** -0.5:.6f} : f32, v_head_size = "
-            f"{v_head_size} : i64}} : {q}, {cache}, memref<?xi32>, {out}, "
-            f"memref<?xf32>\n  return\n}}")
-
-
 def _static_model(build, lines):
     """PTX instructions per mma.sync of the tensor-core MLA key loops
     (bench/gpu/model.py, ptxas -v), or a 'not measured' line."""
@@ -106,9 +92,10 @@ def _static_model(build, lines):
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "gpu"))
     import model
     text = "\n".join(
-        [_function(f"latent{heads}", heads, 576, 512)
+        [model.mla_function(f"latent{heads}", heads)
          for heads in (16, 32, 64, 128)] +
-        [_function(f"mla{heads}", heads, 128, 64) for heads in (16, 64, 128)])
+        [model.mla_function(f"mla{heads}", heads, 128, 64, PAGE_SIZE)
+         for heads in (16, 64, 128)])
     lines += ["Static model of the key loop, sm_90 (bench/gpu/model.py, "
               "`ptxas -v`), bf16, decode kernels with a workspace (latent*: "
               "rows of 576, v_head_size 512; mla*: rows of 128, v_head_size "

@@ -138,7 +138,7 @@ def test_emulated_gpu_against_the_reference(dtype, q_heads, page_size,
 
 
 def test_emulated_gpu_splits_a_long_context(tmp_path, monkeypatch):
-    # DeepSeek's rows at 64 heads (two blocks of 32 per row), a context of
+    # DeepSeek's rows at 64 heads (one block of 64 per row), a context of
     # 600 split over the workspace: the attention kernel writes partial
     # states, the merge kernel combines them (both in the launch profile).
     profile = tmp_path / "profile.jsonl"
@@ -154,7 +154,51 @@ def test_emulated_gpu_splits_a_long_context(tmp_path, monkeypatch):
     assert any("attention_merge" in name for name in names), names
     grid = next(launch["grid"] for launch in launches
                 if "mla_attention_ragged" in launch["kernel"])
-    assert grid[1:] == [2, 2], grid
+    assert grid[1:] == [1, 2], grid
+
+
+# DeepSeek's latent rows above 32 heads: blocks of 64 heads (four 16-head
+# tiles of 2 warps each, 8 warps), one per row at 64 heads, two at 128,
+# each reading the latent rows once. (q heads, page size, cached, new
+# rows, workspace, thread order): contexts of 1 to ~300 tokens, 1-4 query
+# rows per sequence; one context past keys-per-split (512), so that the
+# workspace takes 2 splits and the merge kernel runs.
+WIDE_CASES = [
+    (64, 64, [0, 300, 37], [1, 4, 2], False, "forward"),
+    (64, 1, [120, 5], [2, 1], True, "reverse"),
+    (128, 64, [9, 250], [3, 1], False, "random:7"),
+    (128, 1, [530, 0], [1, 4], True, "random:11"),
+]
+
+
+@pytest.mark.parametrize("q_heads, page_size, lengths, new, workspace, order",
+                         WIDE_CASES, ids=lambda c: str(c))
+def test_emulated_gpu_blocks_of_64_heads(q_heads, page_size, lengths, new,
+                                         workspace, order, tmp_path,
+                                         monkeypatch):
+    profile = tmp_path / "profile.jsonl"
+    monkeypatch.setenv("KVCACHE_EMU_PROFILE", str(profile))
+    monkeypatch.setenv("KVCACHE_EMU_ORDER", order)
+    config = latent("bf16", q_heads, page_size, head_size=576)
+    got, expected = run(config, 512, lengths, new, {}, seed=q_heads + page_size,
+                        scale=576 ** -0.5, target=kvcache.EmulatedGPUModule,
+                        workspace=(1 << 21) if workspace else 0)
+    assert_close(got, expected, "bf16")
+    launches = [json.loads(line) for line in profile.read_text().splitlines()]
+    main = next(launch for launch in launches
+                if "mla_attention_ragged" in launch["kernel"])
+    blocks = q_heads // 64
+    splits = 2 if max(lengths) > 512 and workspace else 1
+    assert main["block"] == [256, 1, 1], main
+    assert main["grid"][1:] == [blocks, splits], main
+    assert any("attention_merge" in launch["kernel"]
+               for launch in launches) == (splits > 1)
+    # Each block copies the latent rows its row's split sees once (whole
+    # steps of 16 keys, zero-filled past the end): row i of a sequence with
+    # c cached tokens sees c + i + 1 keys.
+    steps = sum(splits * -(-(-(-(c + i + 1) // splits)) // 16)
+                for c, n in zip(lengths, new) for i in range(n))
+    assert main["cp_async_bytes"] <= blocks * steps * 16 * 576 * 2, main
 
 
 def test_argument_checks_name_the_short_out():

@@ -83,7 +83,7 @@ struct AttentionPlan {
   /// Blocks that share a KV head's group in the decode kernel (grid y is
   /// kvHeads * headBlocks): block y takes query heads [y * blockHeads(),
   /// + blockHeads()) of KV head y / headBlocks. More than 1 when the
-  /// group's tiles do not fit one block (MLA's latent rows above 32 heads:
+  /// group's tiles do not fit one block (MLA's latent rows above 64 heads:
   /// each block reads the latent rows for its heads).
   int64_t headBlocks = 1;
   /// Query heads of one block: group / headBlocks.
