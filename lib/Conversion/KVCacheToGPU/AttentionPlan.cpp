@@ -354,6 +354,9 @@ attention::makeAttentionPlans(AttentionOpInterface op,
   int64_t maxSplitHeads = getMaxSplitScoreHeads(op, target.chip);
   planTensorCores(plans.decode, target, scaleGroup, /*tileRows=*/1, causal,
                   maxSplitHeads);
+  plans.decode.quadQueries = plans.decode.splitScores &&
+                             getChipVersion(target.chip) >= 90 &&
+                             getAccessAlignment(8, rowWidth * rowBytes) == 8;
   // The query-tile kernel, when a tile holds more than one row: M rows of
   // 128 (64 at head 256, whose output columns take twice the registers).
   int64_t tileHeight = plan.headSize > 128 ? 64 : 128;
