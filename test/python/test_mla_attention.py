@@ -11,8 +11,9 @@ scores and the values): several rows per sequence, output slices that
 straddle v_head_size, clauses, and long contexts split over the workspace
 (the merge kernel checked to run); at head sizes of 64, 128 and 256 the
 tensor-core kernels, which read p.V's fragments from the K tiles; at 576
-the tensor-core decode kernel at 32, 64 and 128 heads (one, two and four
-blocks per row)."""
+the tensor-core decode kernel at 32, 64 and 128 heads (blocks of up to 64
+heads: one block per row at 32 and 64 heads, two at 128; four blocks of 32
+at 128 heads with ALiBi and sinks), in three thread orders."""
 
 import json
 
@@ -111,7 +112,9 @@ def test_builder_refuses_the_wrong_cache():
 # query heads as M rows; several rows of a sequence: query tiles), p.V read
 # from the K tiles; DeepSeek's 576 / 512 the decode kernel with q's dims
 # split over the warps of each 16-head tile, at 32 heads in one block per
-# row, at 128 in four (32 heads each, several rows of a sequence).
+# row, at 128 with ALiBi and sinks in four (blocks of 32 heads: those
+# clauses leave a block of 64 too few registers; several rows of a
+# sequence).
 GPU_CASES = [
     ("f32", 16, 4, 48, 40, {}, [0, 9, 37], [3, 1, 4]),
     ("bf16", 128, 1, 64, 48, {"sinks": True, "window": 5}, [5, 40], [1, 2]),
