@@ -43,9 +43,10 @@ constexpr int64_t kMaxSplitScoreHeads = 64;
 
 /// The most query heads of a split-scores block for `op`'s clauses on
 /// `chip`: a block of 64 heads takes all 255 registers, and ptxas spilled
-/// 4-36 bytes with a soft cap and lse, a sink, or ALiBi and a soft cap
-/// (sm_90), and on sm_80 also with ALiBi, a window, a chunk or lse alone.
-/// Those clauses (softcap, ALiBi and sinks anywhere) take blocks of 32.
+/// 4-36 bytes (with q's 4-byte loads) with a soft cap and lse, a sink, or
+/// ALiBi and a soft cap (sm_90), and on sm_80 also with ALiBi, a window, a
+/// chunk or lse alone. Those clauses (softcap, ALiBi and sinks anywhere)
+/// take blocks of 32.
 int64_t getMaxSplitScoreHeads(AttentionOpInterface op, StringRef chip) {
   bool spills = op.getSinks() || op.getAlibi() || op.getSoftcap();
   if (getChipVersion(chip) < 90)
