@@ -2,11 +2,11 @@
 
 kvcache.mla_attention_ragged (bf16, one latent head) over DeepSeek's
 latent rows (576 = 512 + 64 elements, v_head_size 512: the tensor-core
-kernel, up to 32 query heads per block: 64 heads in 2 blocks, 128 in 4)
-and over rows of 128 (v_head_size 64: the tensor-core kernel) at 16, 32,
-64 and 128 query heads, decode rows over contexts of 1000 and 255 tokens,
-page 64, without a workspace (the targets' configuration) and with one
-(2 splits): the emulator's profile
+kernel, up to 64 query heads per block: 128 heads in 2 blocks) and over
+rows of 128 (v_head_size 64: the tensor-core kernel) at 16, 32, 64 and
+128 query heads, decode rows over contexts of 1000 and 255 tokens, page
+64, 256-byte aligned buffers, without a workspace (the targets'
+configuration) and with one (2 splits): the emulator's profile
 (KVCACHE_EMU_PROFILE) gives each launch's sectors and requested bytes, set
 against the latent rows read once plus q and out (the target: <= 1.1x at
 16-64 heads, <= 2.1x at 128). The results are checked against
@@ -18,6 +18,8 @@ import json
 import os
 import sys
 import tempfile
+
+from emulated import _aligned  # noqa: E402  (bench/, the script's directory)
 
 PAGE_SIZE = 64
 LENGTHS = [1000, 255]
@@ -46,11 +48,17 @@ def _measure(np, kv, b, r, q_heads, head_size, v_head_size, workspace):
                             q_heads=q_heads, mla=True)
     rng = np.random.default_rng(q_heads)
     new = [1] * len(LENGTHS)
+    # 256-byte aligned buffers, as a GPU allocator gives: the sectors of a
+    # latent row then do not depend on where numpy put the blocks.
+    a = lambda x: _aligned(np, x)
     cache = r.random_cache(config, LENGTHS, new, rng)
-    offsets = r.row_offsets(new)
-    q = r.random_rows(rng, len(new), q_heads, head_size, "bf16")
-    out = np.zeros((len(new), q_heads, v_head_size), np.uint16)
-    scratch = [np.zeros(1 << 22, np.float32)] if workspace else []
+    cache = r.PagedCache(a(cache.blocks), a(cache.cache_lengths),
+                         a(cache.lookup_table), cache.max_seq_length,
+                         cache.max_cache_length, cache.dtype)
+    offsets = a(r.row_offsets(new))
+    q = a(r.random_rows(rng, len(new), q_heads, head_size, "bf16"))
+    out = a(np.zeros((len(new), q_heads, v_head_size), np.uint16))
+    scratch = [a(np.zeros(1 << 22, np.float32))] if workspace else []
     scale = head_size ** -0.5
     module = kv.EmulatedGPUModule(b.mla_attention_ragged(
         config, v_head_size, "attention", scale=scale, workspace=workspace))
@@ -68,32 +76,22 @@ def _measure(np, kv, b, r, q_heads, head_size, v_head_size, workspace):
 
 READING = (
     "Reading it: at 576/512 the tensor-core decode kernel (q's dims split "
-    "over 4 warps per 16-head tile, partial scores summed in shared memory) "
-    "takes up to 32 query heads per block (two 16-head tiles within 48 KiB "
-    "of static shared memory; four would need 53 KiB), so a row's latent "
-    "rows are read once per block and split: once at 16-32 heads, twice at "
-    "64, four times at 128 (requested loads about 1.1x, 2.2x, 4.5x without "
-    "a workspace; on CUDA cores about q_heads / 3 times, 22.7x and 37.4x "
-    "at 64 and 128 heads before). The targets (1.1x at 64 heads, 2.1x at "
-    "128) need blocks of 64 heads. With a workspace the 2 splits add their "
-    "f32 partial states (v_head_size + 2 floats per row, head and split) "
-    "and a merge launch. At 128/64 the tensor-core kernel takes every query "
-    "head as an M row of one pass and reads its p.V fragments from the K "
-    "tile in shared memory (no V copies).")
-
-
-def _function(name, heads, head_size, v_head_size):
-    """A decode function of mla_attention_ragged with a workspace."""
-    cache = (f"!kvcache.paged_cache<bf16, num_heads = 1, head_size = "
-             f"{head_size}, page_size = {PAGE_SIZE}, mla = true>")
-    q = f"memref<?x{heads}x{head_size}xbf16>"
-    out = f"memref<?x{heads}x{v_head_size}xbf16>"
-    return (f"func.func @{name}(%q: {q}, %k: {cache}, %rows: memref<?xi32>, "
-            f"%out: {out}, %ws: memref<?xf32>) {{\n"
-            f"  kvcache.mla_attention_ragged %q, %k, %rows, %out, %ws "
-            f"{{scale = {head_size ** -0.5:.6f} : f32, v_head_size = "
-            f"{v_head_size} : i64}} : {q}, {cache}, memref<?xi32>, {out}, "
-            f"memref<?xf32>\n  return\n}}")
+    "over the warps of each 16-head tile, partial scores summed in shared "
+    "memory) takes up to 64 query heads per block (16 and 32 heads: 4 warps "
+    "per tile, each a quarter of q's dims; 33-64 heads: four tiles of 2 "
+    "warps, each half of q's dims and 256 output columns, 255 registers, "
+    "within 48 KiB of static shared memory), so a row's latent rows are read "
+    "once per block and split: once at 16-64 heads, twice at 128 (4 times "
+    "at 128 and twice at 64 with the blocks of 32 heads before; on CUDA "
+    "cores about q_heads / 3 times). Past the latent rows the traffic is q, "
+    "loaded in whole 32-byte sectors (8 bytes a lane, traded within each "
+    "quad into the A fragments; on sm_80 4-byte pairs, half of each sector), "
+    "and out's pairs, stored 4 bytes a lane: twice their bytes. With a "
+    "workspace the 2 splits add their f32 "
+    "partial states (v_head_size + 2 floats per row, head and split) and a "
+    "merge launch. At 128/64 the tensor-core kernel takes every query head "
+    "as an M row of one pass and reads its p.V fragments from the K tile in "
+    "shared memory (no V copies).")
 
 
 def _static_model(build, lines):
@@ -106,9 +104,10 @@ def _static_model(build, lines):
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "gpu"))
     import model
     text = "\n".join(
-        [_function(f"latent{heads}", heads, 576, 512)
+        [model.mla_function(f"latent{heads}", heads)
          for heads in (16, 32, 64, 128)] +
-        [_function(f"mla{heads}", heads, 128, 64) for heads in (16, 64, 128)])
+        [model.mla_function(f"mla{heads}", heads, 128, 64, PAGE_SIZE)
+         for heads in (16, 64, 128)])
     lines += ["Static model of the key loop, sm_90 (bench/gpu/model.py, "
               "`ptxas -v`), bf16, decode kernels with a workspace (latent*: "
               "rows of 576, v_head_size 512; mla*: rows of 128, v_head_size "

@@ -85,6 +85,21 @@ def attention_function(name, dtype, kv_heads, group, page_size, head_size=128):
             f"  return\n}}\n")
 
 
+def mla_function(name, heads, head_size=576, v_head_size=512, page_size=64):
+    """A decode mla_attention_ragged (bf16, one latent head) with a
+    workspace: DeepSeek's latent rows by default."""
+    cache = (f"!kvcache.paged_cache<bf16, num_heads = 1, head_size = "
+             f"{head_size}, page_size = {page_size}, mla = true>")
+    q = f"memref<?x{heads}x{head_size}xbf16>"
+    out = f"memref<?x{heads}x{v_head_size}xbf16>"
+    return (f"func.func @{name}(%q: {q}, %k: {cache}, %rows: memref<?xi32>, "
+            f"%out: {out}, %ws: memref<?xf32>) {{\n"
+            f"  kvcache.mla_attention_ragged %q, %k, %rows, %out, %ws "
+            f"{{scale = {head_size ** -0.5:.6f} : f32, v_head_size = "
+            f"{v_head_size} : i64}} : {q}, {cache}, memref<?xi32>, {out}, "
+            f"memref<?xf32>\n  return\n}}\n")
+
+
 def data_functions(dtype="f16", heads=8, head_size=128, page_size=16):
     cache = (f"!kvcache.paged_cache<{dtype}, num_heads = {heads}, head_size = {head_size}, "
              f"page_size = {page_size}>")
@@ -129,11 +144,15 @@ HEADS_PER_PASS = 8
 
 
 def module_text(quick=False):
-    """The IR of every kernel modelled, and {kernel: passes over K/V}."""
+    """The IR of every kernel modelled (the attention configurations, MLA's
+    latent rows at 64 query heads, the data ops), and {kernel: passes over
+    K/V}."""
     configs = attention_configs()
     if quick:  # the lit test's subset
         configs = [c for c in configs if c[1] == "f16" and c[4] in (1, 16)]
     text = "".join(attention_function(*c) for c in configs)
+    # MLA's latent rows at 64 query heads: one block of 64 heads (16 warps).
+    text += mla_function("mla_bf16_heads64_page64", 64)
     passes = {f"{c[0]}_attention_ragged": math.ceil(c[3] / HEADS_PER_PASS) for c in configs}
     return text + data_functions(), passes
 
@@ -386,7 +405,8 @@ def main():
     parser.add_argument("--ptxas", default=shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas")
     parser.add_argument("--json", action="store_true", help="one JSON object per kernel")
     parser.add_argument("--quick", action="store_true",
-                        help="f16 attention at pages 1 and 16 and the data ops only")
+                        help="f16 attention at pages 1 and 16, MLA at 64 heads and the "
+                             "data ops only")
     parser.add_argument("--search-steps", type=int, default=6,
                         help="iterations of a loop nested in a data op's main loop "
                              "(the batch-row search: log2(batch), 6 for batch 64)")

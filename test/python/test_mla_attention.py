@@ -12,9 +12,11 @@ scores and the values): several rows per sequence, output slices that
 straddle v_head_size, clauses, and long contexts split over the workspace
 (the merge kernel checked to run); at head sizes of 64, 128 and 256 the
 tensor-core kernels, which read p.V's fragments from the K tiles; at 576
-the tensor-core decode kernel at 32, 64 and 128 heads (one, two and four
-blocks per row)."""
+the tensor-core decode kernel at 32, 64 and 128 heads (blocks of up to 64
+heads: one block per row at 32 and 64 heads, two at 128; four blocks of 32
+at 128 heads with ALiBi and sinks), in three thread orders."""
 
+import functools
 import json
 
 import numpy as np
@@ -28,9 +30,10 @@ from attention_checks import assert_close, clause_operands  # noqa: E402
 
 
 def run(config, v_head_size, lengths, new, clauses, seed, scale=0.125,
-        target=kvcache.CPUModule, workspace=0):
+        target=kvcache.CPUModule, workspace=0, with_lse=True):
     """(out, lse) of the compiled function (on `target`; with a workspace of
-    `workspace` floats) and of the reference over a random latent cache with
+    `workspace` floats; without `with_lse`, a function without lse, whose lse
+    is the reference's) and of the reference over a random latent cache with
     `lengths` cached and `new` rows per sequence."""
     rng = np.random.default_rng(seed)
     cache = testing.random_cache(config, lengths, new, rng)
@@ -46,14 +49,14 @@ def run(config, v_head_size, lengths, new, clauses, seed, scale=0.125,
         q, cache.key_cache(1), offsets, out, scale, v_head_size, lse=lse,
         **attributes, **operands)
     ir = builders.mla_attention_ragged(
-        config, v_head_size, "attention", scale=scale, lse=True,
+        config, v_head_size, "attention", scale=scale, lse=with_lse,
         workspace=workspace > 0, sinks="sinks" in operands,
         alibi="alibi" in operands, **attributes)
     scratch = [np.zeros(workspace, np.float32)] if workspace else []
     target(ir, checked=True).attention(
         *cache.arguments(), 1, q, offsets, out, *scratch, *operands.values(),
-        lse)
-    return (out, lse), expected
+        *([lse] if with_lse else []))
+    return (out, lse if with_lse else expected[1]), expected
 
 
 def latent(dtype, q_heads, page_size, head_size=48, **kwargs):
@@ -116,7 +119,9 @@ def test_builder_refuses_the_wrong_cache():
 # query heads as M rows; several rows of a sequence: query tiles), p.V read
 # from the K tiles; DeepSeek's 576 / 512 the decode kernel with q's dims
 # split over the warps of each 16-head tile, at 32 heads in one block per
-# row, at 128 in four (32 heads each, several rows of a sequence).
+# row, at 128 with ALiBi and sinks in four (blocks of 32 heads: those
+# clauses leave a block of 64 too few registers; several rows of a
+# sequence).
 GPU_CASES = [
     ("f32", 16, 4, 48, 40, {}, [0, 9, 37], [3, 1, 4]),
     ("bf16", 128, 1, 64, 48, {"sinks": True, "window": 5}, [5, 40], [1, 2]),
@@ -143,7 +148,7 @@ def test_emulated_gpu_against_the_reference(dtype, q_heads, page_size,
 
 
 def test_emulated_gpu_splits_a_long_context(tmp_path, monkeypatch):
-    # DeepSeek's rows at 64 heads (two blocks of 32 per row), a context of
+    # DeepSeek's rows at 64 heads (one block of 64 per row), a context of
     # 600 split over the workspace: the attention kernel writes partial
     # states, the merge kernel combines them (both in the launch profile).
     profile = tmp_path / "profile.jsonl"
@@ -159,7 +164,57 @@ def test_emulated_gpu_splits_a_long_context(tmp_path, monkeypatch):
     assert any("attention_merge" in name for name in names), names
     grid = next(launch["grid"] for launch in launches
                 if "mla_attention_ragged" in launch["kernel"])
-    assert grid[1:] == [2, 2], grid
+    assert grid[1:] == [1, 2], grid
+
+
+# DeepSeek's latent rows above 32 heads: blocks of 64 heads (four 16-head
+# tiles of 2 warps each, 8 warps), one per row at 64 heads, two at 128,
+# each reading the latent rows once; on sm_90 q's fragments from 8-byte
+# loads traded within each quad, on sm_80 from 4-byte loads. (q heads,
+# page size, cached, new rows, workspace, thread order, chip): contexts of
+# 1 to ~300 tokens, 1-4 query rows per sequence; one context past
+# keys-per-split (512), so that the workspace takes 2 splits and the merge
+# kernel runs. Without lse on sm_80, where lse takes blocks of 32 heads.
+WIDE_CASES = [
+    (64, 64, [0, 300, 37], [1, 4, 2], False, "forward", "sm_90"),
+    (64, 1, [120, 5], [2, 1], True, "reverse", "sm_90"),
+    (128, 64, [9, 250], [3, 1], False, "random:7", "sm_90"),
+    (128, 1, [530, 0], [1, 4], True, "random:11", "sm_90"),
+    (64, 64, [200, 0], [2, 3], False, "reverse", "sm_80"),
+]
+
+
+@pytest.mark.parametrize("q_heads, page_size, lengths, new, workspace, order, "
+                         "chip", WIDE_CASES, ids=lambda c: str(c))
+def test_emulated_gpu_blocks_of_64_heads(q_heads, page_size, lengths, new,
+                                         workspace, order, chip, tmp_path,
+                                         monkeypatch):
+    profile = tmp_path / "profile.jsonl"
+    monkeypatch.setenv("KVCACHE_EMU_PROFILE", str(profile))
+    monkeypatch.setenv("KVCACHE_EMU_ORDER", order)
+    config = latent("bf16", q_heads, page_size, head_size=576)
+    got, expected = run(config, 512, lengths, new, {}, seed=q_heads + page_size,
+                        scale=576 ** -0.5,
+                        target=functools.partial(kvcache.EmulatedGPUModule,
+                                                 chip=chip),
+                        workspace=(1 << 21) if workspace else 0,
+                        with_lse=chip != "sm_80")
+    assert_close(got, expected, "bf16")
+    launches = [json.loads(line) for line in profile.read_text().splitlines()]
+    main = next(launch for launch in launches
+                if "mla_attention_ragged" in launch["kernel"])
+    blocks = q_heads // 64
+    splits = 2 if max(lengths) > 512 and workspace else 1
+    assert main["block"] == [256, 1, 1], main
+    assert main["grid"][1:] == [blocks, splits], main
+    assert any("attention_merge" in launch["kernel"]
+               for launch in launches) == (splits > 1)
+    # Each block copies the latent rows its row's split sees once (whole
+    # steps of 16 keys, zero-filled past the end): row i of a sequence with
+    # c cached tokens sees c + i + 1 keys.
+    steps = sum(splits * -(-(-(-(c + i + 1) // splits)) // 16)
+                for c, n in zip(lengths, new) for i in range(n))
+    assert main["cp_async_bytes"] <= blocks * steps * 16 * 576 * 2, main
 
 
 def test_argument_checks_name_the_short_out():

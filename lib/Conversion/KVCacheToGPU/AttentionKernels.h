@@ -84,7 +84,7 @@ struct AttentionPlan {
   /// Blocks that share a KV head's group in the decode kernel (grid y is
   /// kvHeads * headBlocks): block y takes query heads [y * blockHeads(),
   /// + blockHeads()) of KV head y / headBlocks. More than 1 when the
-  /// group's tiles do not fit one block (MLA's latent rows above 32 heads:
+  /// group's tiles do not fit one block (MLA's latent rows above 64 heads:
   /// each block reads the latent rows for its heads).
   int64_t headBlocks = 1;
   /// Query heads of one block: group / headBlocks.
@@ -109,6 +109,11 @@ struct AttentionPlan {
   /// its headSize / dSplit dims, and the warps of the tile sum them through
   /// shared memory.
   bool splitScores = false;
+  /// splitScores on sm_90 and newer, q's rows allowing 8-byte accesses:
+  /// q's A fragments come from 8-byte loads traded within each quad (whole
+  /// 32-byte sectors) instead of 4-byte loads (on sm_80 the block of 64
+  /// heads spilled 8 bytes with them).
+  bool quadQueries = false;
   /// Warps that share q's dims: dSplit when splitScores, else 1.
   int64_t scoreSplit() const { return splitScores ? dSplit : 1; }
   /// Shared-memory stages of K and of V (a power of two >= 2): while step s

@@ -11,13 +11,14 @@
 //
 // - Block (row, KV head, split), or (row, block of a KV head's group,
 //   split) when the group takes several blocks (plan.headBlocks, MLA above
-//   32 heads: each block reads the latent rows); warp w handles the
+//   64 heads: each block reads the latent rows); warp w handles the
 //   16-head tile w / dSplit and output columns [(w % dSplit) * D /
 //   dSplit, ...) of it.
 //   Every warp of a tile computes the tile's scores S = Q K^T itself
 //   (cheap on tensor cores), so warps never exchange softmax state; at
-//   MLA's 576 (splitScores) each over a quarter of q's dims, the four
-//   partial scores summed through shared memory.
+//   MLA's 576 (splitScores) each over its 1 / dSplit of q's dims (a
+//   quarter, or half in blocks of 33-64 heads), the partial scores summed
+//   through shared memory.
 // - A step streams keysPerStep keys of K and of V (8 KiB each; 4 KiB in
 //   the 4-stage plan of one warp per tile) into shared memory with
 //   cp.async through `stages` buffers, K and V in separate groups: the
@@ -111,7 +112,8 @@ TensorCoreAttention::TensorCoreAttention(GPUKernel &kernel,
         addBuffer({plan.mTiles * plan.dSplit, plan.keysPerStep / 8, 32, 4},
                   k.b.getF32Type());
     // One block per SM is enough (.minnctapersm 1): without it ptxas
-    // (sm_90) capped the 4-warp kernel at 168 registers and spilled.
+    // (sm_90) capped the 4-warp kernel at 168 registers and spilled; the
+    // 8 warps of a 64-head block take all 255.
     kernel.getFunction()->setAttr("nvvm.minctasm", k.b.getI32IntegerAttr(1));
   }
   if (plan.stageQueries)

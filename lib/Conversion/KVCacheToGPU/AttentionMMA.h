@@ -87,6 +87,10 @@ private:
                       const TileState &state, bool masked);
   /// The lane's A fragments of q, one per 16 columns of the head.
   SmallVector<SmallVector<Value>> loadQueries(const TileRows &rows);
+  /// plan.quadQueries: the A fragment of q's columns [16 kk, + 16) of the
+  /// warp's share, from 8-byte loads traded within each quad.
+  SmallVector<Value> loadQueryFragmentByQuads(const TileRows &rows,
+                                              int64_t kk);
   /// Copies q into shared memory (sharedQ), zero rows past the tile.
   void stageQueries(const TileRows &rows);
   /// The ragged row and query head of M row `m` (an index) of the tile at

@@ -39,6 +39,10 @@ TensorCoreAttention::loadQueries(const TileRows &rows) {
   for (int r = 0; r < 2; ++r)
     rotary[r] = rope.rotaryPosition(rows.row[r], rows.position[r]);
   for (int64_t kk = 0; kk < plan.headSize / (16 * plan.scoreSplit()); ++kk) {
+    if (plan.quadQueries) {
+      fragments.push_back(loadQueryFragmentByQuads(rows, kk));
+      continue;
+    }
     SmallVector<Value> fragment;
     for (auto [r, columnOffset] :
          {std::pair<int, int64_t>{0, 0}, {1, 0}, {0, 8}, {1, 8}}) {
@@ -53,6 +57,49 @@ TensorCoreAttention::loadQueries(const TileRows &rows) {
     fragments.push_back(fragment);
   }
   return fragments;
+}
+
+SmallVector<Value>
+TensorCoreAttention::loadQueryFragmentByQuads(const TileRows &rows,
+                                              int64_t kk) {
+  // Each lane loads 8 bytes, columns 4 tig .. 4 tig + 3 of its row (a
+  // warp's load: 8 rows x 32 bytes, whole sectors, where the fragment's
+  // 4-byte pairs would touch half of each), and the quad trades them into
+  // the fragment: columns 2 tig, 2 tig + 1 are word tig % 2 of the quad's
+  // lane tig / 2, columns 8 + 2 tig, 9 + 2 tig of its lane 2 + tig / 2.
+  auto quadType = VectorType::get({4}, plan.mmaType);
+  auto wordsType = VectorType::get({2}, k.b.getI32Type());
+  Value zero = k.splatConstant(quadType, 0);
+  Value column = k.add(k.add(firstDim, k.mul(tig, k.index(4))),
+                       k.index(16 * kk));
+  Value odd = k.eq(k.remu(tig, k.index(2)), k.index(1));
+  SmallVector<Value> fragment(4);
+  for (int r = 0; r < 2; ++r) {
+    Value quad = vector::LoadOp::create(
+        k.b, k.loc, quadType, q, ValueRange{rows.row[r], rows.head[r], column},
+        /*nontemporal=*/false, llvm::Align(8));
+    Value words = vector::BitCastOp::create(
+        k.b, k.loc, wordsType, k.select(rows.valid[r], quad, zero));
+    for (int64_t half = 0; half < 2; ++half) {
+      Value source = k.toI32(k.add(
+          k.mul(groupId, k.index(4)),
+          k.add(k.divu(tig, k.index(2)), k.index(2 * half))));
+      Value traded[2];
+      for (int64_t w = 0; w < 2; ++w)
+        traded[w] = gpu::ShuffleOp::create(
+                        k.b, k.loc,
+                        vector::ExtractOp::create(k.b, k.loc, words,
+                                                  ArrayRef<int64_t>{w}),
+                        source, k.i32(32), gpu::ShuffleMode::IDX)
+                        .getShuffleResult();
+      Value word = k.select(odd, traded[1], traded[0]);
+      fragment[2 * half + r] = vector::BitCastOp::create(
+          k.b, k.loc, pairType,
+          vector::FromElementsOp::create(
+              k.b, k.loc, VectorType::get({1}, k.b.getI32Type()), word));
+    }
+  }
+  return fragment;
 }
 
 void TensorCoreAttention::stageQueries(const TileRows &rows) {

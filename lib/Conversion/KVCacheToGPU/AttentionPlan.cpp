@@ -29,13 +29,30 @@ constexpr int64_t kMaxHeadsPerPass = 8;
 /// The smallest GQA group the tensor-core kernel takes (docs/Design.md).
 constexpr int64_t kMinTensorCoreGroup = 1;
 /// Registers per thread the tensor-core plan may estimate (more: CUDA
-/// cores, which take the group in passes).
+/// cores, which take the group in passes); the split-scores plan, one block
+/// per SM (.minnctapersm 1), may take all 255.
 constexpr int64_t kMaxTensorCoreRegisters = 224;
+constexpr int64_t kMaxSplitScoreRegisters = 255;
 /// Query heads of one block of the split-scores plan (MLA's latent rows):
-/// two 16-head tiles' partial scores next to two stages of 16 latent rows
-/// take 45,568 of 48 KiB of shared memory, four tiles' 53,760
-/// (docs/Design.md). Larger groups take several blocks (plan.headBlocks).
-constexpr int64_t kMaxSplitScoreHeads = 32;
+/// four 16-head tiles of 2 warps each (8 warps' partial scores next to two
+/// stages of 16 latent rows: 45,568 of 48 KiB of shared memory,
+/// docs/Design.md), or two tiles of 4 warps where the clauses leave four
+/// tiles too few registers (getMaxSplitScoreHeads). Larger groups take
+/// several blocks (plan.headBlocks).
+constexpr int64_t kMaxSplitScoreHeads = 64;
+
+/// The most query heads of a split-scores block for `op`'s clauses on
+/// `chip`: a block of 64 heads takes all 255 registers, and ptxas spilled
+/// 4-36 bytes (with q's 4-byte loads) with a soft cap and lse, a sink, or
+/// ALiBi and a soft cap (sm_90), and on sm_80 also with ALiBi, a window, a
+/// chunk or lse alone. Those clauses (softcap, ALiBi and sinks anywhere)
+/// take blocks of 32.
+int64_t getMaxSplitScoreHeads(AttentionOpInterface op, StringRef chip) {
+  bool spills = op.getSinks() || op.getAlibi() || op.getSoftcap();
+  if (getChipVersion(chip) < 90)
+    spills = spills || op.getWindow() || op.getChunk() || op.getLse();
+  return spills ? kMaxSplitScoreHeads / 2 : kMaxSplitScoreHeads;
+}
 
 /// Registers per thread of the tensor-core kernel: q's A fragments held
 /// across the key loop (headSize / 4, or its share of `scoreSplit` warps;
@@ -102,19 +119,20 @@ int64_t planKeyValueBuffers(AttentionPlan &plan, int64_t warps,
 /// Turns `plan` into the tensor-core plan when the attention qualifies: f16
 /// or bf16 mma operands (getMmaType), sm_80 or newer, head_size 64, 128 or
 /// 256 (or MLA's 576 in the decode kernel, q's dims split over the warps
-/// of a tile: plan.splitScores, in blocks of at most kMaxSplitScoreHeads
+/// of a tile: plan.splitScores, in blocks of at most `maxSplitHeads`
 /// heads), a group of at most 256 heads, the registers within
-/// kMaxTensorCoreRegisters; over a quantized cache, every thread copies
-/// codes each step. With `tileRows` > 1, the query-tile plan: the M rows
-/// are (row, head) pairs of `tileRows` rows of one sequence (`causal`: the
-/// attention's mask, for its keys per step).
+/// kMaxTensorCoreRegisters (kMaxSplitScoreRegisters); over a quantized
+/// cache, every thread copies codes each step. With `tileRows` > 1, the
+/// query-tile plan: the M rows are (row, head) pairs of `tileRows` rows of
+/// one sequence (`causal`: the attention's mask, for its keys per step).
 bool planTensorCores(AttentionPlan &plan, const GPUKernelTarget &target,
-                     int64_t scaleGroup, int64_t tileRows, bool causal) {
+                     int64_t scaleGroup, int64_t tileRows, bool causal,
+                     int64_t maxSplitHeads) {
   Type mmaType = getMmaType(plan, scaleGroup);
   // DeepSeek's latent rows (576 = 512 + 64), whose values are the keys:
   // neither q nor, next to two stages of K, q in shared memory fits (its 16
-  // rows take 18 KiB), so each of the 4 warps of a tile holds a quarter of
-  // q's dims (docs/Design.md).
+  // rows take 18 KiB), so each of the 4 (2) warps of a tile holds a quarter
+  // (half) of q's dims (docs/Design.md).
   bool splitScores =
       plan.headSize == 576 && plan.sharesKeyTiles() && tileRows == 1;
   if (!target.tensorCores || !mmaType || getChipVersion(target.chip) < 80 ||
@@ -127,15 +145,19 @@ bool planTensorCores(AttentionPlan &plan, const GPUKernelTarget &target,
   int64_t mTiles, dSplit, keysPerStep, stages = 2, headBlocks = 1;
   if (tileRows == 1) {
     // The fewest blocks that split the group evenly, each within
-    // kMaxSplitScoreHeads.
+    // maxSplitHeads.
     while (splitScores && (plan.group % headBlocks != 0 ||
-                           plan.group / headBlocks > kMaxSplitScoreHeads))
+                           plan.group / headBlocks > maxSplitHeads))
       ++headBlocks;
     mTiles =
         llvm::PowerOf2Ceil(llvm::divideCeil(plan.group / headBlocks, 16));
     // Four warps per block when the group is small: they share the tile's
-    // output columns.
-    dSplit = splitScores ? 4 : std::max<int64_t>(1, 4 / mTiles);
+    // output columns. Split scores: 8 warps (4 at 16 heads), each with a
+    // quarter of q's dims and 128 output columns of a tile, or, of four
+    // tiles (33-64 heads), half of them (72 + 128 registers: 16 warps of
+    // 128 registers spilled, docs/Design.md).
+    dSplit = splitScores ? 8 / std::max<int64_t>(mTiles, 2)
+                         : std::max<int64_t>(1, 4 / mTiles);
     // 8 KiB of K (and of V) per step, at most 32 keys (64 keys of a head
     // of 64 spilled).
     keysPerStep =
@@ -204,8 +226,8 @@ bool planTensorCores(AttentionPlan &plan, const GPUKernelTarget &target,
       dSplit > 1 && !splitScores && kvBytes + queryBytes <= sharedLimit;
   if (warps > 16 || kvBytes > sharedLimit ||
       estimateTensorCoreRegisters(plan.headSize, plan.valueSize, dSplit,
-                                  keysPerStep, stageQueries,
-                                  scoreSplit) > kMaxTensorCoreRegisters)
+                                  keysPerStep, stageQueries, scoreSplit) >
+          (splitScores ? kMaxSplitScoreRegisters : kMaxTensorCoreRegisters))
     return false;
   plan.tensorCores = true;
   plan.mmaType = mmaType;
@@ -330,13 +352,19 @@ attention::makeAttentionPlans(AttentionOpInterface op,
   if (plan.valueSize != plan.headSize && plan.dequantize)
     return plans;
   bool causal = !op.getNoncausal();
-  planTensorCores(plans.decode, target, scaleGroup, /*tileRows=*/1, causal);
+  int64_t maxSplitHeads = getMaxSplitScoreHeads(op, target.chip);
+  planTensorCores(plans.decode, target, scaleGroup, /*tileRows=*/1, causal,
+                  maxSplitHeads);
+  plans.decode.quadQueries = plans.decode.splitScores &&
+                             getChipVersion(target.chip) >= 90 &&
+                             getAccessAlignment(8, rowWidth * rowBytes) == 8;
   // The query-tile kernel, when a tile holds more than one row: M rows of
   // 128 (64 at head 256, whose output columns take twice the registers).
   int64_t tileHeight = plan.headSize > 128 ? 64 : 128;
   int64_t tileRows = tileHeight / plan.group;
   if (plans.decode.tensorCores && tileRows > 1 &&
-      planTensorCores(plan, target, scaleGroup, tileRows, causal))
+      planTensorCores(plan, target, scaleGroup, tileRows, causal,
+                      maxSplitHeads))
     plans.queryTiles = plan;
   return plans;
 }

@@ -1,4 +1,5 @@
 // RUN: kvcache-opt %s -split-input-file -convert-kvcache-to-gpu -canonicalize -cse | FileCheck %s
+// RUN: kvcache-opt %s -split-input-file -convert-kvcache-to-gpu=chip=sm_80 -canonicalize -cse | FileCheck %s --check-prefix=SM80
 // RUN: kvcache-opt %s -split-input-file -convert-kvcache-to-gpu=tensor-cores=false | FileCheck %s --check-prefix=OFF
 // RUN: kvcache-opt %s -split-input-file -convert-kvcache-to-gpu=chip=sm_75 | FileCheck %s --check-prefix=OFF
 
@@ -242,24 +243,53 @@ func.func @fp8_token_head(%q: memref<?x16x128xf16>, %k: !t, %v: !t, %offsets: me
 
 // -----
 
-// DeepSeek's latent rows (576 = 512 + 64) at 128 query heads: four blocks
-// per (row, latent head), 32 heads (2 tiles of 4 warps, q's dims split
-// over a tile's warps) each. Block y reads latent head y / 4 and q's heads
-// from 32 y.
+// DeepSeek's latent rows (576 = 512 + 64) at 128 query heads: two blocks
+// per (row, latent head), 64 heads (4 tiles of 2 warps, q's dims split
+// over a tile's warps) each, on sm_90 and sm_80. Block y reads latent head
+// y / 2 and q's heads from 64 y.
 !mla = !kvcache.paged_cache<bf16, num_heads = 1, head_size = 576, page_size = 64, mla = true>
 // CHECK-LABEL: func.func @mla128(
-// CHECK: gpu.launch_func @kvcache_kernels::@mla128_mla_attention_ragged blocks in (%{{.*}}, %c4, %c1) threads in (%c256, %c1, %c1)
+// CHECK: gpu.launch_func @kvcache_kernels::@mla128_mla_attention_ragged blocks in (%{{.*}}, %c2, %c1) threads in (%c256, %c1, %c1)
 // CHECK-LABEL: gpu.func @mla128_mla_attention_ragged(
 // CHECK-SAME: workgroup(%{{.*}} : memref<2x16x584xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<8x2x32x4xf32, #gpu.address_space<workgroup>>)
 // CHECK: %[[Y:.*]] = gpu.block_id  y
-// CHECK: %[[LATENT:.*]] = arith.divui %[[Y]], %c4 : index
-// CHECK: %[[FIRST:.*]] = arith.muli %[[Y]], %c32 : index
+// CHECK: %[[LATENT:.*]] = arith.divui %[[Y]], %c2 : index
+// CHECK: %[[FIRST:.*]] = arith.muli %[[Y]], %c64 : index
 // CHECK: %[[HEAD:.*]] = arith.addi %[[FIRST]], %{{.*}} : index
 // CHECK: vector.load %arg0[%{{.*}}, %[[HEAD]], %{{.*}}] {{.*}} : memref<?x128x576xbf16>
 // CHECK: kvcache.tile %arg1[%{{.*}}, %{{.*}}, %[[LATENT]]]
+// SM80-LABEL: func.func @mla128(
+// SM80: gpu.launch_func @kvcache_kernels::@mla128_mla_attention_ragged blocks in (%{{.*}}, %c2, %c1) threads in (%c256, %c1, %c1)
 func.func @mla128(%q: memref<?x128x576xbf16>, %k: !mla, %offsets: memref<?xi32>,
                   %out: memref<?x128x512xbf16>) {
   kvcache.mla_attention_ragged %q, %k, %offsets, %out {scale = 0.0721688 : f32, v_head_size = 512 : i64}
       : memref<?x128x576xbf16>, !mla, memref<?xi32>, memref<?x128x512xbf16>
+  return
+}
+
+// -----
+
+// Clauses that leave a block of 64 heads too few registers take blocks of
+// 32 (2 tiles of 4 warps): a soft cap anywhere; a window on sm_80, where
+// sm_90 keeps one block of 64 heads.
+!mla = !kvcache.paged_cache<bf16, num_heads = 1, head_size = 576, page_size = 64, mla = true>
+// CHECK-LABEL: func.func @mla128_capped(
+// CHECK: gpu.launch_func @kvcache_kernels::@mla128_capped_mla_attention_ragged blocks in (%{{.*}}, %c4, %c1) threads in (%c256, %c1, %c1)
+// CHECK-LABEL: func.func @mla64_window(
+// CHECK: gpu.launch_func @kvcache_kernels::@mla64_window_mla_attention_ragged blocks in (%{{.*}}, %c1, %c1) threads in (%c256, %c1, %c1)
+// SM80-LABEL: func.func @mla128_capped(
+// SM80: gpu.launch_func @kvcache_kernels::@mla128_capped_mla_attention_ragged blocks in (%{{.*}}, %c4, %c1) threads in (%c256, %c1, %c1)
+// SM80-LABEL: func.func @mla64_window(
+// SM80: gpu.launch_func @kvcache_kernels::@mla64_window_mla_attention_ragged blocks in (%{{.*}}, %c2, %c1) threads in (%c256, %c1, %c1)
+func.func @mla128_capped(%q: memref<?x128x576xbf16>, %k: !mla, %offsets: memref<?xi32>,
+                         %out: memref<?x128x512xbf16>) {
+  kvcache.mla_attention_ragged %q, %k, %offsets, %out {scale = 0.0721688 : f32, v_head_size = 512 : i64, softcap = 30.0 : f32}
+      : memref<?x128x576xbf16>, !mla, memref<?xi32>, memref<?x128x512xbf16>
+  return
+}
+func.func @mla64_window(%q: memref<?x64x576xbf16>, %k: !mla, %offsets: memref<?xi32>,
+                        %out: memref<?x64x512xbf16>) {
+  kvcache.mla_attention_ragged %q, %k, %offsets, %out {scale = 0.0721688 : f32, v_head_size = 512 : i64, window = 128 : i64}
+      : memref<?x64x576xbf16>, !mla, memref<?xi32>, memref<?x64x512xbf16>
   return
 }
