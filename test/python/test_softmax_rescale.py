@@ -6,8 +6,9 @@ made to grow along the keys (the branch taken every step or two, the
 probabilities up to 2^8 in f16 and bf16 between), to fall (taken at the
 first step only) and to jump at one late key, on the query-tile kernel (64
 and 32 keys a step), the decode kernel (with a workspace: the partial
-states keep the max they used) and MLA's 576/512 decode kernel, on the
-emulated GPU against the reference."""
+states keep the max they used; over an fp8 cache, whose kernel rescales
+after the probabilities are packed) and MLA's 576/512 decode kernel, on
+the emulated GPU against the reference."""
 
 import json
 
@@ -18,6 +19,7 @@ pytest.importorskip("kvcache._kvcache")
 
 import kvcache  # noqa: E402
 from kvcache import CacheConfig, builders, dtypes, reference, testing  # noqa: E402
+from kvcache.dtypes import MAX_FINITE, quantize, storage_dtype  # noqa: E402
 from attention_checks import assert_close  # noqa: E402
 
 LAYER = 1
@@ -42,6 +44,21 @@ def shape_scores(cache, q, lengths, dim, profile, dtype):
             view.row(b, t)[:, dim] = dtypes.from_float32(
                 np.float32(profile(t)), dtype)
     q[..., dim] = dtypes.from_float32(np.float32(1), dtype)
+
+
+def shape_quantized_scores(cache, q, lengths, dim, profile, dtype):
+    """shape_scores over a cache with token_head scales: each key row
+    requantized with the scale of its new amax."""
+    view = cache.key_cache(LAYER)
+    for b, length in enumerate(lengths):
+        for t in range(length):
+            values = view.values(b, t).copy()
+            values[:, dim] = profile(t)
+            scales = np.abs(values).max(axis=1) / np.float32(MAX_FINITE[dtype])
+            view.scale_row(b, t)[:] = scales
+            view.row(b, t)[:] = quantize(values, dtype, scales[:, None]).view(
+                storage_dtype(dtype))
+    q[..., dim] = dtypes.from_float32(np.float32(1), "f16")
 
 
 def launch(module, args, monkeypatch, tmp_path):
@@ -124,3 +141,36 @@ def test_mla_latent_rows_against_the_reference(profile, monkeypatch,
                      monkeypatch, tmp_path)
     assert kernels == ["attention_mla_attention_ragged"]
     assert_close((out, lse), expected, "bf16")
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_quantized_decode_against_the_reference(profile, monkeypatch,
+                                                tmp_path):
+    # fp8 K/V with token_head scales, f16 q: the decode kernel dequantizes
+    # in the loop and rescales after the probabilities are packed.
+    config = CacheConfig("f8E4M3FN", num_heads=2, head_size=64, page_size=16,
+                         num_layers=2, q_heads=8, scales="token_head",
+                         rows_dtype="f16")
+    rng = np.random.default_rng(len(profile))
+    cached, new = [700, 77], [1, 1]
+    cache = testing.random_cache(config, cached, new, rng)
+    offsets = testing.row_offsets(new)
+    q = testing.random_rows(rng, 2, 8, 64, "f16")
+    shape_quantized_scores(cache, q, [701, 78], 0, PROFILES[profile],
+                           "f8E4M3FN")
+    out = np.zeros_like(q)
+    lse = np.full((2, 8), 7, np.float32)
+    expected = reference.attention_ragged(
+        q, cache.key_cache(LAYER), cache.value_cache(LAYER), offsets,
+        np.zeros_like(q), SCALE, lse=np.zeros_like(lse))
+    module = kvcache.EmulatedGPUModule(builders.attention_ragged(
+        config, "attention", scale=SCALE, workspace=True, lse=True))
+    assert "__kvemu_mma" in str(module.lowered)   # the tensor-core kernel
+    workspace = np.zeros(2 * 8 * 66 * 4, np.float32)
+    kernels = launch(module, (*cache.arguments(), LAYER, q, offsets, out,
+                              workspace, lse), monkeypatch, tmp_path)
+    assert kernels == ["attention_attention_ragged",
+                       "attention_attention_merge"]
+    # The kernel rounds the dequantized K/V to f16 before its mma (as
+    # test_attention_variants' quantized cases): lse within 1e-3.
+    assert_close((out, lse), expected, "f16", lse_tolerance=1e-3)
