@@ -364,22 +364,28 @@ def _static_model(build, lines):
               "kernels: the key loops are the same without):", "",
               "| kernel | key loop PTX instructions | mma.sync | instructions per mma.sync "
               "| rows of an mma tile that hold queries | per mma.sync of 16 query rows "
-              "(target <= 4) | stages in flight (target >= 2) | registers | spill bytes |",
-              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+              "(target <= 4) | the same without the rescale (common path) "
+              "| stages in flight (target >= 2) | registers | spill bytes |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for name, useful in (("prefill_attention_ragged", min(GROUP, 16)),
                          ("prefill_attention_tiles", 16)):
         row = rows.get(name)
         mma = row.get("mma_per_iteration", 0) if row else 0
         if not mma:
-            lines.append(f"| {name} | not measured: no key loop with mma.sync | | | | | | | |")
+            lines.append(f"| {name} | not measured: no key loop with mma.sync | | | | | | | | |")
             continue
         per_mma = row["loop_instructions"] / mma
+        common = row.get("common_path_instructions", row["loop_instructions"]) / mma
         lines.append(f"| {name} | {row['loop_instructions']} | {mma} | {per_mma:.1f} | "
                      f"{useful} of 16 | {per_mma * 16 / useful:.1f} | "
+                     f"{common * 16 / useful:.1f} | "
                      f"{row['stages_in_flight']:g} | {row['registers']} | "
                      f"{row['spill_bytes']} |")
     lines += ["", "A prefill row runs the query-tile kernel (its tile's 128 M rows are 32 "
-              "rows x 4 heads); the decode kernel's row is for comparison. Stages in "
+              "rows x 4 heads); the decode kernel's row is for comparison. The key loop "
+              "counts the rescale of the output, which a step skips unless a row's max "
+              "grows by more than 2^8 (the first step of a tile, then rarely: the common "
+              "path). Stages in "
               "flight count the K/V steps whose copies are pending while a step computes "
               "(model.py: the wait's pending groups over the groups of a step).", ""]
 

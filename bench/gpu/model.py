@@ -25,7 +25,16 @@ the ptxas report
   query heads per pass; the tensor-core kernel, recognised by its mma.sync,
   makes one pass);
 - the mma.sync of the main loop (`mma_per_iteration` in --json; the
-  tensor-core kernels), for instructions per mma.sync (bench/prefill.py);
+  tensor-core kernels), for instructions per mma.sync (bench/prefill.py;
+  `instructions_per_mma`);
+- the tensor-core kernels' conditional rescale: their online softmax
+  rescales the output only in a step where a row's max grows by more than
+  2^8 (blocks behind branches, recognised by their ex2.approx without
+  copies, barriers or mma.sync). The loop's instructions count them (the
+  path with the rescale: a step that rescales, the first of every tile
+  among them), even where LLVM placed a block after the loop;
+  `common_path_instructions` and `common_path_per_mma` are those of the
+  steps that skip it (the common path when the max settles);
 - registers, spills, static shared memory, threads per block, and from them
   blocks per SM (sm_90: 64 K registers allocated per warp in units of 256,
   64 warps, 32 blocks, 228 KB shared memory with 1 KB reserved per block);
@@ -48,6 +57,8 @@ for the attention key loop the two counts were within 3% (233 vs 239).
     /usr/bin/python3 bench/gpu/model.py --build build --check bench/gpu/model-limits.json
     /usr/bin/python3 bench/gpu/model.py --rows rows.jsonl --check LIMITS.json
                                   # the figures of an earlier --json run
+    /usr/bin/python3 bench/gpu/model.py --build build --tile-configs
+                                  # the query-tile plans' key loops per mma.sync
 """
 
 import argparse
@@ -71,16 +82,21 @@ ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2}
 # The kernels modelled
 # ---------------------------------------------------------------------------
 
-def attention_function(name, dtype, kv_heads, group, page_size, head_size=128):
-    """A decode attention with a workspace (so the host may split)."""
+def attention_function(name, dtype, kv_heads, group, page_size, head_size=128,
+                       noncausal=False, scales=None, rows_dtype=None):
+    """A decode attention with a workspace (so the host may split); a cache
+    of `dtype` codes with `scales` (e.g. token_head) and rows of
+    `rows_dtype` when given."""
     q_heads = kv_heads * group
+    quantized = f", scales = {scales}" if scales else ""
     cache = (f"!kvcache.paged_cache<{dtype}, num_heads = {kv_heads}, head_size = "
-             f"{head_size}, page_size = {page_size}>")
-    rows = f"memref<?x{q_heads}x{head_size}x{dtype}>"
+             f"{head_size}, page_size = {page_size}{quantized}>")
+    rows = f"memref<?x{q_heads}x{head_size}x{rows_dtype or dtype}>"
+    mask = ", noncausal" if noncausal else ""
     return (f"func.func @{name}(%q: {rows}, %k: {cache}, %v: {cache}, %offsets: memref<?xi32>, "
             f"%out: {rows}, %ws: memref<?xf32>) {{\n"
             f"  kvcache.attention_ragged %q, %k, %v, %offsets, %out, %ws {{scale = "
-            f"{1 / math.sqrt(head_size)!r} : f32}}\n"
+            f"{1 / math.sqrt(head_size)!r} : f32{mask}}}\n"
             f"      : {rows}, {cache}, {cache}, memref<?xi32>, {rows}, memref<?xf32>\n"
             f"  return\n}}\n")
 
@@ -135,6 +151,44 @@ def attention_configs():
                 name = f"attention_{dtype}_group{group}_page{page_size}"
                 configs.append((name, dtype, kv_heads, group, page_size))
     return configs
+
+
+def tile_configs():
+    """(name, chip, attention_function arguments): the query-tile kernel's
+    plans (bench/report.md 11.4), bf16 at head 128, GQA 4, causal, page 16
+    on sm_90 (64 keys a step) but for the argument named: the plans of 32
+    keys a step (GQA 1 and 16, noncausal, head 256, an fp8 cache with
+    token_head scales, sm_80)."""
+    base = {"dtype": "bf16", "kv_heads": 8, "group": 4, "page_size": 16}
+    return [(name, chip, {**base, **changes}) for name, chip, changes in (
+        ("gqa4", "sm_90", {}),
+        ("gqa1", "sm_90", {"group": 1}),
+        ("gqa16", "sm_90", {"group": 16, "kv_heads": 2}),
+        ("noncausal", "sm_90", {"noncausal": True}),
+        ("head256", "sm_90", {"head_size": 256}),
+        ("fp8", "sm_90", {"dtype": "f8E4M3FN", "scales": "token_head",
+                          "rows_dtype": "bf16"}),
+        ("sm80", "sm_80", {}))]
+
+
+def tile_table(build, ptxas):
+    """Markdown: the key loops of tile_configs(), per mma.sync."""
+    lines = ["| plan | chip | kernel | loop instructions (common path) | mma.sync "
+             "| per mma.sync | common path per mma.sync | registers | spill bytes |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for chip in sorted({c[1] for c in tile_configs()}, reverse=True):
+        configs = [c for c in tile_configs() if c[1] == chip]
+        text = "".join(attention_function(name, **args) for name, _, args in configs)
+        for row in model(build, ptxas, text, {}, 6, chip):
+            if row["kind"] != "attention" or "mma_per_iteration" not in row:
+                continue
+            name, kernel = row["kernel"].split("_attention_")
+            common = row.get("common_path_instructions", row["loop_instructions"])
+            lines.append(f"| {name} | {chip} | {kernel} | {row['loop_instructions']} ({common}) "
+                         f"| {row['mma_per_iteration']} | {row['instructions_per_mma']:.2f} "
+                         f"| {row['common_path_per_mma']:.2f} | {row['registers']} "
+                         f"| {row['spill_bytes']} |")
+    return "\n".join(lines)
 
 
 # The attention plan serves at most 8 query heads of a group per pass over
@@ -247,10 +301,65 @@ def copying_threads(body, loop_text, threads):
     return min(bounds, default=threads)
 
 
+def branch_regions(lines, first, last):
+    """[(lines, inline)] of the code behind each conditional branch of the
+    loop [first, last]: the lines it falls through to when they end in an
+    unconditional branch to the same target (`@%p bra X; ...; bra X`, its
+    target anywhere), else the lines a forward branch within the loop skips,
+    else the block out of the loop it jumps to, up to its branch back;
+    inline: whether those lines are within the loop's."""
+    labels = {m.group(1): i for i, line in enumerate(lines)
+              if (m := re.match(r"^(\$L__BB\d+_\d+):", line))}
+
+    def block_end(start):
+        """The first unconditional branch (or label) from `start`."""
+        end = start
+        while end + 1 < len(lines) and not re.match(r"^\s*bra(?:\.uni)?\s|^\$L", lines[end]):
+            end += 1
+        return end
+
+    regions = []
+    for index in range(first + 1, last + 1):
+        branch = re.match(r"^\s*@!?%p\d+\s+bra(?:\.uni)?\s+(\$L__BB\d+_\d+);",
+                          lines[index])
+        if not branch:
+            continue
+        target = labels[branch.group(1)]
+        through = block_end(index + 1)
+        if re.match(r"^\s*bra(?:\.uni)?\s+" + re.escape(branch.group(1)) + ";",
+                    lines[through]):
+            regions.append((range(index + 1, through + 1), through <= last))
+        elif index < target <= last:
+            regions.append((range(index + 1, target), True))
+        elif not first <= target <= last:
+            regions.append((range(target, block_end(target) + 1), False))
+    return regions
+
+
+def rescale_regions(lines, first, last):
+    """(instructions inside the loop's lines, instructions after them) of
+    the loop's conditional rescale (the tensor-core kernels' online
+    softmax: the blocks behind a branch with ex2.approx and no copy,
+    barrier or mma.sync)."""
+    inside = after = 0
+    for region, inline in branch_regions(lines, first, last):
+        text = "\n".join(lines[i] for i in region)
+        if "ex2.approx" in text and not re.search(r"cp\.async|bar\.sync|mma\.sync", text):
+            size = sum(1 for i in region if is_instruction(lines[i]))
+            if inline:
+                inside += size
+            else:
+                after += size
+    return inside, after
+
+
 def main_loop(body, kind, search_steps, threads=128):
     """(instructions per iteration, bytes moved per iteration, stages in
-    flight, mma.sync per iteration) of the kernel's main loop; None when it
-    has none."""
+    flight, mma.sync per iteration, instructions of the iterations that skip
+    the rescale) of the kernel's main loop; None when it has none. The
+    instructions per iteration count every instruction of the loop, the
+    conditional rescale of the tensor-core kernels' online softmax too,
+    even where LLVM placed that block after the loop."""
     lines = body.splitlines()
     spans = loops(lines)
     # cp.async.ca/cg (a copy), not cp.async.commit_group: a loop with two
@@ -266,6 +375,11 @@ def main_loop(body, kind, search_steps, threads=128):
     # grid), whose nested loops that do not store are the batch-row search.
     _, first, last = min(candidates) if kind == "attention" else max(candidates)
     instructions = count(lines, first, last)
+    common = instructions
+    if kind == "attention":
+        inside, after = rescale_regions(lines, first, last)
+        common -= inside
+        instructions += after
     if kind != "attention":
         for inner_first, inner_last in spans:
             inner = "\n".join(lines[inner_first:inner_last + 1])
@@ -282,11 +396,11 @@ def main_loop(body, kind, search_steps, threads=128):
     else:
         moved = store_bytes(text)          # per thread
         stages = 1
-    return instructions, moved, stages, len(re.findall(r"\bmma\.sync\.", text))
+    return instructions, moved, stages, len(re.findall(r"\bmma\.sync\.", text)), common
 
 
-def ptxas_report(ptxas, ptx_file):
-    info = subprocess.run([ptxas, "-arch=sm_90", "-v", ptx_file, "-o", os.devnull],
+def ptxas_report(ptxas, ptx_file, chip="sm_90"):
+    info = subprocess.run([ptxas, f"-arch={chip}", "-v", ptx_file, "-o", os.devnull],
                           capture_output=True, text=True, check=True).stderr
     stats = {}
     for name, block in re.findall(
@@ -309,15 +423,15 @@ def blocks_per_sm(registers, threads, shared):
     return max(0, min(by_registers, by_warps, by_shared, BLOCKS_PER_SM))
 
 
-def model(build, ptxas, text, passes, search_steps):
+def model(build, ptxas, text, passes, search_steps, chip="sm_90"):
     with tempfile.TemporaryDirectory() as tmp:
         source, ptx_file = os.path.join(tmp, "model.mlir"), os.path.join(tmp, "model.ptx")
         with open(source, "w") as f:
             f.write(text)
         subprocess.run([os.path.join(build, "bin", "kvcache-compile"), source, "-o", ptx_file,
-                        "--chip", "sm_90"], check=True)
+                        "--chip", chip], check=True)
         ptx = open(ptx_file).read()
-        stats = ptxas_report(ptxas, ptx_file)
+        stats = ptxas_report(ptxas, ptx_file, chip)
     rows = []
     for name, body in entries(ptx).items():
         kind = "attention" if name.endswith(("_attention_ragged", "_attention_tiles")) else (
@@ -331,10 +445,14 @@ def model(build, ptxas, text, passes, search_steps):
         row["blocks_per_sm"] = blocks_per_sm(row.get("registers", 0), threads,
                                              row.get("shared_bytes", 0))
         if loop:
-            instructions, moved, stages, mma = loop
+            instructions, moved, stages, mma, common = loop
             row["loop_instructions"] = instructions
+            if common != instructions:
+                row["common_path_instructions"] = common
             if mma:
                 row["mma_per_iteration"] = mma
+                row["instructions_per_mma"] = round(instructions / mma, 2)
+                row["common_path_per_mma"] = round(common / mma, 2)
             if kind == "attention" and moved:
                 row["passes"] = 1 if "mma.sync" in body else passes.get(name, 1)
                 per_kb = instructions * 1024 / moved * row["passes"]
@@ -359,11 +477,19 @@ def model(build, ptxas, text, passes, search_steps):
 # Output and checks
 # ---------------------------------------------------------------------------
 
+def per_mma(row):
+    """Instructions per mma.sync of the loop, and of its common path where
+    the rescale is skipped ('-' without mma.sync)."""
+    if "instructions_per_mma" not in row:
+        return "-"
+    return f"{row['instructions_per_mma']:.2f} ({row['common_path_per_mma']:.2f})"
+
+
 def markdown(rows):
     lines = ["| kernel | registers | spills (B) | smem (B) | threads | blocks/SM | loop instructions "
              "| passes over K/V | per KB of cache per warp (attention) / per 16 B per thread (data) "
-             "| KB in flight per SM | issue bound / copy |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| KB in flight per SM | issue bound / copy | per mma.sync (common path) |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         per = r.get("instructions_per_kb", r.get("instructions_per_16b", "-"))
         flight = r.get("bytes_in_flight_per_sm")
@@ -371,7 +497,7 @@ def markdown(rows):
         lines.append(f"| {r['kernel']} | {r.get('registers', '?')} | {r.get('spill_bytes', '?')} "
                      f"| {r.get('shared_bytes', '?')} | {r['threads']} | {r['blocks_per_sm']} "
                      f"| {r.get('loop_instructions', '-')} | {r.get('passes', '-')} | {per} | {flight} "
-                     f"| {r.get('issue_bound', '-')} |")
+                     f"| {r.get('issue_bound', '-')} | {per_mma(r)} |")
     return "\n".join(lines)
 
 
@@ -416,7 +542,13 @@ def main():
                         help="the kernels' figures from the --json output of an earlier "
                              "run instead of compiling (several limits files checked "
                              "against one compile)")
+    parser.add_argument("--tile-configs", action="store_true",
+                        help="only the tensor-core key loops of the query-tile plans "
+                             "(tile_configs), per mma.sync, as a markdown table")
     args = parser.parse_args()
+    if args.tile_configs:
+        print(tile_table(args.build, args.ptxas))
+        return
     if args.rows:
         with open(args.rows) as f:
             rows = [json.loads(line) for line in f if line.strip()]

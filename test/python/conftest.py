@@ -1,6 +1,6 @@
 """Sampling of the emulator-heavy tests (quantized caches, attention
-clauses, query tiles, emulator profiles) under the sanitizers
-(sampling.py): with KVCACHE_TEST_SAMPLE=N, every N-th parametrized case of
+clauses, query tiles, emulator profiles, the softmax's rescale) under the
+sanitizers (sampling.py): with KVCACHE_TEST_SAMPLE=N, every N-th parametrized case of
 each test function in SAMPLED_MODULES runs (the first one included) and
 the others are deselected. Unsampled runs keep every case."""
 
@@ -8,7 +8,7 @@ from sampling import SAMPLE
 
 SAMPLED_MODULES = {"test_attention_variants.py", "test_emulator_profile.py",
                    "test_prefill_tiles.py", "test_quantized.py",
-                   "test_scaled_caches.py"}
+                   "test_scaled_caches.py", "test_softmax_rescale.py"}
 
 
 def pytest_collection_modifyitems(config, items):

@@ -37,10 +37,12 @@
 //   ldmatrix.trans; P (A of P V) is the score accumulator rounded to the
 //   K/V type (docs/Contract.md 3.3 allows it), repacked in registers.
 // - Online softmax in the log2 domain, per key tile: one max (two xor
-//   shuffles within a quad) and one rescale of the accumulator per step,
-//   a finite initial max (no -inf tests), row sums kept per lane and
-//   summed across the quad once at the end. Only the last step, which can
-//   hold keys past the end, masks scores.
+//   shuffles within a quad) per step; the exponentials use a max that a
+//   row takes only when its max grows past it by more than 8 (log2), and
+//   only then are the lane's output tiles and sums rescaled, behind a
+//   branch (updateSoftmax); a finite initial max (no -inf tests), row sums
+//   kept per lane and summed across the quad once at the end. Only the
+//   last step, which can hold keys past the end, masks scores.
 // - A quantized cache (f16/bf16 q, scale groups of 16 or more): the codes
 //   stream through `stages` code buffers the same way; after its wait each
 //   thread dequantizes the chunks it copied (`stored * scale` in f32, the
@@ -418,8 +420,6 @@ TileState TensorCoreAttention::emitStep(const TileKeys &tileKeys,
       for (Value &s : tile)
         s = k.fmul(s, k.f32(scale));
   Value minusInf = k.f32(-std::numeric_limits<float>::infinity());
-  TileState updated;
-  Value rescale[2];
   // A masked step keeps the keys each row sees: its own [keyFirst,
   // keyEnd) (the split's keys cut to its window or chunk and causal limit).
   // Rows start apart only in a tile with a window or chunk.
@@ -433,24 +433,7 @@ TileState TensorCoreAttention::emitStep(const TileKeys &tileKeys,
           seen = k.andi(k.uge(key, rows.keyFirst[i / 2]), seen);
         scores[n][i] = k.select(seen, scores[n][i], minusInf);
       }
-  for (int r = 0; r < 2; ++r) {
-    Value max = state.max[r];
-    Value local = scores[0][2 * r];
-    for (const Accumulator &tile : scores)
-      for (int i = 0; i < 2; ++i)
-        local = k.fmax(local, tile[2 * r + i]);
-    updated.max[r] = k.fmax(max, k.fmul(k.laneMax(local, 4), log2Scale));
-    rescale[r] = k.exp2Approx(k.fsub(max, updated.max[r]));
-    Value negativeMax = arith::NegFOp::create(k.b, k.loc, updated.max[r]);
-    Value sum = k.fmul(state.sum[r], rescale[r]);
-    for (Accumulator &tile : scores)
-      for (int i = 0; i < 2; ++i) {
-        Value &s = tile[2 * r + i];
-        s = k.exp2Approx(k.fma(s, log2Scale, negativeMax));
-        sum = k.fadd(sum, s);
-      }
-    updated.sum[r] = sum;
-  }
+  SoftmaxStep softmaxStep = updateSoftmax(scores, state, log2Scale);
   // P as A fragments of 16 keys: tiles 2j and 2j + 1 of the scores.
   SmallVector<SmallVector<Value>> probs;
   auto pack = [&](Value x, Value y) {
@@ -463,10 +446,7 @@ TileState TensorCoreAttention::emitStep(const TileKeys &tileKeys,
                      pack(scores[j][2], scores[j][3]),
                      pack(scores[j + 1][0], scores[j + 1][1]),
                      pack(scores[j + 1][2], scores[j + 1][3])});
-  updated.out = state.out;
-  for (Accumulator &tile : updated.out)
-    for (int64_t i = 0; i < 4; ++i)
-      tile[i] = k.fmul(tile[i], rescale[i / 2]);
+  TileState updated = rescaleState(state, softmaxStep);
 
   // V(step) has landed (after it: stages - 2 steps of K and V, and
   // K(next)); buffer next % stages of V was read before this barrier.

@@ -3,9 +3,10 @@
 // Part of the kvcache-mlir project.
 //
 // Private to lib/Conversion/KVCacheToGPU: the state of the tensor-core
-// attention kernel (AttentionMMA.cpp: the key loop, the softmax and the
-// result; AttentionMMAData.cpp: q fragments, K/V copies and their
-// dequantization, ldmatrix and mma.sync).
+// attention kernel (AttentionMMA.cpp: the key loop and the result;
+// AttentionMMASoftmax.cpp: the online softmax of a step;
+// AttentionMMAData.cpp: q fragments, K/V copies and their dequantization,
+// ldmatrix and mma.sync).
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,6 +46,16 @@ struct TileState {
       state.out.push_back({values[i], values[i + 1], values[i + 2], values[i + 3]});
     return state;
   }
+};
+
+/// What a step's softmax (updateSoftmax) leaves for the state of the lane's
+/// two rows: `state` with the max each row's probabilities use, and either
+/// the state after the step (`keeps` null) or, where the output tiles are
+/// rescaled later (rescaleState), the old sums and tiles, the step's sums
+/// of probabilities, and whether both rows kept their max.
+struct SoftmaxStep {
+  TileState state;
+  Value keeps;
 };
 
 /// The query rows of one block: `count` rows (1 to plan.tileRows) of
@@ -122,6 +133,27 @@ private:
   TileState emitStep(const TileKeys &keys, const TileRows &rows, Value step,
                      ArrayRef<SmallVector<Value>> queries,
                      const TileState &state, bool masked);
+  /// The online softmax of a step (AttentionMMASoftmax.cpp): turns
+  /// `scores` (scaled, masked) into probabilities against the max each row
+  /// uses, which it takes anew only past kRescaleThreshold, rescaling the
+  /// sums and output tiles then (behind a branch), at once or, where
+  /// rescalesLate(), in rescaleState.
+  SoftmaxStep updateSoftmax(SmallVector<Accumulator> &scores,
+                            const TileState &state, Value log2Scale);
+  /// The state after the step (the probabilities packed): `step`'s, or
+  /// where it is left to do, its sums added to the old ones rescaled with
+  /// the output tiles unless both rows kept their max.
+  TileState rescaleState(const TileState &state, const SoftmaxStep &step);
+  /// `state` unless `keeps`, else (a branch) with the max of each row's
+  /// and `maxima`'s, its sums and output tiles rescaled to it.
+  TileState rescaled(const TileState &state, ArrayRef<Value> maxima,
+                     Value keeps);
+  /// Whether the output tiles are rescaled after the probabilities are
+  /// packed (fewer registers live: over a quantized cache the decode
+  /// kernel spilled 8 bytes in ptxas, sm_90, i8 block<32>, the other way)
+  /// rather than before the exponentials (one select a row less; at MQA 64
+  /// the decode kernel took 217 registers instead of 168 the other way).
+  bool rescalesLate() const { return plan.dequantize && plan.tileRows == 1; }
   SmallVector<Accumulator> computeScores(Value buffer,
                                          ArrayRef<SmallVector<Value>> queries);
   /// plan.splitScores: the sums of the tile's warps' partial `scores`
