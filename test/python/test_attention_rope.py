@@ -52,7 +52,7 @@ CASES = {
                        [2, 1, 1], None),
     # MLA: the 64 rope elements of 576 rotate (GPU: the tensor-core decode
     # kernel, q's dims split over the warps, A fragments from global memory).
-    "bf16_mla": (config_of("bf16", 576, 1, 16, mla=True), "interleaved", 64,
+    "bf16_mla": (config_of("bf16", 576, 1, 64, mla=True), "interleaved", 64,
                  True, [1, 2, 1], 512),
 }
 

@@ -152,12 +152,18 @@ bool planTensorCores(AttentionPlan &plan, const GPUKernelTarget &target,
     mTiles =
         llvm::PowerOf2Ceil(llvm::divideCeil(plan.group / headBlocks, 16));
     // Four warps per block when the group is small: they share the tile's
-    // output columns. Split scores: 8 warps (4 at 16 heads), each with a
-    // quarter of q's dims and 128 output columns of a tile, or, of four
-    // tiles (33-64 heads), half of them (72 + 128 registers: 16 warps of
-    // 128 registers spilled, docs/Design.md).
-    dSplit = splitScores ? 8 / std::max<int64_t>(mTiles, 2)
-                         : std::max<int64_t>(1, 4 / mTiles);
+    // output columns. Split scores: 2 warps per tile, each with half of q's
+    // dims and 256 output columns (72 + 128 registers: 16 warps of 128
+    // registers spilled, docs/Design.md), so a step's 68 mma.sync per warp
+    // carry its fixed costs; where the clauses make that spill (blocks of
+    // 32, getMaxSplitScoreHeads), 4 warps per tile with a quarter of the
+    // dims and 128 columns each.
+    if (!splitScores)
+      dSplit = std::max<int64_t>(1, 4 / mTiles);
+    else if (maxSplitHeads >= kMaxSplitScoreHeads)
+      dSplit = 2;
+    else
+      dSplit = 8 / std::max<int64_t>(mTiles, 2);
     // 8 KiB of K (and of V) per step, at most 32 keys (64 keys of a head
     // of 64 spilled).
     keysPerStep =
@@ -355,9 +361,13 @@ attention::makeAttentionPlans(AttentionOpInterface op,
   int64_t maxSplitHeads = getMaxSplitScoreHeads(op, target.chip);
   planTensorCores(plans.decode, target, scaleGroup, /*tileRows=*/1, causal,
                   maxSplitHeads);
+  // A rope clause rotates q's pairs where the fragments load them, each
+  // with its own columns: the quads' 8-byte loads and exchange keep the
+  // fragments' 4-byte loads there.
   plans.decode.quadQueries = plans.decode.splitScores &&
                              getChipVersion(target.chip) >= 90 &&
-                             getAccessAlignment(8, rowWidth * rowBytes) == 8;
+                             getAccessAlignment(8, rowWidth * rowBytes) == 8 &&
+                             !op.getCosSin();
   // The query-tile kernel, when a tile holds more than one row: M rows of
   // 128 (64 at head 256, whose output columns take twice the registers).
   int64_t tileHeight = plan.headSize > 128 ? 64 : 128;
