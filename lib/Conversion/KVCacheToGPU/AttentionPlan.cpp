@@ -54,6 +54,22 @@ int64_t getMaxSplitScoreHeads(AttentionOpInterface op, StringRef chip) {
   return spills ? kMaxSplitScoreHeads / 2 : kMaxSplitScoreHeads;
 }
 
+/// The warps of a decode block's 16-row tile, which share its output
+/// columns: four per block when the group is small. Split scores: 2 per
+/// tile, each with half of q's dims and 256 output columns (72 + 128
+/// registers: 16 warps of 128 registers spilled, docs/Design.md), so a
+/// step's 68 mma.sync per warp carry its fixed costs; where the clauses make
+/// that spill (blocks of 32, getMaxSplitScoreHeads), 4 per tile with a
+/// quarter of the dims and 128 columns each.
+int64_t getDecodeWarpsPerTile(int64_t mTiles, bool splitScores,
+                              int64_t maxSplitHeads) {
+  if (!splitScores)
+    return std::max<int64_t>(1, 4 / mTiles);
+  if (maxSplitHeads >= kMaxSplitScoreHeads)
+    return 2;
+  return 8 / std::max<int64_t>(mTiles, 2);
+}
+
 /// Registers per thread of the tensor-core kernel: q's A fragments held
 /// across the key loop (headSize / 4, or its share of `scoreSplit` warps;
 /// 8 when q is staged in shared memory and read per step), the output tiles (valueSize / (2 dSplit)), the
@@ -151,19 +167,7 @@ bool planTensorCores(AttentionPlan &plan, const GPUKernelTarget &target,
       ++headBlocks;
     mTiles =
         llvm::PowerOf2Ceil(llvm::divideCeil(plan.group / headBlocks, 16));
-    // Four warps per block when the group is small: they share the tile's
-    // output columns. Split scores: 2 warps per tile, each with half of q's
-    // dims and 256 output columns (72 + 128 registers: 16 warps of 128
-    // registers spilled, docs/Design.md), so a step's 68 mma.sync per warp
-    // carry its fixed costs; where the clauses make that spill (blocks of
-    // 32, getMaxSplitScoreHeads), 4 warps per tile with a quarter of the
-    // dims and 128 columns each.
-    if (!splitScores)
-      dSplit = std::max<int64_t>(1, 4 / mTiles);
-    else if (maxSplitHeads >= kMaxSplitScoreHeads)
-      dSplit = 2;
-    else
-      dSplit = 8 / std::max<int64_t>(mTiles, 2);
+    dSplit = getDecodeWarpsPerTile(mTiles, splitScores, maxSplitHeads);
     // 8 KiB of K (and of V) per step, at most 32 keys (64 keys of a head
     // of 64 spilled).
     keysPerStep =
@@ -361,9 +365,7 @@ attention::makeAttentionPlans(AttentionOpInterface op,
   int64_t maxSplitHeads = getMaxSplitScoreHeads(op, target.chip);
   planTensorCores(plans.decode, target, scaleGroup, /*tileRows=*/1, causal,
                   maxSplitHeads);
-  // A rope clause rotates q's pairs where the fragments load them, each
-  // with its own columns: the quads' 8-byte loads and exchange keep the
-  // fragments' 4-byte loads there.
+  // A rope clause rotates q's pairs where the fragments load them.
   plans.decode.quadQueries = plans.decode.splitScores &&
                              getChipVersion(target.chip) >= 90 &&
                              getAccessAlignment(8, rowWidth * rowBytes) == 8 &&
