@@ -292,17 +292,22 @@ void DecodeBlockPass::accumulateValues(const BlockRows &valueRows,
               vector::LoadOp::create(k.b, k.loc, chunkType, output,
                                      ValueRange{k.index(int64_t(i)), element}),
               k.splat(rescale, chunkType)));
+        // The odd keys into a second sum per head: two chains of fused
+        // multiply-adds per head instead of one of kBlockKeys.
+        SmallVector<Value> odd(acc.size());
         for (int64_t j = 0; j < kBlockKeys; ++j) {
           Value chunk = loadChunk(values, valueRows, j, element, chunkType);
-          for (auto [i, sum] : llvm::enumerate(acc)) {
-            Value weight = memref::LoadOp::create(
-                k.b, k.loc, weights,
-                ValueRange{k.index(int64_t(i)), k.index(int64_t(j))});
-            sum = k.vectorFma(k.splat(weight, chunkType), chunk, sum);
+          for (int64_t i = 0; i < int64_t(acc.size()); ++i) {
+            Value weight = k.splat(
+                memref::LoadOp::create(k.b, k.loc, weights,
+                                       ValueRange{k.index(i), k.index(j)}),
+                chunkType);
+            Value &sum = j % 2 ? odd[i] : acc[i];
+            sum = sum ? k.vectorFma(weight, chunk, sum) : k.fmul(weight, chunk);
           }
         }
         for (auto [i, sum] : llvm::enumerate(acc))
-          vector::StoreOp::create(k.b, k.loc, sum, output,
+          vector::StoreOp::create(k.b, k.loc, k.fadd(sum, odd[i]), output,
                                   ValueRange{k.index(int64_t(i)), element});
       });
 }
