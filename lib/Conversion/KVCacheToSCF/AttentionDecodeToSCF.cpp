@@ -19,7 +19,12 @@
 //   with its broadcast weight.
 //
 // The K and V rows of the next block are prefetched: a task reads one
-// head row of each token, num_heads head rows apart.
+// head row of each token, num_heads head rows apart. With pages of a
+// multiple of kBlockKeys tokens the blocks start at multiples of it (the
+// keys before the row's first masked like those past its end): a block is
+// then one kvcache.tile of its page, one page lookup per block and cache
+// instead of one per key (the scalar address code was about a fifth of a
+// block's instructions).
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +44,18 @@ namespace {
 /// Keys of one block: one vector of scores per head.
 constexpr int64_t kBlockKeys = kDotLanes;
 
+/// Where the rows of a block's keys lie in one cache: in one tile of the
+/// block's page (kvcache.tile: one page lookup per block), or at a page
+/// and slot per key.
+struct BlockRows {
+  /// kBlockKeys x head_size rows of the head (null: no tile).
+  Value tile;
+  /// Per key: its row of the tile.
+  SmallVector<Value> rows;
+  /// Per key, without a tile: its page and slot.
+  SmallVector<std::pair<Value, Value>> slots;
+};
+
 /// One pass's kernel. Its buffers (heap: a parallel iteration allocates
 /// nothing on the stack) live for the pass: the heads' output rows
 /// [heads][value head size] and the block's weights [heads][kBlockKeys].
@@ -55,15 +72,25 @@ public:
     rowType = VectorType::get(
         {KVCacheParams::get(op.getKeyCache().getType()).headSize}, f32);
     valueSize = op.getValueHeadSize();
+    auto params = KVCacheParams::get(op.getKeyCache().getType());
+    tiled = params.pageSize % kBlockKeys == 0;
   }
 
   SmallVector<SoftmaxState> run(Value begin, Value end,
                                 ArrayRef<SoftmaxState> init);
 
 private:
-  SmallVector<Value> blockStep(Value first, Value end, ValueRange carried);
-  SmallVector<Value> scoreBlock(ArrayRef<Value> tokens, Value count);
-  void accumulateValues(ArrayRef<Value> tokens, ArrayRef<Value> rescales);
+  SmallVector<Value> blockStep(Value first, Value begin, Value end,
+                               ValueRange carried);
+  SmallVector<Value> scoreBlock(const BlockRows &keyRows,
+                                ArrayRef<Value> tokens, Value skip,
+                                Value count);
+  void accumulateValues(const BlockRows &valueRows, ArrayRef<Value> rescales);
+  MemRefType getTileType(Value cache);
+  BlockRows locate(Value cache, Value first, ArrayRef<Value> tokens);
+  Value loadChunk(Value cache, const BlockRows &rows, int64_t key,
+                  Value element, VectorType type);
+  void prefetchBlock(Value cache, Value first, Value last);
 
   Value allocBuffer(ArrayRef<int64_t> shape) {
     return memref::AllocOp::create(k.b, k.loc, MemRefType::get(shape, f32),
@@ -79,6 +106,9 @@ private:
   Type f32;
   VectorType chunkType, rowType;
   int64_t valueSize;
+  /// Whether the blocks are tiles of their pages (pages of a multiple of
+  /// kBlockKeys tokens): then they start at multiples of kBlockKeys.
+  bool tiled;
   Value output, weights;
 };
 
@@ -93,9 +123,14 @@ SmallVector<SoftmaxState> DecodeBlockPass::run(Value begin, Value end,
                             ValueRange{k.index(int64_t(i)), k.index(0)});
     stats.append({state.max, state.sum});
   }
-  stats = k.forLoop(begin, end, k.index(kBlockKeys), stats,
+  // Tiles: from the block of `begin` (the keys before it masked), if any.
+  Value start = begin;
+  if (tiled)
+    start = k.select(k.ult(begin, end),
+                     k.sub(begin, k.remu(begin, k.index(kBlockKeys))), begin);
+  stats = k.forLoop(start, end, k.index(kBlockKeys), stats,
                     [&](Value first, ValueRange carried) {
-                      return blockStep(first, end, carried);
+                      return blockStep(first, begin, end, carried);
                     });
   SmallVector<SoftmaxState> states;
   for (int64_t i = 0; i < heads; ++i)
@@ -108,22 +143,24 @@ SmallVector<SoftmaxState> DecodeBlockPass::run(Value begin, Value end,
   return states;
 }
 
-/// The keys [first, first + kBlockKeys) before `end` (their tokens past it
-/// repeat the last one: their scores are -inf, their weights 0 times a
-/// finite row); the next block's rows prefetched.
-SmallVector<Value> DecodeBlockPass::blockStep(Value first, Value end,
-                                              ValueRange carried) {
+/// The keys [first, first + kBlockKeys) within [begin, end) (their tokens
+/// past `end` repeat the last one, those before `begin` are the page's
+/// earlier tokens: their scores are -inf, their weights 0 times a finite
+/// row); the next block's rows prefetched.
+SmallVector<Value> DecodeBlockPass::blockStep(Value first, Value begin,
+                                              Value end, ValueRange carried) {
   Value count = k.minu(k.index(kBlockKeys), k.sub(end, first));
+  Value skip = k.sub(k.maxu(begin, first), first);
   Value last = k.sub(end, k.index(1));
   SmallVector<Value> tokens;
-  for (int64_t j = 0; j < kBlockKeys; ++j) {
+  for (int64_t j = 0; j < kBlockKeys; ++j)
     tokens.push_back(k.minu(k.add(first, k.index(j)), last));
-    Value ahead = k.minu(k.add(first, k.index(kBlockKeys + j)), last);
-    prefetchHeadRow(k, op.getKeyCache(), batch, ahead, kvHead);
-    if (op.getValueCache() != op.getKeyCache())
-      prefetchHeadRow(k, op.getValueCache(), batch, ahead, kvHead);
-  }
-  SmallVector<Value> scores = scoreBlock(tokens, count);
+  Value keys = op.getKeyCache(), values = op.getValueCache();
+  prefetchBlock(keys, first, last);
+  if (values != keys)
+    prefetchBlock(values, first, last);
+  BlockRows keyRows = locate(keys, first, tokens);
+  SmallVector<Value> scores = scoreBlock(keyRows, tokens, skip, count);
   SmallVector<Value> next, rescales;
   for (auto [i, score] : llvm::enumerate(scores)) {
     OnlineSoftmax::BlockTerms terms = softmax.weighBlock(
@@ -133,19 +170,84 @@ SmallVector<Value> DecodeBlockPass::blockStep(Value first, Value end,
     rescales.push_back(terms.rescale);
     next.append({terms.max, terms.sum});
   }
-  accumulateValues(tokens, rescales);
+  accumulateValues(values == keys ? keyRows : locate(values, first, tokens),
+                   rescales);
   return next;
 }
 
-/// Per head, the scores (log2 domain) of the block's keys `tokens` as one
-/// vector, -inf from lane `count` on.
-SmallVector<Value> DecodeBlockPass::scoreBlock(ArrayRef<Value> tokens,
-                                               Value count) {
+/// The kBlockKeys x head_size rows of a head that kvcache.tile views.
+MemRefType DecodeBlockPass::getTileType(Value cache) {
+  auto params = KVCacheParams::get(cache.getType());
+  return MemRefType::get(
+      {kBlockKeys, params.headSize}, params.elementType,
+      StridedLayoutAttr::get(k.b.getContext(), ShapedType::kDynamic,
+                             {params.numHeads * params.headSize, 1}));
+}
+
+/// The rows of the block's keys `tokens` (the first `first`) in `cache`.
+BlockRows DecodeBlockPass::locate(Value cache, Value first,
+                                  ArrayRef<Value> tokens) {
+  BlockRows rows;
+  if (tiled) {
+    rows.tile = TileOp::create(k.b, k.loc, getTileType(cache), cache, batch,
+                               first, kvHead);
+    for (Value token : tokens)
+      rows.rows.push_back(k.sub(token, first));
+    return rows;
+  }
+  for (Value token : tokens)
+    rows.slots.push_back(k.lookup(cache, batch, token, /*servesWrite=*/false));
+  return rows;
+}
+
+/// The elements [element, element + width of `type`) of key `key`'s head
+/// row in `cache`, as `type` (f32).
+Value DecodeBlockPass::loadChunk(Value cache, const BlockRows &rows,
+                                 int64_t key, Value element, VectorType type) {
+  if (!rows.tile)
+    return loadHeadChunkAsF32(k, cache, rows.slots[key].first,
+                              rows.slots[key].second, kvHead, element, type);
+  auto stored = type.clone(KVCacheParams::get(cache.getType()).elementType);
+  return k.widen(vector::LoadOp::create(k.b, k.loc, stored, rows.tile,
+                                        ValueRange{rows.rows[key], element}),
+                 type);
+}
+
+/// Prefetches the head rows of the block after the one at `first` (keys up
+/// to `last`) into the cache hierarchy: a tile's rows, or a row per key.
+void DecodeBlockPass::prefetchBlock(Value cache, Value first, Value last) {
+  if (!tiled) {
+    for (int64_t j = kBlockKeys; j < 2 * kBlockKeys; ++j)
+      prefetchHeadRow(k, cache, batch, k.minu(k.add(first, k.index(j)), last),
+                      kvHead);
+    return;
+  }
+  // The last block's tile again when there is no next one.
+  Value lastBlock = k.sub(last, k.remu(last, k.index(kBlockKeys)));
+  Value ahead = k.minu(k.add(first, k.index(kBlockKeys)), lastBlock);
+  Value tile = TileOp::create(k.b, k.loc, getTileType(cache), cache, batch,
+                              ahead, kvHead);
+  auto params = KVCacheParams::get(cache.getType());
+  int64_t lineElements = 512 / params.elementType.getIntOrFloatBitWidth();
+  for (int64_t j = 0; j < kBlockKeys; ++j)
+    for (int64_t element = 0; element < params.headSize;
+         element += lineElements)
+      memref::PrefetchOp::create(k.b, k.loc, tile,
+                                 ValueRange{k.index(j), k.index(element)},
+                                 /*isWrite=*/false, /*localityHint=*/3,
+                                 /*isDataCache=*/true);
+}
+
+/// Per head, the scores (log2 domain) of the block's keys `tokens` (rows
+/// `keyRows`) as one vector, -inf before lane `skip` and from lane `count`
+/// on.
+SmallVector<Value> DecodeBlockPass::scoreBlock(const BlockRows &keyRows,
+                                               ArrayRef<Value> tokens,
+                                               Value skip, Value count) {
   Value keys = op.getKeyCache();
   SmallVector<SmallVector<Value>> partials(queries.size());
-  for (Value token : tokens) {
-    auto [page, slot] = k.lookup(keys, batch, token, /*servesWrite=*/false);
-    Value row = loadHeadRowAsF32(k, keys, page, slot, kvHead, rowType);
+  for (int64_t j = 0; j < kBlockKeys; ++j) {
+    Value row = loadChunk(keys, keyRows, j, k.index(0), rowType);
     for (auto [i, query] : llvm::enumerate(queries))
       partials[i].push_back(partialDot(k, query, row, kDotLanes));
   }
@@ -156,7 +258,8 @@ SmallVector<Value> DecodeBlockPass::scoreBlock(ArrayRef<Value> tokens,
   Value lanes = arith::ConstantOp::create(
       k.b, k.loc,
       DenseElementsAttr::get(laneIndexType, ArrayRef<int32_t>(laneIds)));
-  Value seen = k.ult(lanes, k.splat(k.toI32(count), laneIndexType));
+  Value seen = k.andi(k.uge(lanes, k.splat(k.toI32(skip), laneIndexType)),
+                      k.ult(lanes, k.splat(k.toI32(count), laneIndexType)));
   Value minusInfinity =
       k.splatConstant(chunkType, -std::numeric_limits<float>::infinity());
   SmallVector<Value> scores;
@@ -178,12 +281,9 @@ SmallVector<Value> DecodeBlockPass::scoreBlock(ArrayRef<Value> tokens,
 
 /// output[head] = output[head] * rescale[head] + sum over the block's keys
 /// of weight[head][j] * V[j], a chunk of kDotLanes elements at a time.
-void DecodeBlockPass::accumulateValues(ArrayRef<Value> tokens,
+void DecodeBlockPass::accumulateValues(const BlockRows &valueRows,
                                        ArrayRef<Value> rescales) {
   Value values = op.getValueCache();
-  SmallVector<std::pair<Value, Value>> rows;
-  for (Value token : tokens)
-    rows.push_back(k.lookup(values, batch, token, /*servesWrite=*/false));
   k.forLoop(
       k.index(0), k.index(valueSize), k.index(kDotLanes), [&](Value element) {
         SmallVector<Value> acc;
@@ -192,18 +292,22 @@ void DecodeBlockPass::accumulateValues(ArrayRef<Value> tokens,
               vector::LoadOp::create(k.b, k.loc, chunkType, output,
                                      ValueRange{k.index(int64_t(i)), element}),
               k.splat(rescale, chunkType)));
-        for (auto [j, row] : llvm::enumerate(rows)) {
-          Value chunk = loadHeadChunkAsF32(k, values, row.first, row.second,
-                                           kvHead, element, chunkType);
-          for (auto [i, sum] : llvm::enumerate(acc)) {
-            Value weight = memref::LoadOp::create(
-                k.b, k.loc, weights,
-                ValueRange{k.index(int64_t(i)), k.index(int64_t(j))});
-            sum = k.vectorFma(k.splat(weight, chunkType), chunk, sum);
+        // The odd keys into a second sum per head: two chains of fused
+        // multiply-adds per head instead of one of kBlockKeys.
+        SmallVector<Value> odd(acc.size());
+        for (int64_t j = 0; j < kBlockKeys; ++j) {
+          Value chunk = loadChunk(values, valueRows, j, element, chunkType);
+          for (int64_t i = 0; i < int64_t(acc.size()); ++i) {
+            Value weight = k.splat(
+                memref::LoadOp::create(k.b, k.loc, weights,
+                                       ValueRange{k.index(i), k.index(j)}),
+                chunkType);
+            Value &sum = j % 2 ? odd[i] : acc[i];
+            sum = sum ? k.vectorFma(weight, chunk, sum) : k.fmul(weight, chunk);
           }
         }
         for (auto [i, sum] : llvm::enumerate(acc))
-          vector::StoreOp::create(k.b, k.loc, sum, output,
+          vector::StoreOp::create(k.b, k.loc, k.fadd(sum, odd[i]), output,
                                   ValueRange{k.index(int64_t(i)), element});
       });
 }

@@ -9,9 +9,10 @@
 // kernel's (AttentionDecodeToSCF.cpp): per row and KV head, the query
 // heads of the GQA group (here 4) take one pass over the keys together in
 // blocks of 16 keys, so each K and V row is converted once for all of
-// them. Per block: the next block's K and V rows prefetched (rows of one
-// head are num_heads * head_size apart, a stride the hardware prefetchers
-// miss); per key and head 16 partial sums of the dot product (no reduction
+// them. Pages of 16 tokens: each block is a tile of its page (one page
+// lookup per block and cache). Per block: the next block's K and V rows
+// prefetched (rows of one head are num_heads * head_size apart, a stride
+// the hardware prefetchers miss); per key and head 16 partial sums of the dot product (no reduction
 // across a vector), per head one shuffle tree for the block's 16 scores,
 // -inf past the row's end, one max, one rescale and one vector 2^x (inline
 // arithmetic: no libm call, which would spill every vector register), the
@@ -52,32 +53,36 @@
 // CHECK: %[[COUNT:.*]] = arith.minui %[[LEFT]], %c16 : index
 // The block's tokens stop at the last key (its row's position).
 // CHECK: %[[T0:.*]] = arith.minui %[[FIRST]], %[[P]] : index
+// The next block's tiles prefetched (the last block's when there is none).
+// CHECK: %[[REM:.*]] = arith.remui %[[P]], %c16 : index
+// CHECK: %[[LASTBLOCK:.*]] = arith.subi %[[P]], %[[REM]] : index
 // CHECK: %[[AHEAD:.*]] = arith.addi %[[FIRST]], %c16 : index
-// CHECK: %[[A0:.*]] = arith.minui %[[AHEAD]], %[[P]] : index
-// CHECK: %[[KTILE:.*]] = kvcache.tile %arg1[%[[SEQ]], %[[A0]], %[[KV]]]
-// CHECK: memref.prefetch %[[KTILE]][%c0, %c0], read, locality<3>, data
-// CHECK: memref.prefetch %[[KTILE]][%c0, %c32], read, locality<3>, data
-// CHECK: %[[VTILE:.*]] = kvcache.tile %arg2[%[[SEQ]], %[[A0]], %[[KV]]]
-// CHECK: memref.prefetch %[[VTILE]][%c0, %c0]
-// CHECK: memref.prefetch %[[VTILE]][%c0, %c32]
-// CHECK-COUNT-60: memref.prefetch
-// Each K row, loaded once, goes into 16 partial sums per head (one
-// multiply, then a fused multiply-add per further 16 elements).
+// CHECK: %[[A0:.*]] = arith.minui %[[AHEAD]], %[[LASTBLOCK]] : index
+// CHECK: %[[KAHEAD:.*]] = kvcache.tile %arg1[%[[SEQ]], %[[A0]], %[[KV]]] : {{.*}} -> memref<16x64xf16, strided<[128, 1], offset: ?>>
+// CHECK: memref.prefetch %[[KAHEAD]][%c0, %c0], read, locality<3>, data
+// CHECK: memref.prefetch %[[KAHEAD]][%c0, %c32], read, locality<3>, data
+// CHECK-COUNT-30: memref.prefetch %[[KAHEAD]]
+// CHECK: %[[VAHEAD:.*]] = kvcache.tile %arg2[%[[SEQ]], %[[A0]], %[[KV]]]
+// CHECK-COUNT-32: memref.prefetch %[[VAHEAD]]
+// Each K row of the block's tile, loaded once, goes into 16 partial sums
+// per head (one multiply, then a fused multiply-add per further 16
+// elements); no lookup per key.
 // CHECK-NOT: memref.prefetch
-// CHECK: %[[PAGE:.*]], %[[SLOT:.*]] = kvcache.lookup %arg1[%[[SEQ]], %[[T0]]] {read_only}
-// CHECK: kvcache.page_load %arg1[%[[PAGE]], %[[SLOT]], %[[KV]], %c0] : {{.*}} -> vector<64xf16>
+// CHECK: %[[KTILE:.*]] = kvcache.tile %arg1[%[[SEQ]], %[[FIRST]], %[[KV]]] : {{.*}} -> memref<16x64xf16, strided<[128, 1], offset: ?>>
+// CHECK: %[[R0:.*]] = arith.subi %[[T0]], %[[FIRST]] : index
+// CHECK-NOT: kvcache.lookup
+// CHECK: vector.load %[[KTILE]][%[[R0]], %c0] : memref<16x64xf16, strided<[128, 1], offset: ?>>, vector<64xf16>
 // CHECK-NOT: vector.reduction
 // CHECK-COUNT-4: arith.mulf %{{.*}} : vector<16xf32>
-// CHECK-NOT: kvcache.page_load %arg2
-// CHECK-COUNT-15: kvcache.page_load %arg1
-// CHECK-NOT: kvcache.page_load
-// The lanes before the block's count.
+// CHECK-COUNT-15: vector.load %[[KTILE]]
+// CHECK-NOT: vector.load %[[KTILE]]
+// -inf from the block's count on (no keys before the row's first here).
 // CHECK: %[[C32:.*]] = arith.index_castui %[[COUNT]] : index to i32
 // CHECK: %[[CV:.*]] = vector.broadcast %[[C32]] : i32 to vector<16xi32>
 // CHECK: %[[SEEN:.*]] = arith.cmpi ugt, %[[CV]], %{{.*}} : vector<16xi32>
-// Per head: the 16 keys' sums reduced by one tree: pairs of vectors whose
-// 16-lane segments halve (8 + 4 + 2 + 1 shuffle pairs), the scores in key
-// order, -inf from the count on.
+// Per head: the 16 keys' sums reduced by one tree: pairs of
+// vectors whose 16-lane segments halve (8 + 4 + 2 + 1 shuffle pairs), the
+// scores in key order, -inf from the count on.
 // CHECK-NOT: vector.reduction
 // CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23] : vector<16xf32>, vector<16xf32>
 // CHECK-NEXT: vector.shuffle %{{.*}}, %{{.*}} [8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31] : vector<16xf32>, vector<16xf32>
@@ -96,14 +101,21 @@
 // CHECK: vector.store %{{.*}}, %[[WEIGHTS]][%c0, %c0] : memref<4x16xf32>, vector<16xf32>
 // CHECK-COUNT-3: vector.store %{{.*}}, %[[WEIGHTS]][%{{.*}}, %c0] : memref<4x16xf32>, vector<16xf32>
 // P V per 16 value elements: each V chunk loaded once for the 4 heads.
-// CHECK: %[[VPAGE:.*]], %[[VSLOT:.*]] = kvcache.lookup %arg2[%[[SEQ]], %[[T0]]] {read_only}
+// CHECK: %[[VTILE:.*]] = kvcache.tile %arg2[%[[SEQ]], %[[FIRST]], %[[KV]]]
 // CHECK: scf.for %[[E:.*]] = %c0 to %c64 step %c16 {
 // CHECK-COUNT-4: vector.load %[[OUTPUT]][%{{.*}}, %[[E]]] : memref<4x64xf32>, vector<16xf32>
-// CHECK: kvcache.page_load %arg2[%[[VPAGE]], %[[VSLOT]], %[[KV]], %[[E]]] : {{.*}} -> vector<16xf16>
+// CHECK: vector.load %[[VTILE]][%[[R0]], %[[E]]] : {{.*}}, vector<16xf16>
+// The even and the odd keys go into two sums per head (two chains of
+// fused multiply-adds, not one of 16), added before the store.
 // CHECK: memref.load %[[WEIGHTS]][%c0, %c0] : memref<4x16xf32>
 // CHECK: vector.fma %{{.*}} : vector<16xf32>
-// CHECK-COUNT-63: vector.fma %{{.*}} : vector<16xf32>
-// CHECK-COUNT-4: vector.store %{{.*}}, %[[OUTPUT]][%{{.*}}, %[[E]]] : memref<4x64xf32>, vector<16xf32>
+// CHECK-COUNT-3: vector.fma %{{.*}} : vector<16xf32>
+// CHECK-COUNT-4: arith.mulf %{{.*}} : vector<16xf32>
+// CHECK-COUNT-56: vector.fma %{{.*}} : vector<16xf32>
+// CHECK-NOT: vector.fma
+// CHECK: %[[SUM:.*]] = arith.addf %{{.*}} : vector<16xf32>
+// CHECK-NEXT: vector.store %[[SUM]], %[[OUTPUT]][%c0, %[[E]]] : memref<4x64xf32>, vector<16xf32>
+// CHECK-COUNT-3: vector.store %{{.*}}, %[[OUTPUT]][%{{.*}}, %[[E]]] : memref<4x64xf32>, vector<16xf32>
 // CHECK: scf.yield
 // CHECK-COUNT-4: vector.load %[[OUTPUT]][%{{.*}}, %c0] : memref<4x64xf32>, vector<64xf32>
 // CHECK: memref.dealloc %[[OUTPUT]]
