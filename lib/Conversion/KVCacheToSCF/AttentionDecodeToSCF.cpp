@@ -73,7 +73,7 @@ public:
         {KVCacheParams::get(op.getKeyCache().getType()).headSize}, f32);
     valueSize = op.getValueHeadSize();
     auto params = KVCacheParams::get(op.getKeyCache().getType());
-    tiled = params.pageSize % kBlockKeys == 0;
+    tiled = params.hasStaticPages() && params.pageSize % kBlockKeys == 0;
   }
 
   SmallVector<SoftmaxState> run(Value begin, Value end,
