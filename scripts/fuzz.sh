@@ -43,12 +43,13 @@ export ASAN_SYMBOLIZER_PATH=$LLVM_PREFIX/bin/llvm-symbolizer
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 log=$work/fuzz.log
 fork=()
-# One process: the script stops it (SIGINT) fuzz_time s after libFuzzer has
+# One process: the script stops it (SIGTERM) fuzz_time s after libFuzzer has
 # replayed the seeds (its INITED line), so the replay of ~1000 seeds (about
 # 3 min under the sanitizers on 2 cores) does not eat the fuzzing time, as
 # -max_total_time, counted from the start, would. With -fork, libFuzzer's
 # own limit.
-limit=()
+# A backstop in case the signal never comes: an hour more.
+limit=(-max_total_time=$(( fuzz_time + 3600 )))
 if [ "$jobs" -gt 1 ]; then
   fork=(-fork="$jobs" -ignore_crashes=0)
   limit=(-max_total_time="$fuzz_time")
@@ -59,7 +60,6 @@ LD_PRELOAD=$KVCACHE_ASAN_RUNTIME "$build/bin/kvcache-fuzz" \
   "${limit[@]}" -rss_limit_mb=4096 -timeout="$input_timeout" -detect_leaks=0 \
   -dict="$KVCACHE_ROOT/tools/kvcache-fuzz/kvcache.dict" \
   -artifact_prefix="$work/artifacts/" -print_final_stats=1 \
-  -interrupted_exitcode=72 \
   "${fork[@]}" "$@" "$work/corpus" "$work/seeds" >"$log" 2>&1 &
 pid=$!
 interrupted=
@@ -69,10 +69,12 @@ if [ "$jobs" -le 1 ]; then
   echo "-- seeds replayed in $(( replayed - start )) s"
   while kill -0 "$pid" 2>/dev/null &&
     [ $(( $(date +%s) - replayed )) -lt "$fuzz_time" ]; do sleep 1; done
-  kill -INT "$pid" 2>/dev/null && interrupted=1
+  # SIGTERM, not SIGINT: a background job of a non-interactive shell
+  # ignores SIGINT.
+  kill -TERM "$pid" 2>/dev/null && interrupted=1
 fi
 wait "$pid" || status=$?
-# Our interrupt: libFuzzer exits with -interrupted_exitcode.
+# Our interrupt: libFuzzer prints its final stats and exits with 72.
 if [ -n "$interrupted" ] && [ "$status" -eq 72 ]; then
   status=0
 fi
