@@ -28,21 +28,19 @@ import sys
 SPLIT = re.compile(r"^// -----\s*$", re.MULTILINE)
 COMMENT_LINE = re.compile(r"^\s*//.*\n?", re.MULTILINE)
 SKIPPED = re.compile(r"^test/Integration/CPU/kernel-|^test/Fuzz/.*-compile-time\.mlir$")
-
-
 FUNCTION_START = re.compile(r"^func\.func ")
 ALIAS_LINE = re.compile(r"^[!#][\w.$-]+ = ")
 
 
-def functions(text):
+def split_functions(text):
     """The chunk's seeds: `text` itself, or one text per top-level function
     preceded by the chunk's alias lines when the chunk is only those."""
-    aliases, functions, current = [], [], None
+    aliases, bodies, current = [], [], None
     for line in text.splitlines():
         if current is not None:
             current.append(line)
             if line == "}":
-                functions.append("\n".join(current))
+                bodies.append("\n".join(current))
                 current = None
         elif FUNCTION_START.match(line):
             current = [line]
@@ -50,9 +48,9 @@ def functions(text):
             aliases.append(line)
         elif line.strip():
             return [text]
-    if current is not None or len(functions) < 2:
+    if current is not None or len(bodies) < 2:
         return [text]
-    return ["\n".join(aliases + [function]) for function in functions]
+    return ["\n".join(aliases + [body]) for body in bodies]
 
 
 def seeds(root):
@@ -72,7 +70,7 @@ def seeds(root):
                     text = COMMENT_LINE.sub("", chunk).strip()
                     if not text:
                         continue
-                    parts = functions(text)
+                    parts = split_functions(text)
                     if len(parts) == 1:
                         yield f"{stem}-{index}.mlir", text + "\n"
                         continue
