@@ -45,7 +45,7 @@ log=$work/fuzz.log
 fork=()
 # One process: the script stops it (SIGTERM) fuzz_time s after libFuzzer has
 # replayed the seeds (its INITED line), so the replay of ~1000 seeds (about
-# 3 min under the sanitizers on 2 cores) does not eat the fuzzing time, as
+# 4 min under the sanitizers on 2 cores) does not eat the fuzzing time, as
 # -max_total_time, counted from the start, would. With -fork, libFuzzer's
 # own limit.
 # A backstop in case the signal never comes: an hour more.
