@@ -241,6 +241,20 @@ def test_clauses_on_the_emulated_gpu(clauses, dtype, head_size, workspace):
 @pytest.mark.parametrize("in_place", [False, True], ids=["separate", "in-place"])
 @pytest.mark.parametrize("dtype, head_size", [("f32", 16), ("f16", 128), ("bf16", 64)])
 def test_merge_states_on_the_emulated_gpu(dtype, head_size, in_place):
+    check_merge_states(kvcache.EmulatedGPUModule, dtype, head_size, in_place)
+
+
+# The CPU kernel loops over the head in chunks of the largest power of two
+# dividing it, at most 64 elements: an odd head (chunks of 1), a head of 100
+# (chunks of 4), MLA's 576 (nine chunks of 64), a head of 1000 (chunks of 8).
+@pytest.mark.parametrize("dtype, head_size, in_place", [
+    ("f32", 1, False), ("f16", 7, True), ("bf16", 100, False),
+    ("f16", 576, True), ("f32", 1000, False)])
+def test_merge_states_on_the_cpu_at_any_head_size(dtype, head_size, in_place):
+    check_merge_states(kvcache.CPUModule, dtype, head_size, in_place)
+
+
+def check_merge_states(module_class, dtype, head_size, in_place):
     # Random partial states with -inf log-sum-exps among them (one or both
     # partials empty), 70 rows over the grid's rows.
     rng = np.random.default_rng(head_size)
@@ -253,7 +267,7 @@ def test_merge_states_on_the_emulated_gpu(dtype, head_size, in_place):
     lse_a[rng.random(shape[:2]) < 0.2] = -np.inf
     lse_b[rng.random(shape[:2]) < 0.2] = -np.inf
     expected_out, expected_lse = reference.merge_states(a, lse_a, b, lse_b, dtype)
-    module = kvcache.EmulatedGPUModule(builders.merge_states(config))
+    module = module_class(builders.merge_states(config))
     if in_place:
         out, lse = a, lse_a
     else:

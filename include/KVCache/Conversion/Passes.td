@@ -204,7 +204,11 @@ def ConvertKVCacheToSCF : Pass<"convert-kvcache-to-scf"> {
     The vector width is the largest power of two of at most `vector-bytes`
     (default 64: a cache line; LLVM splits it into the target's widest
     registers) that divides head_size and the strides of the row memref;
-    accesses claim at most the 16-byte alignment every memref has. Empty sequences and zero rows do nothing;
+    accesses claim at most the 16-byte alignment every memref has.
+    Attention holds a head's q row and accumulator as whole vectors: heads
+    of more than 4096 elements are rejected (its compile time grows with
+    the head); `merge_states` loops over a head of any static size in
+    chunks of at most 64 elements. Empty sequences and zero rows do nothing;
     writes through an `assert_write_mode = 1` cache are checked by
     `convert-kvcache-to-memref`.
 

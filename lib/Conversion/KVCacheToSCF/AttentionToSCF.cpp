@@ -205,6 +205,12 @@ namespace {
 /// The most scale groups of a quantized head row the CPU loop reads (one
 /// unrolled dequantizing load each).
 constexpr int64_t kMaxScaleGroupsPerRow = 64;
+/// The largest head the CPU kernels lower: each holds a head's q row and
+/// output accumulator as whole vectors, so their IR and compile time grow
+/// with the head (3.4 s at 4096 elements for a decode step, 58 s at 65536).
+/// Seven times MLA's 576; a larger head gets an error, not a minute-long
+/// compile.
+constexpr int64_t kMaxCPUHeadSize = 4096;
 /// Query heads that share one pass over the keys at most (each holds its
 /// q row and output accumulator in registers).
 constexpr int64_t kMaxHeadsPerPass = 8;
@@ -414,6 +420,12 @@ struct AttentionToSCF : OpInterfaceRewritePattern<AttentionOpInterface> {
     // A head row is read one scale group at a time, unrolled: bound the
     // number of reads per key.
     auto params = KVCacheParams::get(op.getKeyCache().getType());
+    if (params.headSize > kMaxCPUHeadSize)
+      return op.emitOpError("cannot be lowered to the CPU: a head of ")
+             << params.headSize << " elements is over " << kMaxCPUHeadSize
+             << ", the largest the CPU kernels hold in vectors; use a head "
+                "size of at most "
+             << kMaxCPUHeadSize;
     if (params.scales &&
         params.headSize / params.scales.groupSize(params.headSize) >
             kMaxScaleGroupsPerRow)

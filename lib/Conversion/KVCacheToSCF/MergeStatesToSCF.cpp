@@ -3,10 +3,11 @@
 // Part of the kvcache-mlir project.
 //
 // kvcache.merge_states on the CPU: for each row and query head, the two
-// log-sum-exps give the merged one and the two weights (f32), then one
-// vector pass over the head combines the outputs, rounded once to their
-// element type (docs/Contract.md 3.3). Both rows are loaded before the
-// merged one is stored, so `out` may be `out_a`.
+// log-sum-exps give the merged one and the two weights (f32), then a loop
+// over the head, kMaxChunk elements at a time, combines the outputs,
+// rounded once to their element type (docs/Contract.md 3.3). Each chunk of
+// both rows is loaded before the merged chunk is stored, so `out` may be
+// `out_a`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +29,21 @@ using namespace mlir::kvcache;
 
 namespace {
 
+/// Elements of a head combined per vector operation: 64 f32 lanes, four
+/// AVX-512 registers. A head of any size loops over chunks, so that no
+/// vector grows with the head (a vector of the whole head made the IR, and
+/// the compile time, grow with it).
+constexpr int64_t kMaxChunk = 64;
+
+/// The chunk for a head of `headSize` elements: the largest power of two
+/// that divides it, at most kMaxChunk (1 for an odd or empty head).
+int64_t chunkFor(int64_t headSize) {
+  int64_t chunk = 1;
+  while (chunk < kMaxChunk && headSize % (2 * chunk) == 0 && headSize > 0)
+    chunk *= 2;
+  return chunk;
+}
+
 struct MergeStatesToSCF : OpRewritePattern<MergeStatesOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MergeStatesOp op,
@@ -42,9 +58,10 @@ struct MergeStatesToSCF : OpRewritePattern<MergeStatesOp> {
                             "(dim 2 of the outs) must be static (cast the "
                             "outs to a static head size)");
     KernelBuilder k{rewriter, getKernelLoc(op)};
-    auto rowType = VectorType::get({outType.getDimSize(2)},
-                                   outType.getElementType());
-    auto accType = VectorType::get({outType.getDimSize(2)}, k.b.getF32Type());
+    int64_t headSize = outType.getDimSize(2);
+    int64_t chunk = chunkFor(headSize);
+    auto rowType = VectorType::get({chunk}, outType.getElementType());
+    auto accType = VectorType::get({chunk}, k.b.getF32Type());
     Value zero = k.index(0);
     Value rows = memref::DimOp::create(k.b, k.loc, op.getOut(), 0);
     k.parallelLoop(zero, rows, [&](Value row) {
@@ -54,18 +71,22 @@ struct MergeStatesToSCF : OpRewritePattern<MergeStatesOp> {
         auto lse = [&](Value memref) -> Value {
           return memref::LoadOp::create(k.b, k.loc, memref, at);
         };
-        auto load = [&](Value memref) {
-          return k.widen(vector::LoadOp::create(k.b, k.loc, rowType, memref,
-                                                ValueRange{row, head, zero}),
-                         accType);
-        };
         MergedWeights merged =
             mergeLogSumExps(k, lse(op.getLseA()), lse(op.getLseB()));
-        Value a = load(op.getOutA()), b = load(op.getOutB());
-        Value out = k.fadd(k.fmul(a, k.splat(merged.weightA, accType)),
-                           k.fmul(b, k.splat(merged.weightB, accType)));
-        vector::StoreOp::create(k.b, k.loc, k.narrow(out, rowType),
-                                op.getOut(), ValueRange{row, head, zero});
+        Value weightA = k.splat(merged.weightA, accType);
+        Value weightB = k.splat(merged.weightB, accType);
+        k.forLoop(zero, k.index(headSize), k.index(chunk), [&](Value d) {
+          SmallVector<Value, 3> indices = {row, head, d};
+          auto load = [&](Value memref) {
+            return k.widen(
+                vector::LoadOp::create(k.b, k.loc, rowType, memref, indices),
+                accType);
+          };
+          Value a = load(op.getOutA()), b = load(op.getOutB());
+          Value out = k.fadd(k.fmul(a, weightA), k.fmul(b, weightB));
+          vector::StoreOp::create(k.b, k.loc, k.narrow(out, rowType),
+                                  op.getOut(), indices);
+        });
         if (Value lseOut = op.getLse())
           memref::StoreOp::create(k.b, k.loc, merged.lse, lseOut, at);
       });

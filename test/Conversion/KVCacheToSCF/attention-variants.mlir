@@ -80,9 +80,9 @@ func.func @chunk_and_noncausal(%q: memref<?x4x8xf32>, %k: !c, %o: memref<?xi32>,
 // -----
 
 // merge_states: rows in parallel (scf.parallel); per row and head, the
-// merged lse and the two weights, then
-// one vector combination, rounded once to f16; out_a read before out (the
-// same memref) is written.
+// merged lse and the two weights, then a loop over the head in chunks (here
+// one chunk of 8, the loop folded away), rounded once to f16; out_a read
+// before out (the same memref) is written.
 // CHECK-LABEL: func.func @merge(
 // CHECK: scf.parallel (%[[ROW:.*]]) = (%c0) to (%{{.*}}) step (%c1) {
 // CHECK: scf.for %[[HEAD:.*]] = %c0 to %c4 step %c1 {
@@ -98,5 +98,25 @@ func.func @chunk_and_noncausal(%q: memref<?x4x8xf32>, %k: !c, %o: memref<?xi32>,
 // CHECK: memref.store %{{.*}}, %arg1[%[[ROW]], %[[HEAD]]]
 func.func @merge(%a: memref<?x4x8xf16>, %la: memref<?x4xf32>, %b: memref<?x4x8xf16>, %lb: memref<?x4xf32>) {
   kvcache.merge_states %a, %la, %b, %lb, %a, %la : memref<?x4x8xf16>, memref<?x4xf32>, memref<?x4x8xf16>, memref<?x4xf32>, memref<?x4x8xf16>, memref<?x4xf32>
+  return
+}
+
+// -----
+
+// A head of 200: chunks of 8 (the largest power of two dividing it, at most
+// 64), the weights broadcast once per head, outside the chunk loop.
+// CHECK-LABEL: func.func @merge200(
+// CHECK: scf.for %[[HEAD:.*]] = %c0 to %c2 step %c1 {
+// CHECK: %[[WA:.*]] = vector.broadcast %{{.*}} : f32 to vector<8xf32>
+// CHECK: %[[WB:.*]] = vector.broadcast %{{.*}} : f32 to vector<8xf32>
+// CHECK: scf.for %[[D:.*]] = %c0 to %c200 step %c8 {
+// CHECK: %[[A:.*]] = vector.load %arg0[%{{.*}}, %[[HEAD]], %[[D]]] : memref<?x2x200xf32>, vector<8xf32>
+// CHECK: %[[B:.*]] = vector.load %arg2[%{{.*}}, %[[HEAD]], %[[D]]] : memref<?x2x200xf32>, vector<8xf32>
+// CHECK: %[[XA:.*]] = arith.mulf %[[A]], %[[WA]] : vector<8xf32>
+// CHECK: %[[XB:.*]] = arith.mulf %[[B]], %[[WB]] : vector<8xf32>
+// CHECK: %[[SUM:.*]] = arith.addf %[[XA]], %[[XB]] : vector<8xf32>
+// CHECK: vector.store %[[SUM]], %arg4[%{{.*}}, %[[HEAD]], %[[D]]]
+func.func @merge200(%a: memref<?x2x200xf32>, %la: memref<?x2xf32>, %b: memref<?x2x200xf32>, %lb: memref<?x2xf32>, %out: memref<?x2x200xf32>) {
+  kvcache.merge_states %a, %la, %b, %lb, %out : memref<?x2x200xf32>, memref<?x2xf32>, memref<?x2x200xf32>, memref<?x2xf32>, memref<?x2x200xf32>
   return
 }

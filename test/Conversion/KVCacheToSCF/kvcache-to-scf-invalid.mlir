@@ -24,6 +24,36 @@ func.func @many_scale_groups(%q: memref<?x8x1024xf16>, %k: !q, %v: !q, %offsets:
 
 // -----
 
+// The CPU attention holds a head's q row and accumulator as whole vectors:
+// heads of at most 4096 elements (a head of 65536, found by the fuzzer,
+// took a minute to compile). 4096 lowers; 4097 and an MLA cache of 8192 get
+// the error.
+!c4096 = !kvcache.paged_cache<f32, num_heads = 1, head_size = 4096, page_size = 2>
+func.func @head_4096(%q: memref<?x1x4096xf32>, %k: !c4096, %v: !c4096, %rows: memref<?xi32>, %out: memref<?x1x4096xf32>) {
+  kvcache.attention_ragged %q, %k, %v, %rows, %out {scale = 0.5 : f32}
+      : memref<?x1x4096xf32>, !c4096, !c4096, memref<?xi32>, memref<?x1x4096xf32>
+  return
+}
+!c4097 = !kvcache.paged_cache<f16, num_heads = 2, head_size = 4097, page_size = 2>
+func.func @head_4097(%q: memref<?x4x4097xf16>, %k: !c4097, %v: !c4097, %rows: memref<?xi32>, %out: memref<?x4x4097xf16>) {
+  // expected-error @below {{cannot be lowered to the CPU: a head of 4097 elements is over 4096, the largest the CPU kernels hold in vectors; use a head size of at most 4096}}
+  kvcache.attention_ragged %q, %k, %v, %rows, %out {scale = 0.5 : f32}
+      : memref<?x4x4097xf16>, !c4097, !c4097, memref<?xi32>, memref<?x4x4097xf16>
+  return
+}
+
+// -----
+
+!m = !kvcache.paged_cache<bf16, num_heads = 1, head_size = 8192, page_size = 4, mla = true>
+func.func @mla_head_8192(%q: memref<?x16x8192xbf16>, %k: !m, %rows: memref<?xi32>, %out: memref<?x16x512xbf16>) {
+  // expected-error @below {{cannot be lowered to the CPU: a head of 8192 elements is over 4096}}
+  kvcache.mla_attention_ragged %q, %k, %rows, %out {scale = 0.125 : f32, v_head_size = 512 : i64}
+      : memref<?x16x8192xbf16>, !m, memref<?xi32>, memref<?x16x512xbf16>
+  return
+}
+
+// -----
+
 // The CPU merge works on vectors of a head: its size must be static (it
 // crashed the lowering before).
 func.func @merge_dynamic_head_size(%a: memref<?x1x?xf32>, %la: memref<?x1xf32>, %b: memref<?x1x?xf32>, %lb: memref<?x1xf32>, %out: memref<?x1x?xf32>) {
