@@ -15,6 +15,13 @@
 //                                        convert-kvcache-to-gpu)
 //   kvcache-to-emulated-gpu             (ends with kvcache-emulate-nvvm)
 //
+// The first four run on every input; of the three whole pipelines one does,
+// chosen by a hash of the input's text (the same input, the same pipeline,
+// so that libFuzzer's coverage feedback holds): under the sanitizers all
+// three took up to 30 s on one seed, libFuzzer's limit per input, and a
+// third of that leaves room for mutations that grow an input.
+// KVCACHE_FUZZ_ALL_PIPELINES=1 runs all three on every input (triage).
+//
 // Diagnostics are swallowed: a clean error is the expected answer to bad
 // input. Besides crashes and sanitizer reports, the target aborts on what a
 // user would see as a compiler bug without a crash:
@@ -58,6 +65,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -97,6 +105,11 @@ struct FuzzState {
   std::vector<std::vector<Step>> pipelines;
   unsigned inputsInContext = 0;
   bool verbose = false;
+  /// Whether every input goes through every whole pipeline (the CPU, PTX
+  /// and emulated-GPU ones), not one chosen by its hash.
+  bool allPipelines = false;
+  /// How many of `pipelines`, at the front, run on every input.
+  size_t alwaysRun = 0;
   /// Inputs run, and how many of them parsed and verified (and so went
   /// through the passes): printed when the fuzzer exits.
   uint64_t inputs = 0, validInputs = 0;
@@ -106,6 +119,7 @@ struct FuzzState {
     kvcache::registerToolDialects(registry);
 
     verbose = isEnabled("KVCACHE_FUZZ_VERBOSE");
+    allPipelines = isEnabled("KVCACHE_FUZZ_ALL_PIPELINES");
     bool serialize = isEnabled("KVCACHE_FUZZ_SERIALIZE");
 
     for (StringRef pass :
@@ -115,6 +129,8 @@ struct FuzzState {
       pipelines.back().push_back(
           Step{pass.str(), pass.contains("kvcache"), nullptr});
     }
+
+    alwaysRun = pipelines.size();
 
     // The real pipelines, split into their top-level passes.
     OpPassManager cpu(ModuleOp::getOperationName());
@@ -501,9 +517,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   ++state->validInputs;
   checkRoundTrip(*module, errors);
-  for (const std::vector<Step> &steps : state->pipelines) {
+  size_t wholePipelines = state->pipelines.size() - state->alwaysRun;
+  size_t chosen = state->alwaysRun + llvm::xxh3_64bits(text) % wholePipelines;
+  for (size_t i = 0; i < state->pipelines.size(); ++i) {
+    if (i >= state->alwaysRun && i != chosen && !state->allPipelines)
+      continue;
     OwningOpRef<ModuleOp> clone = module->clone();
-    runSteps(steps, *clone, errors);
+    runSteps(state->pipelines[i], *clone, errors);
   }
   return 0;
 }

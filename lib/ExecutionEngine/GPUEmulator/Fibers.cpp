@@ -4,9 +4,13 @@
 //
 // Each GPU thread of a block is a fiber. Stacks are mmap'd once (with a
 // guard page) and reused; a fiber first starts through makecontext and
-// setcontext, and then switches with _setjmp/_longjmp, also to start its
-// thread again in the next block (the signal-mask system calls of
-// swapcontext or setcontext would cost 10x a switch).
+// setcontext, and then switches with __builtin_setjmp/__builtin_longjmp,
+// also to start its thread again in the next block (the signal-mask system
+// calls of swapcontext or setcontext would cost 10x a switch; libc's
+// _longjmp, intercepted by AddressSanitizer, makes a system call per switch
+// there: see SwitchPoint). A switch from the scheduler abandons no
+// instrumented frame with locals (enter's context is static); when a failure
+// ends the launch on a fiber, endLaunchOnFiber unpoisons that stack.
 //
 // AddressSanitizer must know which stack runs (its stack-bound checks and
 // the unpoisoning at every longjmp use them): each switch is announced
@@ -38,6 +42,15 @@ using namespace mlir::kvcache::emulator;
 
 namespace {
 
+/// On the scheduler's side of a switch (switchTo, enter): AddressSanitizer
+/// would call __asan_handle_no_return before each __builtin_longjmp (a
+/// noreturn call), which asks the kernel for the signal stack (sigaltstack)
+/// and unpoisons the rest of the stack. They access no memory of their own
+/// worth checking. The fibers' side keeps it: without it there, a call after
+/// a device assert had ended a launch read stale redzones on a fiber's
+/// stack (test_emulator.py under the sanitizers).
+#define KVEMU_SWITCHES_STACKS __attribute__((no_sanitize("address")))
+
 constexpr size_t kStackBytes = 1 << 20;
 constexpr size_t kGuardBytes = 4096;
 
@@ -59,13 +72,13 @@ void finishSwitchOnFiber(Fiber &fiber) {
   __sanitizer_start_switch_fiber(nullptr, pool.mainStackBottom,
                                  pool.mainStackSize);
 #endif
-  _longjmp(pool.scheduler, 1);
+  __builtin_longjmp(pool.scheduler, 1);
 }
 
 /// The bottom frame of a fiber's stack, which never returns.
 void fiberMain() {
   // Every later start of the fiber lands here (switchTo).
-  _setjmp(theProcess.fibers.current->restart);
+  __builtin_setjmp(theProcess.fibers.current->restart);
   Fiber &fiber = *theProcess.fibers.current;
 #ifdef KVEMU_ASAN
   finishSwitchOnFiber(fiber);
@@ -76,7 +89,7 @@ void fiberMain() {
 }
 
 /// Runs fiberMain on `fiber`'s stack for the first time.
-[[noreturn]] void enter(Fiber &fiber) {
+[[noreturn]] KVEMU_SWITCHES_STACKS void enter(Fiber &fiber) {
   // Not a local: setcontext leaves this frame for good, and the redzones
   // AddressSanitizer puts around a local would stay on the scheduler's
   // stack. Read by setcontext only.
@@ -128,11 +141,11 @@ void mlir::kvcache::emulator::resetFiber(Fiber &fiber, Dim3 id) {
   fiber.executions.clear();
 }
 
-void mlir::kvcache::emulator::switchTo(Fiber &fiber) {
+KVEMU_SWITCHES_STACKS void mlir::kvcache::emulator::switchTo(Fiber &fiber) {
   FiberPool &pool = theProcess.fibers;
   pool.current = &fiber;
   ++theProcess.totals.switches;
-  if (_setjmp(pool.scheduler) == 0) {
+  if (__builtin_setjmp(pool.scheduler) == 0) {
 #ifdef KVEMU_ASAN
     __sanitizer_start_switch_fiber(&pool.schedulerFakeStack, fiber.stack,
                                    kStackBytes);
@@ -141,9 +154,9 @@ void mlir::kvcache::emulator::switchTo(Fiber &fiber) {
       fiber.started = true;
       if (!fiber.entered)
         enter(fiber);
-      _longjmp(fiber.restart, 1);
+      __builtin_longjmp(fiber.restart, 1);
     }
-    _longjmp(fiber.context, 1);
+    __builtin_longjmp(fiber.context, 1);
   }
 #ifdef KVEMU_ASAN
   __sanitizer_finish_switch_fiber(pool.schedulerFakeStack, nullptr, nullptr);
@@ -154,12 +167,12 @@ void mlir::kvcache::emulator::switchTo(Fiber &fiber) {
 void mlir::kvcache::emulator::yieldToScheduler() {
   FiberPool &pool = theProcess.fibers;
   Fiber *fiber = pool.current;
-  if (_setjmp(fiber->context) == 0) {
+  if (__builtin_setjmp(fiber->context) == 0) {
 #ifdef KVEMU_ASAN
     __sanitizer_start_switch_fiber(&fiber->fakeStack, pool.mainStackBottom,
                                    pool.mainStackSize);
 #endif
-    _longjmp(pool.scheduler, 1);
+    __builtin_longjmp(pool.scheduler, 1);
   }
 #ifdef KVEMU_ASAN
   finishSwitchOnFiber(*fiber);
@@ -167,4 +180,13 @@ void mlir::kvcache::emulator::yieldToScheduler() {
   pool.current = fiber;
 }
 
-void mlir::kvcache::emulator::endLaunchOnFiber() { leaveFiber(); }
+void mlir::kvcache::emulator::endLaunchOnFiber() {
+#ifdef KVEMU_ASAN
+  // The instrumented frames this abandons (the failing runtime call's)
+  // keep their redzones poisoned: clear the stack, as AddressSanitizer's
+  // own noreturn handling would have.
+  __asan_unpoison_memory_region(theProcess.fibers.current->stack,
+                                kStackBytes);
+#endif
+  leaveFiber();
+}
