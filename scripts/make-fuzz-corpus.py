@@ -4,9 +4,9 @@ every .mlir file under test/ and examples/, with comment lines (RUN, CHECK,
 expected-error) removed. A chunk whose top level is functions (`func.func`
 at column 0, closed by `}` at column 0) and the aliases they use is cut
 further, one seed per function with every alias line of the chunk: each
-input goes through seven pipelines, PTX and emulated GPU included, and a
+input went through seven pipelines, PTX and emulated GPU included, and a
 chunk of five kernels of 64 query heads took 23 s under the sanitizers,
-past the fuzzer's 10 s limit per input. The generated executed kernel tests
+past the fuzzer's limit per input then (10 s). The generated executed kernel tests
 (test/Integration/CPU/kernel-*.mlir) are left out: their kernel ops are in
 test/Conversion already, wrapped here in kilobytes of data set-up, and each
 takes seconds through the pipelines, which a 60 s fuzzing run cannot afford.

@@ -94,6 +94,11 @@ config.substitutions.append(("%python", "/usr/bin/python3"))
 # UNSUPPORTED. Stage 1 of scripts/test.sh runs them all.
 config.kvcache_test_sample = max(
     int(os.environ.get("KVCACHE_TEST_SAMPLE", "1") or 1), 1)
+# Tests whose time goes to other tools (ptxas, cmake, the GPU check's
+# script), not to our instrumented code, say `UNSUPPORTED: sampled`: they
+# run in stage 1 only.
+if config.kvcache_test_sample > 1:
+    config.available_features.add("sampled")
 # The test formats of those lit.local.cfg files (kvcache_lit_formats.py).
 sys.path.insert(0, config.test_source_root)
 

@@ -1,7 +1,7 @@
 """Sampling of the emulator-heavy tests (quantized caches, attention
 clauses, query tiles, emulator profiles, the softmax's rescale, MLA's blocks
 of 64 heads, the rope clause on q) under the
-sanitizers (sampling.py): with KVCACHE_TEST_SAMPLE=N, every N-th parametrized case of
+sanitizers (sampling.py): with KVCACHE_TEST_SAMPLE=N (8 there), every N-th parametrized case of
 each test function in SAMPLED_MODULES runs (the first one included) and
 the others are deselected. Unsampled runs keep every case."""
 
