@@ -183,8 +183,9 @@ void mlir::kvcache::emulator::yieldToScheduler() {
 void mlir::kvcache::emulator::endLaunchOnFiber() {
 #ifdef KVEMU_ASAN
   // The instrumented frames this abandons (the failing runtime call's)
-  // keep their redzones poisoned: clear the stack, as AddressSanitizer's
-  // own noreturn handling would have.
+  // keep their redzones poisoned: clear the whole stack here, not only
+  // what AddressSanitizer's noreturn handling before leaveFiber clears (the
+  // rest of the stack, when that call is not inlined into a longjmp).
   __asan_unpoison_memory_region(theProcess.fibers.current->stack,
                                 kStackBytes);
 #endif
