@@ -90,8 +90,9 @@ config.substitutions.append(("%python", "/usr/bin/python3"))
 
 # scripts/sanitize.sh sets KVCACHE_TEST_SAMPLE=N: the slowest tests then run
 # a sample, every N-th (test/python/sampling.py, the lit.local.cfg files of
-# test/python and test/Integration/GPU/Emulated); the others are reported
-# UNSUPPORTED. Stage 1 of scripts/test.sh runs them all.
+# test/python, test/Integration/CPU and test/Integration/GPU/Emulated); the
+# others are reported UNSUPPORTED, as are the tests that need ptxas. Stage 1
+# of scripts/test.sh runs them all.
 config.kvcache_test_sample = max(
     int(os.environ.get("KVCACHE_TEST_SAMPLE", "1") or 1), 1)
 # Tests whose time goes to other tools (ptxas, cmake, the GPU check's
@@ -126,11 +127,14 @@ tools = [
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # PTX is checked with NVIDIA's assembler where it is installed. Tests that
-# need it say `REQUIRES: ptxas` and are reported UNSUPPORTED elsewhere.
+# need it say `REQUIRES: ptxas` and are reported UNSUPPORTED elsewhere, and
+# under the sanitizers (KVCACHE_TEST_SAMPLE > 1): their time goes to ptxas,
+# and the kernels they compile go through the instrumented pipeline in the
+# PTX-test twins (test/python/test_ptx_test_twins.py). Stage 1 runs them.
 ptxas = shutil.which("ptxas") or (
     "/usr/local/cuda/bin/ptxas" if os.path.exists("/usr/local/cuda/bin/ptxas") else None
 )
-if ptxas:
+if ptxas and config.kvcache_test_sample == 1:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
 

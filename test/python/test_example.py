@@ -36,19 +36,21 @@ def test_cascade_attention_example():
     assert "K/V bytes read: cascade" in run.stdout
 
 
-def test_cascade_attention_example_on_the_emulated_gpu():
+@pytest.mark.parametrize("batch, reads", [
+    ("4", "1 time(s) for 4 rows (query tiles"),
+    ("2", "2 time(s) for 2 rows (a block per row"),
+])
+def test_cascade_attention_example_on_the_emulated_gpu(batch, reads):
     # The same step as GPU kernels (noncausal + lse, causal + lse,
     # merge_states) on the emulator; the script checks the bytes the kernels
     # copied: with 4 rows (one mma tile at GQA 4) the prefix once, in one
     # query tile; with 2, once per row.
-    for batch, reads in (("4", "1 time(s) for 4 rows (query tiles"),
-                         ("2", "2 time(s) for 2 rows (a block per row")):
-        run = subprocess.run([sys.executable, os.path.join(EXAMPLES, "cascade_attention.py"),
-                              "--batch", batch, "--prefix", "128", "--emulated-gpu"],
-                             capture_output=True, text=True,
-                             env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
-        assert run.returncode == 0, run.stdout + run.stderr
-        assert "kvcache-to-emulated-gpu" in run.stdout
-        assert "cascade == plain attention over prefix + suffix" in run.stdout
-        assert "K/V bytes the GPU kernels copied (emulator profile)" in run.stdout
-        assert f"the prefix step copied the prefix {reads}" in run.stdout
+    run = subprocess.run([sys.executable, os.path.join(EXAMPLES, "cascade_attention.py"),
+                          "--batch", batch, "--prefix", "128", "--emulated-gpu"],
+                         capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "kvcache-to-emulated-gpu" in run.stdout
+    assert "cascade == plain attention over prefix + suffix" in run.stdout
+    assert "K/V bytes the GPU kernels copied (emulator profile)" in run.stdout
+    assert f"the prefix step copied the prefix {reads}" in run.stdout
