@@ -20,6 +20,10 @@
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::kvcache;
@@ -34,15 +38,33 @@ struct RopeRaggedToGPU : OpRewritePattern<RopeRaggedOp> {
                                 PatternRewriter &rewriter) const override {
     if (failed(RopeEmitter::checkStrides(op)))
       return failure();
+    // The kernel indexes q's rows (heads x head_size elements) with
+    // products of small constants: a row of more elements than an i32
+    // holds is rejected (no GPU holds one) before any of them overflows.
+    int64_t rowHeads = cast<ShapedType>(op.getQ().getType()).getDimSize(1);
+    int64_t headSize = KVCacheParams::get(op.getKeyCache().getType()).headSize;
+    if (!ShapedType::isDynamic(rowHeads) &&
+        rowHeads > std::numeric_limits<int32_t>::max() / headSize)
+      return op.emitOpError("cannot be lowered to a GPU kernel: q has ")
+             << rowHeads << " heads of " << headSize
+             << " elements, over 2^31 - 1 elements per row";
     KernelBuilder host{rewriter, getKernelLoc(op)};
     RopeEmitter sizes(host, op, target.vectorBytes);
-    int64_t chunks = (cast<ShapedType>(op.getQ().getType()).getDimSize(1) +
-                      KVCacheParams::get(op.getKeyCache().getType()).numHeads) *
-                     sizes.getPairChunks();
+    // The block's threads: one per chunk of pairs of q's heads and the
+    // cache's, up to the block's limit (saturating: a type may hold
+    // 2^62 heads).
+    int64_t qHeads = cast<ShapedType>(op.getQ().getType()).getDimSize(1);
+    uint64_t chunks = llvm::SaturatingMultiply(
+        llvm::SaturatingAdd(
+            uint64_t(ShapedType::isDynamic(qHeads) ? target.threadsPerBlock
+                                                   : qHeads),
+            uint64_t(KVCacheParams::get(op.getKeyCache().getType()).numHeads)),
+        uint64_t(sizes.getPairChunks()));
+    uint64_t threads = std::min<uint64_t>(chunks, target.threadsPerBlock);
     Value rows = memref::DimOp::create(rewriter, host.loc, op.getQ(), 0);
     LaunchShape shape{host.minu(rows, host.index(target.maxBlocks)),
                       host.index(1), host.index(1),
-                      std::clamp<int64_t>(llvm::alignTo(chunks, 32), 32,
+                      std::clamp<int64_t>(llvm::alignTo(threads, 32), 32,
                                           target.threadsPerBlock)};
     if (failed(emitGuardedKernel(rewriter, op, host.ult(host.index(0), rows),
                                  shape, [&](GPUKernel &kernel) {
