@@ -20,7 +20,6 @@
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/PatternMatch.h"
-#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 #include <limits>
@@ -50,21 +49,15 @@ struct RopeRaggedToGPU : OpRewritePattern<RopeRaggedOp> {
              << " elements, over 2^31 - 1 elements per row";
     KernelBuilder host{rewriter, getKernelLoc(op)};
     RopeEmitter sizes(host, op, target.vectorBytes);
-    // The block's threads: one per chunk of pairs of q's heads and the
-    // cache's, up to the block's limit (saturating: a type may hold
-    // 2^62 heads).
-    int64_t qHeads = cast<ShapedType>(op.getQ().getType()).getDimSize(1);
-    uint64_t chunks = llvm::SaturatingMultiply(
-        llvm::SaturatingAdd(
-            uint64_t(ShapedType::isDynamic(qHeads) ? target.threadsPerBlock
-                                                   : qHeads),
-            uint64_t(KVCacheParams::get(op.getKeyCache().getType()).numHeads)),
-        uint64_t(sizes.getPairChunks()));
-    uint64_t threads = std::min<uint64_t>(chunks, target.threadsPerBlock);
+    // One thread per chunk of pairs of q's heads and the cache's (bounded
+    // by the check above), up to the block's limit.
+    int64_t chunks =
+        (rowHeads + KVCacheParams::get(op.getKeyCache().getType()).numHeads) *
+        sizes.getPairChunks();
     Value rows = memref::DimOp::create(rewriter, host.loc, op.getQ(), 0);
     LaunchShape shape{host.minu(rows, host.index(target.maxBlocks)),
                       host.index(1), host.index(1),
-                      std::clamp<int64_t>(llvm::alignTo(threads, 32), 32,
+                      std::clamp<int64_t>(llvm::alignTo(chunks, 32), 32,
                                           target.threadsPerBlock)};
     if (failed(emitGuardedKernel(rewriter, op, host.ult(host.index(0), rows),
                                  shape, [&](GPUKernel &kernel) {
