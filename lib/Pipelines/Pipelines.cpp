@@ -135,6 +135,7 @@ void mlir::kvcache::buildKVCacheToCPUPipeline(
   addArgumentChecks(pm, options.bufferize, options.dealloc, options.checked);
   ConvertKVCacheToSCFOptions kernels;
   kernels.checked = options.checked;
+  kernels.threads = options.parallel ? int64_t(options.threads) : 1;
   pm.addPass(createConvertKVCacheToSCF(kernels));
   KVCacheAccessLoweringOptions accesses;
   accesses.checked = options.checked;

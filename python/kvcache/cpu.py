@@ -236,8 +236,9 @@ class CPUModule(CompiledModule):
                  1: serial code, no OpenMP; N > 1: N threads
 
     The kernel ops' outer loops (sequences, (sequence, KV head, tile of
-    rows) triples of attention, page pairs, merge rows) are what runs in
-    parallel; every
+    rows) triples of attention, or sequences with every KV head for a decode
+    batch of at least 4 sequences per thread, page pairs, merge rows) are
+    what runs in parallel; every
     output element is computed by one thread in the same order as the serial
     code, so results do not depend on `threads`.
 

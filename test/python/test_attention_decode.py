@@ -116,3 +116,37 @@ def test_head_size_for_the_key_pass():
 
 def test_decode_results_do_not_depend_on_threads():
     checks.assert_same_on_every_core(config_of("bf16", 16, 2, 8), [500, 17], [1, 1])
+
+
+# Tasks of whole sequences (AttentionToSCF.cpp): with at least 4 sequences
+# per thread and decode rows only, a task takes every KV head of its
+# sequence, the KV heads in turn per block of keys. 9 sequences: 2 threads
+# take that form, 8 threads one task per KV head; the two give the same
+# bits (each head's keys in the same order) and match the reference.
+# (dtype, page size, KV heads, query heads, head size): GQA 4 at head 128,
+# MHA on pages of 1 (no tiles: a lookup per key), GQA 2 with 8 KV heads.
+WHOLE_SEQUENCES = [("bf16", 16, 4, 16, 128), ("f32", 1, 3, 3, 32),
+                   ("f16", 16, 8, 16, 64)]
+WHOLE_CACHED = [0, 14, 15, 16, 17, 300, 1000, 31, 2]
+WHOLE_NEW = [1, 1, 1, 1, 1, 1, 1, 1, 3]
+
+
+@pytest.mark.parametrize("dtype, page_size, num_heads, q_heads, head_size",
+                         WHOLE_SEQUENCES)
+def test_tasks_of_whole_sequences(dtype, page_size, num_heads, q_heads, head_size):
+    config = config_of(dtype, page_size, num_heads, q_heads, head_size=head_size)
+    whole, expected = attend(config, WHOLE_CACHED, WHOLE_NEW,
+                             np.random.default_rng(q_heads), scale=0.4, threads=2)
+    assert_close(whole, expected, dtype)
+    per_head, _ = attend(config, WHOLE_CACHED, WHOLE_NEW,
+                         np.random.default_rng(q_heads), scale=0.4, threads=8)
+    for got, other in zip(whole, per_head):
+        np.testing.assert_array_equal(got, other)
+
+
+@pytest.mark.parametrize("clauses", CLAUSES[::3], ids=lambda c: "-".join(c))
+def test_whole_sequence_clauses(clauses):
+    got, expected = attend(config_of("f32", 16, 2, 8), WHOLE_CACHED, WHOLE_NEW,
+                           np.random.default_rng(3 * CLAUSES.index(clauses)),
+                           clauses, scale=0.7, threads=2)
+    assert_close(got, expected, "f32")

@@ -137,8 +137,9 @@ def ConvertKVCacheToSCF : Pass<"convert-kvcache-to-scf"> {
     for CPU execution (`kvcache-to-cpu` runs it first). The outer loop of
     each op is an `scf.parallel` whose iterations write disjoint outputs
     (sequences; page pairs; (sequence, KV head, tile of rows) triples of
-    attention, flattened into one index; merge rows), the loops inside it
-    `scf.for`:
+    attention, flattened into one index, or (sequence, tile) pairs with
+    every KV head for a decode batch of at least 4 sequences per thread
+    (`threads`); merge rows), the loops inside it `scf.for`:
     `kvcache-to-cpu{parallel=true}` runs the outer loops on every core,
     otherwise they run in order.
 
@@ -242,6 +243,12 @@ def ConvertKVCacheToSCF : Pass<"convert-kvcache-to-scf"> {
            "Stop at run time when store_ragged or rope_ragged quantizes a "
            "NaN into an i8 cache, or rope_ragged reads a rotary position "
            "past its cos_sin table (kvcache-to-cpu{checked=true} sets it)">,
+    Option<"threads", "threads", "int64_t", /*default=*/"1",
+           "Threads the outer scf.parallel loops will run on: 1 for serial "
+           "code, 0 for the OpenMP runtime's count, asked at run time "
+           "(omp_get_max_threads; kvcache-to-cpu{parallel=true} passes its "
+           "own threads). Attention's decode tasks take whole sequences "
+           "(all KV heads) from 4 sequences per thread">,
   ];
 }
 

@@ -55,6 +55,14 @@ void prefetchHeadRow(KernelBuilder &k, Value cache, Value batch, Value token,
 /// x . y (vectors of head_size f32) as `lanes` partial sums: the product of
 /// the first `lanes` elements, then a fused multiply-add per further chunk.
 Value partialDot(KernelBuilder &k, Value x, Value y, int64_t lanes);
+/// The query heads of a KV head in `op` (its GQA group).
+int64_t getQueryGroup(AttentionOpInterface op);
+
+/// Two vectors `x` and `y` (null: `x` alone) of partial sums in segments of
+/// `segment` lanes, each the partial sums of one dot product: their
+/// segments, x's then y's, each halved by adding its second half to its
+/// first (one shuffle of each half and one add for the pair).
+Value halveSegments(KernelBuilder &k, Value x, Value y, int64_t segment);
 /// The dot products whose `segment` partial sums (partialDot) are `sums`,
 /// one vector per key, as one vector in key order (sums.size() a power of
 /// two): a tree that halves the segments of two keys' sums per shuffle pair
@@ -99,23 +107,32 @@ public:
 };
 
 /// The decode kernel (AttentionDecodeToSCF.cpp): one pass over the keys of
-/// a query row for some query heads of one KV group in blocks of
-/// kDotLanes keys, each K and V row converted once for all of them, the
-/// block's scores of a head one vector.
+/// a query row for the query heads of some KV heads, in blocks of
+/// kDotLanes keys; per block the KV heads in turn (token-major: a block's
+/// K and V rows of all the KV heads of a task are read together), each K
+/// and V row converted once for the query heads of its group, the block's
+/// scores of a query head one vector.
 class AttentionDecodeBlocks {
 public:
   /// Whether the decode kernel takes `op`'s per-row passes (otherwise the
   /// per-row loop's KeyPass does): head sizes (K and V) that are multiples
   /// of kDotLanes, scale groups within or made of such chunks.
   static bool canLower(AttentionOpInterface op);
-  /// The states of `queries` (scaled q rows, f32; `slopes` their ALiBi
-  /// slopes or null) of KV head `kvHead` in a row of sequence `batch` at
-  /// `position` after the keys `keyRange`, from the states `init`.
-  static SmallVector<SoftmaxState>
-  emit(KernelBuilder &k, AttentionOpInterface op, AttentionClauses &clauses,
-       OnlineSoftmax &softmax, Value batch, Value kvHead, Value position,
-       std::pair<Value, Value> keyRange, ArrayRef<Value> queries,
-       ArrayRef<Value> slopes, ArrayRef<SoftmaxState> init);
+  /// The query row (scaled, f32) of a query head, its softmax state before
+  /// the first key, and what is done with its final state.
+  using QueryFn = function_ref<Value(Value head)>;
+  using InitFn = function_ref<SoftmaxState(Value head)>;
+  using WriteFn = function_ref<void(const SoftmaxState &, Value head)>;
+  /// Emits the pass of a row of sequence `batch` at `position` over the
+  /// keys `keyRange` for the query heads of the `kvHeads` KV heads from
+  /// `firstKVHead` (indices), `headsPerPass` query heads of a group at a
+  /// time sharing each K and V row.
+  static void emit(KernelBuilder &k, AttentionOpInterface op,
+                   AttentionClauses &clauses, OnlineSoftmax &softmax,
+                   Value batch, Value firstKVHead, Value kvHeads,
+                   Value position, std::pair<Value, Value> keyRange,
+                   int64_t headsPerPass, QueryFn query, InitFn init,
+                   WriteFn write);
 };
 
 } // namespace mlir::kvcache

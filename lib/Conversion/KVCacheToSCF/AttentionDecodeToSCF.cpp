@@ -3,14 +3,15 @@
 // Part of the kvcache-mlir project.
 //
 // The CPU's decode kernel: the pass of a query row over its keys for the
-// query heads of one KV group (up to 8; docs/Design.md, "CPU attention"),
-// in blocks of kBlockKeys keys, the GQA group as the rows of one
-// micro-kernel:
+// query heads of some KV heads (docs/Design.md, "CPU attention"), in
+// blocks of kBlockKeys keys; per block each KV head in turn, the query
+// heads of its group (up to 8 per pass) as the rows of one micro-kernel:
 //
 // - the block's K rows each converted to f32 once (widened), each dotted
 //   with every head's q as 16 partial sums (one multiply and a fused
 //   multiply-add per 16 elements), each head's partial sums of the 16 keys
-//   reduced by one shuffle tree to one vector of the block's scores;
+//   reduced by one shuffle tree, built as the keys come, to one vector of
+//   the block's scores;
 // - per head the score transform (soft cap, ALiBi), -inf for the keys past
 //   the row's end, then the online softmax on that vector: one max, one
 //   rescale factor, one vector 2^x, the weights stored;
@@ -18,13 +19,18 @@
 //   rescaled once, each V chunk converted once and added to every head
 //   with its broadcast weight.
 //
-// The K and V rows of the next block are prefetched: a task reads one
-// head row of each token, num_heads head rows apart. With pages of a
-// multiple of kBlockKeys tokens the blocks start at multiples of it (the
-// keys before the row's first masked like those past its end): a block is
-// then one kvcache.tile of its page, one page lookup per block and cache
-// instead of one per key (the scalar address code was about a fifth of a
-// block's instructions).
+// A task of all the KV heads (AttentionToSCF.cpp chooses it for decode
+// batches with enough sequences per thread) reads each block's token rows
+// whole, head after head, close in time, where a task per KV head reads
+// one head row of each token, num_heads head rows apart (docs/Design.md
+// has the measurements: 0.7-0.9 of the time on both cores of the test
+// machine, the same on one). The K and V rows kPrefetchSteps (block, KV
+// head) steps ahead are prefetched.
+// With pages of a multiple of kBlockKeys tokens the blocks start at
+// multiples of it (the keys before the row's first masked like those past
+// its end): a block is then one kvcache.tile of its page, one page lookup
+// per block, KV head and cache instead of one per key (the scalar address
+// code was about a fifth of a block's instructions).
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,6 +49,12 @@ namespace {
 
 /// Keys of one block: one vector of scores per head.
 constexpr int64_t kBlockKeys = kDotLanes;
+/// How far ahead the rows are prefetched, in (block, KV head) steps of the
+/// task: the next-but-one KV head of the block (of the blocks after it with
+/// one KV head per task). Measured on the test machine, bf16 and f32 decode
+/// of 32 x 4096 tokens: 1 and 2 steps alike, the next block's rows of the
+/// same KV head slower.
+constexpr int64_t kPrefetchSteps = 2;
 
 /// Where the rows of a block's keys lie in one cache: in one tile of the
 /// block's page (kvcache.tile: one page lookup per block), or at a page
@@ -56,28 +68,31 @@ struct BlockRows {
   SmallVector<std::pair<Value, Value>> slots;
 };
 
-/// One pass's kernel. Its buffers (heap: a parallel iteration allocates
-/// nothing on the stack) live for the pass: the heads' output rows
-/// [heads][value head size] and the block's weights [heads][kBlockKeys].
+/// One row's kernel. Its buffers (heap: a parallel iteration allocates
+/// nothing on the stack) live for the row: per query head of the task
+/// (kvHeads x group) its scaled q row, its running max and sum and its
+/// output row, and the weights of a pass's heads [headsPerPass][kBlockKeys].
 class DecodeBlockPass {
 public:
   DecodeBlockPass(KernelBuilder &k, AttentionOpInterface op,
                   AttentionClauses &clauses, OnlineSoftmax &softmax,
-                  Value batch, Value kvHead, Value position,
-                  ArrayRef<Value> queries, ArrayRef<Value> slopes)
+                  Value batch, Value position, int64_t headsPerPass)
       : k(k), op(op), clauses(clauses), softmax(softmax), batch(batch),
-        kvHead(kvHead), position(position), queries(queries), slopes(slopes) {
+        position(position), headsPerPass(headsPerPass) {
     f32 = k.b.getF32Type();
     chunkType = VectorType::get({kDotLanes}, f32);
-    rowType = VectorType::get(
-        {KVCacheParams::get(op.getKeyCache().getType()).headSize}, f32);
-    valueSize = op.getValueHeadSize();
     auto params = KVCacheParams::get(op.getKeyCache().getType());
+    headSize = params.headSize;
+    rowType = VectorType::get({headSize}, f32);
+    valueSize = op.getValueHeadSize();
     tiled = params.hasStaticPages() && params.pageSize % kBlockKeys == 0;
+    group = getQueryGroup(op);
   }
 
-  SmallVector<SoftmaxState> run(Value begin, Value end,
-                                ArrayRef<SoftmaxState> init);
+  void run(Value firstKVHead, Value kvHeads, Value begin, Value end,
+           AttentionDecodeBlocks::QueryFn query,
+           AttentionDecodeBlocks::InitFn init,
+           AttentionDecodeBlocks::WriteFn write);
 
 private:
   SmallVector<Value> blockStep(Value first, Value begin, Value end,
@@ -92,61 +107,109 @@ private:
                   Value element, VectorType type);
   void prefetchBlock(Value cache, Value first, Value last);
 
-  Value allocBuffer(ArrayRef<int64_t> shape) {
+  Value allocBuffer(ArrayRef<int64_t> shape, ValueRange sizes = {}) {
     return memref::AllocOp::create(k.b, k.loc, MemRefType::get(shape, f32),
-                                   k.b.getI64IntegerAttr(64));
+                                   sizes, k.b.getI64IntegerAttr(64));
   }
 
   KernelBuilder &k;
   AttentionOpInterface op;
   AttentionClauses &clauses;
   OnlineSoftmax &softmax;
-  Value batch, kvHead, position;
-  ArrayRef<Value> queries, slopes;
+  Value batch, position;
+  int64_t headsPerPass, group, headSize, valueSize;
   Type f32;
   VectorType chunkType, rowType;
-  int64_t valueSize;
   /// Whether the blocks are tiles of their pages (pages of a multiple of
   /// kBlockKeys tokens): then they start at multiples of kBlockKeys.
   bool tiled;
-  Value output, weights;
+  /// [task heads][head size] q, [task heads][2] max and sum, [task
+  /// heads][value head size] output, [headsPerPass][kBlockKeys] weights.
+  Value queryRows, stats, output, weights;
+  /// The pass being emitted: its KV head, its first row of the buffers,
+  /// its heads' q rows and slopes.
+  Value kvHead, passRow, firstKVHead, kvHeads;
+  SmallVector<Value> queries, slopes;
 };
 
-SmallVector<SoftmaxState> DecodeBlockPass::run(Value begin, Value end,
-                                               ArrayRef<SoftmaxState> init) {
-  int64_t heads = queries.size();
-  output = allocBuffer({heads, valueSize});
-  weights = allocBuffer({heads, kBlockKeys});
-  SmallVector<Value> stats;
-  for (auto [i, state] : llvm::enumerate(init)) {
-    vector::StoreOp::create(k.b, k.loc, state.acc, output,
-                            ValueRange{k.index(int64_t(i)), k.index(0)});
-    stats.append({state.max, state.sum});
-  }
+void DecodeBlockPass::run(Value firstKVHeadArg, Value kvHeadsArg, Value begin,
+                          Value end, AttentionDecodeBlocks::QueryFn query,
+                          AttentionDecodeBlocks::InitFn init,
+                          AttentionDecodeBlocks::WriteFn write) {
+  firstKVHead = firstKVHeadArg;
+  kvHeads = kvHeadsArg;
+  Value taskHeads = k.mul(kvHeads, k.index(group));
+  Value firstHead = k.mul(firstKVHead, k.index(group));
+  queryRows = allocBuffer({ShapedType::kDynamic, headSize}, taskHeads);
+  stats = allocBuffer({ShapedType::kDynamic, 2}, taskHeads);
+  output = allocBuffer({ShapedType::kDynamic, valueSize}, taskHeads);
+  weights = allocBuffer({headsPerPass, kBlockKeys});
+  Value zero = k.index(0), one = k.index(1);
+  k.forLoop(zero, taskHeads, one, [&](Value i) {
+    Value head = k.add(firstHead, i);
+    vector::StoreOp::create(k.b, k.loc, query(head), queryRows,
+                            ValueRange{i, zero});
+    SoftmaxState state = init(head);
+    memref::StoreOp::create(k.b, k.loc, state.max, stats, ValueRange{i, zero});
+    memref::StoreOp::create(k.b, k.loc, state.sum, stats, ValueRange{i, one});
+    vector::StoreOp::create(k.b, k.loc, state.acc, output, ValueRange{i, zero});
+  });
   // Tiles: from the block of `begin` (the keys before it masked), if any.
   Value start = begin;
   if (tiled)
     start = k.select(k.ult(begin, end),
                      k.sub(begin, k.remu(begin, k.index(kBlockKeys))), begin);
-  stats = k.forLoop(start, end, k.index(kBlockKeys), stats,
-                    [&](Value first, ValueRange carried) {
-                      return blockStep(first, begin, end, carried);
-                    });
-  SmallVector<SoftmaxState> states;
-  for (int64_t i = 0; i < heads; ++i)
-    states.push_back(
-        {stats[2 * i], stats[2 * i + 1],
-         vector::LoadOp::create(k.b, k.loc, init[i].acc.getType(), output,
-                                ValueRange{k.index(i), k.index(0)})});
-  memref::DeallocOp::create(k.b, k.loc, output);
-  memref::DeallocOp::create(k.b, k.loc, weights);
-  return states;
+  // Per block, the task's KV heads in turn: a block's rows of all of them
+  // are read close together in time (one stream per page instead of one
+  // per page and head, which the hardware fetches at a lower rate).
+  k.forLoop(start, end, k.index(kBlockKeys), [&](Value first) {
+    k.forLoop(zero, kvHeads, one, [&](Value h) {
+      kvHead = k.add(firstKVHead, h);
+      k.forLoop(zero, k.index(group), k.index(headsPerPass), [&](Value p) {
+        passRow = k.add(k.mul(h, k.index(group)), p);
+        queries.clear();
+        slopes.clear();
+        SmallVector<Value> carried;
+        for (int64_t i = 0; i < headsPerPass; ++i) {
+          Value row = k.add(passRow, k.index(i));
+          queries.push_back(vector::LoadOp::create(k.b, k.loc, rowType,
+                                                   queryRows,
+                                                   ValueRange{row, zero}));
+          slopes.push_back(clauses.loadSlope(k.add(firstHead, row)));
+          carried.push_back(
+              memref::LoadOp::create(k.b, k.loc, stats, ValueRange{row, zero}));
+          carried.push_back(
+              memref::LoadOp::create(k.b, k.loc, stats, ValueRange{row, one}));
+        }
+        SmallVector<Value> next = blockStep(first, begin, end, carried);
+        for (int64_t i = 0; i < headsPerPass; ++i) {
+          Value row = k.add(passRow, k.index(i));
+          memref::StoreOp::create(k.b, k.loc, next[2 * i], stats,
+                                  ValueRange{row, zero});
+          memref::StoreOp::create(k.b, k.loc, next[2 * i + 1], stats,
+                                  ValueRange{row, one});
+        }
+      });
+    });
+  });
+  auto valueType = VectorType::get({valueSize}, f32);
+  k.forLoop(zero, taskHeads, one, [&](Value i) {
+    SoftmaxState state{
+        memref::LoadOp::create(k.b, k.loc, stats, ValueRange{i, zero}),
+        memref::LoadOp::create(k.b, k.loc, stats, ValueRange{i, one}),
+        vector::LoadOp::create(k.b, k.loc, valueType, output,
+                               ValueRange{i, zero})};
+    write(state, k.add(firstHead, i));
+  });
+  for (Value buffer : {queryRows, stats, output, weights})
+    memref::DeallocOp::create(k.b, k.loc, buffer);
 }
 
 /// The keys [first, first + kBlockKeys) within [begin, end) (their tokens
 /// past `end` repeat the last one, those before `begin` are the page's
 /// earlier tokens: their scores are -inf, their weights 0 times a finite
-/// row); the next block's rows prefetched.
+/// row) for the pass's heads; the next block's rows of its KV head
+/// prefetched.
 SmallVector<Value> DecodeBlockPass::blockStep(Value first, Value begin,
                                               Value end, ValueRange carried) {
   Value count = k.minu(k.index(kBlockKeys), k.sub(end, first));
@@ -213,8 +276,10 @@ Value DecodeBlockPass::loadChunk(Value cache, const BlockRows &rows,
                  type);
 }
 
-/// Prefetches the head rows of the block after the one at `first` (keys up
-/// to `last`) into the cache hierarchy: a tile's rows, or a row per key.
+/// Prefetches head rows into the cache hierarchy: with tiles, those of
+/// the (block, KV head) kPrefetchSteps steps after the pass's (keys up to
+/// `last`; the last block's again when there is no later one), else the
+/// pass's KV head's rows of the next block, a row per key.
 void DecodeBlockPass::prefetchBlock(Value cache, Value first, Value last) {
   if (!tiled) {
     for (int64_t j = kBlockKeys; j < 2 * kBlockKeys; ++j)
@@ -224,9 +289,13 @@ void DecodeBlockPass::prefetchBlock(Value cache, Value first, Value last) {
   }
   // The last block's tile again when there is no next one.
   Value lastBlock = k.sub(last, k.remu(last, k.index(kBlockKeys)));
-  Value ahead = k.minu(k.add(first, k.index(kBlockKeys)), lastBlock);
+  Value step = k.add(k.sub(kvHead, firstKVHead), k.index(kPrefetchSteps));
+  Value blocks = k.divu(step, kvHeads);
+  Value aheadHead = k.add(firstKVHead, k.remu(step, kvHeads));
+  Value ahead =
+      k.minu(k.add(first, k.mul(blocks, k.index(kBlockKeys))), lastBlock);
   Value tile = TileOp::create(k.b, k.loc, getTileType(cache), cache, batch,
-                              ahead, kvHead);
+                              ahead, aheadHead);
   auto params = KVCacheParams::get(cache.getType());
   int64_t lineElements = 512 / params.elementType.getIntOrFloatBitWidth();
   for (int64_t j = 0; j < kBlockKeys; ++j)
@@ -244,12 +313,26 @@ void DecodeBlockPass::prefetchBlock(Value cache, Value first, Value last) {
 SmallVector<Value> DecodeBlockPass::scoreBlock(const BlockRows &keyRows,
                                                ArrayRef<Value> tokens,
                                                Value skip, Value count) {
+  static_assert(kBlockKeys == kDotLanes,
+                "one halving per pair of keys ends in one lane per key");
   Value keys = op.getKeyCache();
-  SmallVector<SmallVector<Value>> partials(queries.size());
+  // Per head, the tree of reducePartialDots built as the keys come: after
+  // each key, the pending vectors of equal level are paired (a binary
+  // counter), so a head holds at most log2(kBlockKeys) vectors of partial
+  // sums instead of kBlockKeys (64 live vectors at 4 heads spilled about a
+  // quarter of the block's instructions).
+  SmallVector<SmallVector<Value>> pending(queries.size());
   for (int64_t j = 0; j < kBlockKeys; ++j) {
     Value row = loadChunk(keys, keyRows, j, k.index(0), rowType);
-    for (auto [i, query] : llvm::enumerate(queries))
-      partials[i].push_back(partialDot(k, query, row, kDotLanes));
+    for (auto [i, query] : llvm::enumerate(queries)) {
+      Value sum = partialDot(k, query, row, kDotLanes);
+      int64_t segment = kDotLanes;
+      for (int64_t pairs = j; pairs % 2; pairs /= 2, segment /= 2) {
+        sum = halveSegments(k, pending[i].back(), sum, segment);
+        pending[i].pop_back();
+      }
+      pending[i].push_back(sum);
+    }
   }
   auto laneIndexType = VectorType::get({kBlockKeys}, k.b.getI32Type());
   SmallVector<int32_t> laneIds;
@@ -263,8 +346,8 @@ SmallVector<Value> DecodeBlockPass::scoreBlock(const BlockRows &keyRows,
   Value minusInfinity =
       k.splatConstant(chunkType, -std::numeric_limits<float>::infinity());
   SmallVector<Value> scores;
-  for (auto [i, sums] : llvm::enumerate(partials)) {
-    Value dots = reducePartialDots(k, sums, kDotLanes);
+  for (auto [i, sums] : llvm::enumerate(pending)) {
+    Value dots = sums.front();
     // Transformed (soft cap before the mask: it would make -inf finite).
     if (clauses.transformsScores()) {
       SmallVector<Value> elements;
@@ -289,8 +372,9 @@ void DecodeBlockPass::accumulateValues(const BlockRows &valueRows,
         SmallVector<Value> acc;
         for (auto [i, rescale] : llvm::enumerate(rescales))
           acc.push_back(k.fmul(
-              vector::LoadOp::create(k.b, k.loc, chunkType, output,
-                                     ValueRange{k.index(int64_t(i)), element}),
+              vector::LoadOp::create(
+                  k.b, k.loc, chunkType, output,
+                  ValueRange{k.add(passRow, k.index(int64_t(i))), element}),
               k.splat(rescale, chunkType)));
         // The odd keys into a second sum per head: two chains of fused
         // multiply-adds per head instead of one of kBlockKeys.
@@ -307,8 +391,9 @@ void DecodeBlockPass::accumulateValues(const BlockRows &valueRows,
           }
         }
         for (auto [i, sum] : llvm::enumerate(acc))
-          vector::StoreOp::create(k.b, k.loc, k.fadd(sum, odd[i]), output,
-                                  ValueRange{k.index(int64_t(i)), element});
+          vector::StoreOp::create(
+              k.b, k.loc, k.fadd(sum, odd[i]), output,
+              ValueRange{k.add(passRow, k.index(int64_t(i))), element});
       });
 }
 
@@ -320,12 +405,15 @@ bool AttentionDecodeBlocks::canLower(AttentionOpInterface op) {
          op.getValueHeadSize() % kDotLanes == 0;
 }
 
-SmallVector<SoftmaxState> AttentionDecodeBlocks::emit(
-    KernelBuilder &k, AttentionOpInterface op, AttentionClauses &clauses,
-    OnlineSoftmax &softmax, Value batch, Value kvHead, Value position,
-    std::pair<Value, Value> keyRange, ArrayRef<Value> queries,
-    ArrayRef<Value> slopes, ArrayRef<SoftmaxState> init) {
-  return DecodeBlockPass(k, op, clauses, softmax, batch, kvHead, position,
-                         queries, slopes)
-      .run(keyRange.first, keyRange.second, init);
+void AttentionDecodeBlocks::emit(KernelBuilder &k, AttentionOpInterface op,
+                                 AttentionClauses &clauses,
+                                 OnlineSoftmax &softmax, Value batch,
+                                 Value firstKVHead, Value kvHeads,
+                                 Value position,
+                                 std::pair<Value, Value> keyRange,
+                                 int64_t headsPerPass, QueryFn query,
+                                 InitFn init, WriteFn write) {
+  DecodeBlockPass(k, op, clauses, softmax, batch, position, headsPerPass)
+      .run(firstKVHead, kvHeads, keyRange.first, keyRange.second, query, init,
+           write);
 }

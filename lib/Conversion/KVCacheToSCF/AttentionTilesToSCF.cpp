@@ -51,12 +51,6 @@ constexpr int64_t kBlockKeys = 16;
 constexpr int64_t kValueRows = 4;
 constexpr int64_t kMaxValueChunks = 4;
 
-/// The query heads of a KV head in `op`.
-int64_t getGroup(AttentionOpInterface op) {
-  int64_t qHeads = cast<MemRefType>(op.getQ().getType()).getDimSize(1);
-  return qHeads / KVCacheParams::get(op.getKeyCache().getType()).numHeads;
-}
-
 /// One tile's kernel, step by step. The buffers live for the tile (heap: a
 /// parallel iteration allocates nothing on the stack). Lane l holds row
 /// min(l / group, rows - 1) of the tile, query head l % group of the KV
@@ -74,7 +68,7 @@ public:
     auto params = KVCacheParams::get(op.getKeyCache().getType());
     headSize = params.headSize;
     valueSize = op.getValueHeadSize();
-    group = getGroup(op);
+    group = getQueryGroup(op);
     f32 = k.b.getF32Type();
     laneType = VectorType::get({kDotLanes}, f32);
     laneIndexType = VectorType::get({kDotLanes}, k.b.getI32Type());
@@ -500,16 +494,16 @@ void RowTileKernel::writeRows() {
 } // namespace
 
 bool AttentionRowTiles::canLower(AttentionOpInterface op) {
-  return getGroup(op) <= kTileLanes;
+  return getQueryGroup(op) <= kTileLanes;
 }
 
 int64_t AttentionRowTiles::getTileRows(AttentionOpInterface op) {
-  return std::max<int64_t>(1, kTileLanes / getGroup(op));
+  return std::max<int64_t>(1, kTileLanes / getQueryGroup(op));
 }
 
 Value AttentionRowTiles::isWorthTiling(KernelBuilder &k, AttentionOpInterface op,
                                        Value rows) {
-  return k.uge(k.mul(rows, k.index(getGroup(op))), k.index(kDotLanes));
+  return k.uge(k.mul(rows, k.index(getQueryGroup(op))), k.index(kDotLanes));
 }
 
 void AttentionRowTiles::emit(KernelBuilder &k, AttentionOpInterface op,

@@ -5,7 +5,9 @@
 // Paged attention on the CPU (attention_ragged, and mla_attention_ragged,
 // whose V rows are the first v_head_size elements of the K rows it
 // already read). One parallel task per (sequence, KV head,
-// tile of rows): a tile whose rows times the GQA group's heads fill at
+// tile of rows), or per (sequence, tile of rows) with every KV head for a
+// decode batch of enough sequences per thread: a tile whose rows times the
+// GQA group's heads fill at
 // least one vector of lanes takes the register-blocked row-tile kernel
 // (AttentionTilesToSCF.cpp), unless the op has a soft cap or a group of
 // more than 128 heads, a compile-time choice per op; the rest (decode rows,
@@ -32,6 +34,7 @@
 #include "../KernelCommon/Rope.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -40,165 +43,6 @@
 
 using namespace mlir;
 using namespace mlir::kvcache;
-
-Value mlir::kvcache::loadHeadChunkAsF32(KernelBuilder &k, Value cache,
-                                        Value page, Value slot, Value head,
-                                        Value element, VectorType accType) {
-  auto params = KVCacheParams::get(cache.getType());
-  int64_t width = accType.getDimSize(0);
-  if (!params.scales) {
-    auto chunkType = VectorType::get({width}, params.elementType);
-    return k.widen(PageLoadOp::create(k.b, k.loc, chunkType, cache, page, slot,
-                                      head, element),
-                   accType);
-  }
-  int64_t group = params.scales.groupSize(params.headSize);
-  if (group % width == 0)
-    return PageLoadOp::create(k.b, k.loc, accType, cache, page, slot, head,
-                              element);
-  auto groupType = VectorType::get({group}, k.b.getF32Type());
-  Value chunk = arith::ConstantOp::create(
-      k.b, k.loc, accType, DenseElementsAttr::get(accType, 0.0f));
-  for (int64_t start = 0; start < width; start += group) {
-    // Folded: a row's offsets stay constants.
-    Value at = k.b.createOrFold<arith::AddIOp>(k.loc, element, k.index(start));
-    Value part = PageLoadOp::create(k.b, k.loc, groupType, cache, page, slot,
-                                    head, at);
-    chunk = vector::InsertStridedSliceOp::create(k.b, k.loc, part, chunk,
-                                                 ArrayRef<int64_t>{start},
-                                                 ArrayRef<int64_t>{1});
-  }
-  return chunk;
-}
-
-Value mlir::kvcache::loadHeadRowAsF32(KernelBuilder &k, Value cache,
-                                      Value page, Value slot, Value head,
-                                      VectorType accType) {
-  return loadHeadChunkAsF32(k, cache, page, slot, head, k.index(0), accType);
-}
-
-std::pair<Value, Value> mlir::kvcache::getKeyRange(KernelBuilder &k,
-                                                   AttentionOpInterface op,
-                                                   Value position,
-                                                   Value cached) {
-  Value end = k.add(position, k.index(1));
-  if (op.getNoncausal())
-    return {k.index(0), cached};
-  if (std::optional<uint64_t> window = op.getWindow()) {
-    // max(0, end - W) without going below zero in index arithmetic.
-    Value w = k.index(int64_t(*window));
-    return {k.sub(k.maxu(end, w), w), end};
-  }
-  if (std::optional<uint64_t> chunk = op.getChunk()) {
-    Value c = k.index(int64_t(*chunk));
-    return {k.mul(k.divu(position, c), c), end};
-  }
-  return {k.index(0), end};
-}
-
-void mlir::kvcache::writeAttentionRow(KernelBuilder &k,
-                                      AttentionClauses &clauses,
-                                      OnlineSoftmax &softmax,
-                                      AttentionOpInterface op,
-                                      const SoftmaxState &state, Value row,
-                                      Value head) {
-  auto outType = VectorType::get(
-      cast<VectorType>(state.acc.getType()).getShape(),
-      cast<MemRefType>(op.getOut().getType()).getElementType());
-  Value out = clauses.normalize(softmax, state);
-  vector::StoreOp::create(k.b, k.loc, k.narrow(out, outType), op.getOut(),
-                          ValueRange{row, head, k.index(0)});
-  if (Value lse = op.getLse())
-    memref::StoreOp::create(k.b, k.loc,
-                            clauses.logSumExp(state.max, state.sum), lse,
-                            ValueRange{row, head});
-}
-
-void mlir::kvcache::prefetchHeadRow(KernelBuilder &k, Value cache,
-                                    Value batch, Value token, Value head) {
-  auto params = KVCacheParams::get(cache.getType());
-  int64_t bits = params.elementType.getIntOrFloatBitWidth();
-  auto tileType = MemRefType::get(
-      {1, params.headSize}, params.elementType,
-      StridedLayoutAttr::get(k.b.getContext(), ShapedType::kDynamic,
-                             {params.numHeads * params.headSize, 1}));
-  Value tile = TileOp::create(k.b, k.loc, tileType, cache, batch, token, head);
-  for (int64_t element = 0; element < params.headSize; element += 512 / bits)
-    memref::PrefetchOp::create(k.b, k.loc, tile,
-                               ValueRange{k.index(0), k.index(element)},
-                               /*isWrite=*/false, /*localityHint=*/3,
-                               /*isDataCache=*/true);
-}
-
-int64_t mlir::kvcache::getDotLanes(int64_t headSize) {
-  int64_t lanes = kDotLanes;
-  while (headSize % lanes)
-    lanes /= 2;
-  return lanes;
-}
-
-Value mlir::kvcache::partialDot(KernelBuilder &k, Value x, Value y,
-                                int64_t lanes) {
-  int64_t size = cast<VectorType>(x.getType()).getDimSize(0);
-  auto chunk = [&](Value v, int64_t start) -> Value {
-    if (lanes == size)
-      return v;
-    return vector::ExtractStridedSliceOp::create(
-        k.b, k.loc, v, ArrayRef<int64_t>{start}, ArrayRef<int64_t>{lanes},
-        ArrayRef<int64_t>{1});
-  };
-  Value sum = k.fmul(chunk(x, 0), chunk(y, 0));
-  for (int64_t start = lanes; start < size; start += lanes)
-    sum = k.vectorFma(chunk(x, start), chunk(y, start), sum);
-  return sum;
-}
-
-/// `x` and `y` (same width, or `y` null: `x` alone) hold segments of
-/// `segment` lanes, each the partial sums of one dot product: returns their
-/// segments, x's then y's, each halved by adding its second half to its
-/// first (one shuffle of each half and one add for the pair).
-static Value halveSegments(KernelBuilder &k, Value x, Value y,
-                           int64_t segment) {
-  int64_t width = cast<VectorType>(x.getType()).getDimSize(0);
-  SmallVector<int64_t> first, second;
-  for (int64_t operand = 0; operand < (y ? 2 : 1); ++operand)
-    for (int64_t start = 0; start < width; start += segment)
-      for (int64_t lane = 0; lane < segment / 2; ++lane) {
-        first.push_back(operand * width + start + lane);
-        second.push_back(operand * width + start + segment / 2 + lane);
-      }
-  Value other = y ? y : x;
-  return k.fadd(vector::ShuffleOp::create(k.b, k.loc, x, other, first),
-                vector::ShuffleOp::create(k.b, k.loc, x, other, second));
-}
-
-Value mlir::kvcache::reducePartialDots(KernelBuilder &k,
-                                       SmallVector<Value> sums,
-                                       int64_t segment) {
-  // Pairs of vectors: twice the segments, each half as long.
-  while (sums.size() > 1 && segment > 1) {
-    SmallVector<Value> next;
-    for (size_t i = 0; i < sums.size(); i += 2)
-      next.push_back(halveSegments(k, sums[i], sums[i + 1], segment));
-    sums = std::move(next);
-    segment /= 2;
-  }
-  // One vector left: fold its segments to one lane each.
-  for (; segment > 1; segment /= 2)
-    sums.front() = halveSegments(k, sums.front(), Value(), segment);
-  // One lane per key left in several vectors: concatenate them.
-  while (sums.size() > 1) {
-    SmallVector<Value> next;
-    for (size_t i = 0; i < sums.size(); i += 2) {
-      int64_t width = cast<VectorType>(sums[i].getType()).getDimSize(0);
-      next.push_back(vector::ShuffleOp::create(
-          k.b, k.loc, sums[i], sums[i + 1],
-          llvm::to_vector(llvm::seq<int64_t>(0, 2 * width))));
-    }
-    sums = std::move(next);
-  }
-  return sums.front();
-}
 
 namespace {
 
@@ -214,6 +58,27 @@ constexpr int64_t kMaxCPUHeadSize = 4096;
 /// Query heads that share one pass over the keys at most (each holds its
 /// q row and output accumulator in registers).
 constexpr int64_t kMaxHeadsPerPass = 8;
+/// The OpenMP runtime's thread count, asked when the pass does not know
+/// the threads of the parallel loops.
+constexpr StringLiteral kOpenMPThreadsFunction = "omp_get_max_threads";
+
+/// Declares `i32 omp_get_max_threads()` in the module of `op` (once).
+void declareOpenMPThreads(OpBuilder &b, Operation *op) {
+  Operation *table = SymbolTable::getNearestSymbolTable(op);
+  if (!table || SymbolTable::lookupSymbolIn(table, kOpenMPThreadsFunction))
+    return;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&table->getRegion(0).front());
+  auto function = func::FuncOp::create(
+      b, op->getLoc(), kOpenMPThreadsFunction,
+      b.getFunctionType({}, {b.getI32Type()}));
+  function.setPrivate();
+}
+
+/// Sequences per thread from which a decode task takes all the KV heads of
+/// its sequence (AttentionDecodeToSCF.cpp): fewer tasks, each reading whole
+/// token rows.
+constexpr int64_t kSequencesPerThread = 4;
 /// How many keys ahead the key loop prefetches K and V rows.
 constexpr int64_t kPrefetchKeys = 8;
 /// Keys of one block of the key loop (one softmax rescale per block).
@@ -404,10 +269,13 @@ struct KeyPass {
 };
 
 struct AttentionToSCF : OpInterfaceRewritePattern<AttentionOpInterface> {
-  AttentionToSCF(MLIRContext *ctx, bool checked)
-      : OpInterfaceRewritePattern(ctx), checked(checked) {}
+  AttentionToSCF(MLIRContext *ctx, bool checked, int64_t threads)
+      : OpInterfaceRewritePattern(ctx), checked(checked), threads(threads) {}
   /// Whether a rope clause's rotary positions are checked against the table.
   bool checked;
+  /// The threads the parallel loop runs on (0: the OpenMP runtime's
+  /// count, asked at run time).
+  int64_t threads;
 
   LogicalResult matchAndRewrite(AttentionOpInterface op,
                                 PatternRewriter &rewriter) const override {
@@ -452,34 +320,68 @@ struct AttentionToSCF : OpInterfaceRewritePattern<AttentionOpInterface> {
                   })[0];
     Value tiles = k.ceilDiv(longest, k.index(tileRows));
     Value numKVHeads = k.index(params.numHeads);
-    Value tasks = k.mul(k.mul(numSequences, numKVHeads), tiles);
+    Value kvHeads = getKVHeadsPerTask(k, op, numSequences, longest);
+    Value headTasks = k.divu(numKVHeads, kvHeads);
+    Value tasks = k.mul(k.mul(numSequences, headTasks), tiles);
     k.parallelLoop(k.index(0), tasks, [&](Value task) {
       Value tile = k.remu(task, tiles);
       Value rest = k.divu(task, tiles);
-      emitTask(k, op, k.divu(rest, numKVHeads), k.remu(rest, numKVHeads),
-               tile, tileRows, checked);
+      emitTask(k, op, k.divu(rest, headTasks),
+               k.mul(k.remu(rest, headTasks), kvHeads), kvHeads, tile,
+               tileRows, checked);
     });
     rewriter.eraseOp(op);
     return success();
   }
 
+  /// The KV heads of one task: all of them (token-major decode, see
+  /// AttentionDecodeToSCF.cpp) when every row takes the decode kernel (no
+  /// tile of rows fills a vector of lanes) and there are at least
+  /// kSequencesPerThread sequences per thread, else 1.
+  Value getKVHeadsPerTask(KernelBuilder &k, AttentionOpInterface op,
+                          Value numSequences, Value longest) const {
+    auto params = KVCacheParams::get(op.getKeyCache().getType());
+    Value one = k.index(1);
+    if (params.numHeads == 1 || !AttentionDecodeBlocks::canLower(op))
+      return one;
+    Value threadCount;
+    if (threads > 0) {
+      threadCount = k.index(threads);
+    } else {
+      declareOpenMPThreads(k.b, op);
+      auto call = func::CallOp::create(k.b, k.loc, kOpenMPThreadsFunction,
+                                       TypeRange{k.b.getI32Type()},
+                                       ValueRange{});
+      threadCount = arith::IndexCastUIOp::create(
+          k.b, k.loc, k.b.getIndexType(), call.getResult(0));
+    }
+    Value chosen = k.uge(numSequences,
+                         k.mul(threadCount, k.index(kSequencesPerThread)));
+    if (AttentionRowTiles::canLower(op))
+      chosen = k.andi(chosen, k.ult(k.mul(longest, k.index(getQueryGroup(op))),
+                                    k.index(kDotLanes)));
+    return k.select(chosen, k.index(params.numHeads), one);
+  }
+
   /// Rows [tile * tileRows, ...) of sequence `batch` (if it has them) for
-  /// KV head `kvHead`: the row-tile kernel when the op and the tile's rows
-  /// fit it, the per-row loop otherwise.
+  /// the `kvHeads` KV heads from `firstKVHead`: the row-tile kernel when the
+  /// op and the tile's rows fit it (one KV head after the other), the
+  /// per-row loop otherwise.
   static void emitTask(KernelBuilder &k, AttentionOpInterface op, Value batch,
-                       Value kvHead, Value tile, int64_t tileRows,
-                       bool checked) {
+                       Value firstKVHead, Value kvHeads, Value tile,
+                       int64_t tileRows, bool checked) {
     Value offsets = op.getRowOffsets();
     Value first = k.loadOffset(offsets, batch);
     Value end = k.loadOffset(offsets, k.add(batch, k.index(1)));
     Value tileFirst = k.add(first, k.mul(tile, k.index(tileRows)));
+    Value lastKVHead = k.add(firstKVHead, kvHeads);
     k.ifThen(k.ult(tileFirst, end), [&] {
       Value rows = k.minu(k.index(tileRows), k.sub(end, tileFirst));
       Value cached = CacheLengthOp::create(k.b, k.loc, op.getKeyCache(), batch);
       auto eachRow = [&] {
         k.forLoop(tileFirst, k.add(tileFirst, rows), k.index(1), [&](Value row) {
           Value position = k.rowPosition(cached, row, first);
-          emitRow(k, op, batch, kvHead, row, position,
+          emitRow(k, op, batch, firstKVHead, kvHeads, row, position,
                   getKeyRange(k, op, position, cached), checked);
         });
         return SmallVector<Value>();
@@ -491,8 +393,10 @@ struct AttentionToSCF : OpInterfaceRewritePattern<AttentionOpInterface> {
       k.ifThenElse(
           AttentionRowTiles::isWorthTiling(k, op, rows), {},
           [&] {
-            AttentionRowTiles::emit(k, op, batch, kvHead, tileFirst, rows,
-                                    first, cached, checked);
+            k.forLoop(firstKVHead, lastKVHead, k.index(1), [&](Value kvHead) {
+              AttentionRowTiles::emit(k, op, batch, kvHead, tileFirst, rows,
+                                      first, cached, checked);
+            });
             return SmallVector<Value>();
           },
           eachRow);
@@ -521,25 +425,25 @@ struct AttentionToSCF : OpInterfaceRewritePattern<AttentionOpInterface> {
     return 1;
   }
 
-  /// The query heads of KV head `kvHead` in `row` at `position`, which
-  /// sees keys `keyRange` = [begin, end): the heads of the group in passes
-  /// of getHeadsPerPass, each pass reading every K and V row once for all
-  /// its heads (one online-softmax state per head), each q row rotated
-  /// as it is loaded with a rope clause.
+  /// The query heads of the `kvHeads` KV heads from `firstKVHead` in `row`
+  /// at `position`, which sees keys `keyRange` = [begin, end): the heads
+  /// of a group in passes of getHeadsPerPass, each pass reading every K and
+  /// V row once for all its heads (one online-softmax state per head), each
+  /// q row rotated as it is loaded with a rope clause. The decode kernel
+  /// takes all the KV heads in one pass over the keys; the per-row loop
+  /// (KeyPass) one KV head after the other.
   static void emitRow(KernelBuilder &k, AttentionOpInterface op, Value batch,
-                      Value kvHead, Value row, Value position,
-                      std::pair<Value, Value> keyRange, bool checked) {
+                      Value firstKVHead, Value kvHeads, Value row,
+                      Value position, std::pair<Value, Value> keyRange,
+                      bool checked) {
     Value q = op.getQ(), keys = op.getKeyCache(), values = op.getValueCache();
     auto params = KVCacheParams::get(keys.getType());
-    int64_t qHeads = cast<MemRefType>(q.getType()).getDimSize(1);
-    int64_t group = qHeads / params.numHeads;
+    int64_t group = getQueryGroup(op);
     int64_t perPass = getHeadsPerPass(group);
     // q and out have their own element types (on a quantized cache any of
     // f32, f16, bf16).
-    auto rowTypeOf = [&](Value rows) {
-      return VectorType::get({params.headSize},
-                             cast<MemRefType>(rows.getType()).getElementType());
-    };
+    auto qRowType = VectorType::get(
+        {params.headSize}, cast<MemRefType>(q.getType()).getElementType());
     auto accType = VectorType::get({params.headSize}, k.b.getF32Type());
     auto valueType = VectorType::get({op.getValueHeadSize()}, k.b.getF32Type());
     OnlineSoftmax softmax(k);
@@ -550,35 +454,45 @@ struct AttentionToSCF : OpInterfaceRewritePattern<AttentionOpInterface> {
     // q scaled once: scores in the log2 domain (in natural units when a
     // score transform follows).
     Value scale = k.splat(k.f32(clauses.queryScale()), accType);
-    k.forLoop(zero, k.index(group), k.index(perPass), [&](Value first) {
-      SmallVector<Value> heads, queries, slopes;
-      SmallVector<SoftmaxState> init;
-      for (int64_t i = 0; i < perPass; ++i) {
-        Value head = k.add(k.mul(kvHead, k.index(group)),
-                           k.add(first, k.index(i)));
-        heads.push_back(head);
-        slopes.push_back(clauses.loadSlope(head));
-        Value query = vector::LoadOp::create(k.b, k.loc, rowTypeOf(q), q,
-                                             ValueRange{row, head, zero});
-        query = rope.rotate(query, row, head, zero, rotary);
-        queries.push_back(k.fmul(k.widen(query, accType), scale));
-        init.push_back(initialState(k, clauses, softmax, head, valueType));
-      }
-      SmallVector<SoftmaxState> states;
-      if (AttentionDecodeBlocks::canLower(op)) {
-        states = AttentionDecodeBlocks::emit(k, op, clauses, softmax, batch,
-                                             kvHead, position, keyRange,
-                                             queries, slopes, init);
-      } else {
+    auto query = [&](Value head) {
+      Value query = vector::LoadOp::create(k.b, k.loc, qRowType, q,
+                                           ValueRange{row, head, zero});
+      query = rope.rotate(query, row, head, zero, rotary);
+      return k.fmul(k.widen(query, accType), scale);
+    };
+    auto init = [&](Value head) {
+      return initialState(k, clauses, softmax, head, valueType);
+    };
+    auto write = [&](const SoftmaxState &state, Value head) {
+      writeAttentionRow(k, clauses, softmax, op, state, row, head);
+    };
+    if (AttentionDecodeBlocks::canLower(op)) {
+      AttentionDecodeBlocks::emit(k, op, clauses, softmax, batch, firstKVHead,
+                                  kvHeads, position, keyRange, perPass, query,
+                                  init, write);
+      return;
+    }
+    k.forLoop(firstKVHead, k.add(firstKVHead, kvHeads), k.index(1),
+              [&](Value kvHead) {
+      k.forLoop(zero, k.index(group), k.index(perPass), [&](Value first) {
+        SmallVector<Value> heads, queries, slopes;
+        SmallVector<SoftmaxState> states;
+        for (int64_t i = 0; i < perPass; ++i) {
+          Value head = k.add(k.mul(kvHead, k.index(group)),
+                             k.add(first, k.index(i)));
+          heads.push_back(head);
+          slopes.push_back(clauses.loadSlope(head));
+          queries.push_back(query(head));
+          states.push_back(init(head));
+        }
         KeyPass pass{k,       clauses,  softmax,         keys,
                      values,  batch,    kvHead,          position,
                      keyRange.second, accType, valueType, queries,
                      slopes};
-        states = pass.run(keyRange.first, init);
-      }
-      for (int64_t i = 0; i < perPass; ++i)
-        writeAttentionRow(k, clauses, softmax, op, states[i], row,
-                          heads[i]);
+        states = pass.run(keyRange.first, states);
+        for (int64_t i = 0; i < perPass; ++i)
+          write(states[i], heads[i]);
+      });
     });
   }
 };
@@ -586,6 +500,6 @@ struct AttentionToSCF : OpInterfaceRewritePattern<AttentionOpInterface> {
 } // namespace
 
 void mlir::kvcache::populateAttentionToSCFConversionPatterns(
-    RewritePatternSet &patterns, bool checked) {
-  patterns.add<AttentionToSCF>(patterns.getContext(), checked);
+    RewritePatternSet &patterns, bool checked, int64_t threads) {
+  patterns.add<AttentionToSCF>(patterns.getContext(), checked, threads);
 }

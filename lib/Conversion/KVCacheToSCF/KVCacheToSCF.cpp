@@ -435,7 +435,14 @@ struct ConvertKVCacheToSCFPass
       return signalPassFailure();
     }
     RewritePatternSet patterns(&getContext());
-    populateKVCacheToSCFConversionPatterns(patterns, vectorBytes, checked);
+    if (threads < 0) {
+      getOperation()->emitError("convert-kvcache-to-scf: threads must be 0 "
+                                "(the OpenMP runtime's count) or more, got ")
+          << static_cast<int64_t>(threads);
+      return signalPassFailure();
+    }
+    populateKVCacheToSCFConversionPatterns(patterns, vectorBytes, checked,
+                                           threads);
     if (failed(applyKernelLoweringPatterns(getOperation(), std::move(patterns),
                                            getArgument())))
       return signalPassFailure();
@@ -446,11 +453,12 @@ struct ConvertKVCacheToSCFPass
 } // namespace
 
 void mlir::kvcache::populateKVCacheToSCFConversionPatterns(
-    RewritePatternSet &patterns, int64_t vectorBytes, bool checked) {
+    RewritePatternSet &patterns, int64_t vectorBytes, bool checked,
+    int64_t threads) {
   patterns.add<RaggedCopyToSCF<StoreRaggedOp>, RaggedCopyToSCF<GatherRaggedOp>,
                CopyPagesToSCF>(
       patterns.getContext(), vectorBytes, checked);
-  populateAttentionToSCFConversionPatterns(patterns, checked);
+  populateAttentionToSCFConversionPatterns(patterns, checked, threads);
   populateMergeStatesToSCFConversionPatterns(patterns);
   populateRopeToSCFConversionPatterns(patterns, vectorBytes, checked);
 }

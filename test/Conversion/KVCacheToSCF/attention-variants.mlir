@@ -11,8 +11,10 @@
 
 // CHECK-LABEL: func.func @every_clause(
 // The per-row loop, which a tile of fewer than 16 lanes takes (the row-tile
-// kernel, attention-tiles.mlir, frees its 8 buffers before the else).
+// kernel, attention-tiles.mlir, frees its 8 buffers at the end of each of
+// the task's KV heads, before the else).
 // CHECK-COUNT-8: memref.dealloc
+// CHECK-NEXT: }
 // CHECK-NEXT: } else {
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c1 {
 // CHECK: %[[P:.*]] = arith.addi %{{[0-9]+}}, %{{[0-9]+}} : index

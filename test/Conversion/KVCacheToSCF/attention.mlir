@@ -1,68 +1,104 @@
 // RUN: kvcache-opt %s -split-input-file -convert-kvcache-to-scf -canonicalize -cse | FileCheck %s
 
 // attention_ragged on the CPU (lib/Conversion/KVCacheToSCF/AttentionToSCF.cpp):
-// the tasks (sequence, KV head, tile of rows) are the iterations of the
-// scf.parallel loop, which runs on every core under
-// kvcache-to-cpu{parallel=true}. A tile of at least 16 lanes (rows x the
-// group's heads) takes the row-tile kernel (attention-tiles.mlir); a
-// smaller one (a decode row of GQA 4) the per-row passes, here the decode
-// kernel's (AttentionDecodeToSCF.cpp): per row and KV head, the query
-// heads of the GQA group (here 4) take one pass over the keys together in
-// blocks of 16 keys, so each K and V row is converted once for all of
-// them. Pages of 16 tokens: each block is a tile of its page (one page
-// lookup per block and cache). Per block: the next block's K and V rows
-// prefetched (rows of one head are num_heads * head_size apart, a stride
-// the hardware prefetchers miss); per key and head 16 partial sums of the dot product (no reduction
-// across a vector), per head one shuffle tree for the block's 16 scores,
-// -inf past the row's end, one max, one rescale and one vector 2^x (inline
-// arithmetic: no libm call, which would spill every vector register), the
-// weights stored; then per 16 value elements each head's output chunk
-// rescaled, each V chunk converted once and added to every head with its
-// broadcast weight. The heads' outputs live in a buffer of the pass.
+// the tasks are the iterations of the scf.parallel loop, which runs on
+// every core under kvcache-to-cpu{parallel=true}: one per (sequence, KV
+// head, tile of rows), or per (sequence, tile of rows) with all the KV
+// heads when every row is a decode row (no tile of 16 lanes) and there are
+// at least 4 sequences per thread (here 1: serial code). A tile of at least
+// 16 lanes (rows x the group's heads) takes the row-tile kernel
+// (attention-tiles.mlir), its task's KV heads one after the other; a
+// smaller one (a decode row of GQA 4) the decode kernel
+// (AttentionDecodeToSCF.cpp): per row, the scaled q rows of the task's
+// query heads in a buffer, with their running max and sum and their
+// outputs; then per block of 16 keys each KV head in turn, the query heads
+// of its group (here 4) taking the block together, so each K and V row is
+// converted once for all of them. Pages of 16 tokens: each block is a tile
+// of its page (one page lookup per block, KV head and cache). Per block and
+// KV head: the K and V rows two (block, KV head) steps ahead prefetched;
+// per key and head 16 partial sums of the dot product (no reduction across
+// a vector), per head one shuffle tree for the block's 16 scores, built as
+// the keys come, -inf past the row's end, one max, one rescale and one
+// vector 2^x (inline arithmetic: no libm call, which would spill every
+// vector register), the weights stored; then per 16 value elements each
+// head's output chunk rescaled, each V chunk converted once and added to
+// every head with its broadcast weight.
 
 !c = !kvcache.paged_cache<f16, num_heads = 2, head_size = 64, page_size = 16>
 // CHECK-LABEL: func.func @gqa4(
-// One parallel task per (sequence, KV head, tile of 32 rows = 128 lanes /
-// GQA 4): the outer loop, over the tiles of the longest sequence.
+// The tiles of 32 rows (128 lanes / GQA 4) of the longest sequence.
+// CHECK: %[[NSEQ:.*]] = arith.select
 // CHECK: %[[LONGEST:.*]] = scf.for
 // CHECK: arith.maxui
 // CHECK: %[[TILES:.*]] = arith.ceildivui %[[LONGEST]], %c32 : index
-// CHECK: %[[PAIRS:.*]] = arith.muli %{{.*}}, %c2 : index
-// CHECK: %[[TASKS:.*]] = arith.muli %[[PAIRS]], %[[TILES]] : index
+// KV heads per task: 2 with at least 4 sequences and decode rows only.
+// CHECK-NEXT: %[[ENOUGH:.*]] = arith.cmpi uge, %[[NSEQ]], %c4 : index
+// CHECK-NEXT: %[[LANES:.*]] = arith.muli %[[LONGEST]], %c4 : index
+// CHECK-NEXT: %[[DECODE:.*]] = arith.cmpi ult, %[[LANES]], %c16 : index
+// CHECK-NEXT: %[[WHOLE:.*]] = arith.andi %[[ENOUGH]], %[[DECODE]] : i1
+// CHECK-NEXT: %[[NKV:.*]] = arith.select %[[WHOLE]], %c2, %c1 : index
+// CHECK-NEXT: %[[HEADTASKS:.*]] = arith.divui %c2, %[[NKV]] : index
+// CHECK-NEXT: %[[PAIRS:.*]] = arith.muli %[[NSEQ]], %[[HEADTASKS]] : index
+// CHECK-NEXT: %[[TASKS:.*]] = arith.muli %[[PAIRS]], %[[TILES]] : index
 // CHECK: scf.parallel (%[[TASK:.*]]) = (%c0) to (%[[TASKS]]) step (%c1) {
 // CHECK: %[[TILE:.*]] = arith.remui %[[TASK]], %[[TILES]] : index
 // CHECK: %[[REST:.*]] = arith.divui %[[TASK]], %[[TILES]] : index
-// CHECK: %[[SEQ:.*]] = arith.divui %[[REST]], %c2 : index
-// CHECK: %[[KV:.*]] = arith.remui %[[REST]], %c2 : index
-// CHECK: %[[LANES:.*]] = arith.muli %{{.*}}, %c4 : index
-// CHECK: %[[WORTH:.*]] = arith.cmpi uge, %[[LANES]], %c16 : index
+// CHECK: %[[SEQ:.*]] = arith.divui %[[REST]], %[[HEADTASKS]] : index
+// CHECK: %[[CHUNK:.*]] = arith.remui %[[REST]], %[[HEADTASKS]] : index
+// CHECK: %[[KV0:.*]] = arith.muli %[[CHUNK]], %[[NKV]] : index
+// CHECK: %[[KVEND:.*]] = arith.addi %[[KV0]], %[[NKV]] : index
+// CHECK: %[[TLANES:.*]] = arith.muli %{{.*}}, %c4 : index
+// CHECK: %[[WORTH:.*]] = arith.cmpi uge, %[[TLANES]], %c16 : index
 // CHECK: scf.if %[[WORTH]] {
+// CHECK-NEXT: scf.for %{{.*}} = %[[KV0]] to %[[KVEND]] step %c1 {
 // CHECK: memref.dealloc
 // CHECK: } else {
 // CHECK: scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %c1 {
 // CHECK: %[[P:.*]] = arith.addi
 // CHECK-NEXT: %[[END:.*]] = arith.addi %[[P]], %c1 : index
-// CHECK: %[[H0:.*]] = arith.muli %[[KV]], %c4 : index
-// CHECK: vector.load %arg0[%[[ROW]], %[[H0]], %c0] : memref<?x8x64xf16>, vector<64xf16>
-// CHECK-COUNT-3: vector.load %arg0[%[[ROW]], %{{.*}}, %c0] : memref<?x8x64xf16>, vector<64xf16>
-// CHECK: %[[OUTPUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4x64xf32>
+// The task's query heads: 4 per KV head.
+// CHECK: %[[QHEADS:.*]] = arith.muli %[[NKV]], %c4 : index
+// CHECK: %[[H0:.*]] = arith.muli %[[KV0]], %c4 : index
+// CHECK: %[[QROWS:.*]] = memref.alloc(%[[QHEADS]]) {alignment = 64 : i64} : memref<?x64xf32>
+// CHECK: %[[STATS:.*]] = memref.alloc(%[[QHEADS]]) {alignment = 64 : i64} : memref<?x2xf32>
+// CHECK: %[[OUTPUT:.*]] = memref.alloc(%[[QHEADS]]) {alignment = 64 : i64} : memref<?x64xf32>
 // CHECK: %[[WEIGHTS:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4x16xf32>
-// CHECK-COUNT-4: vector.store %{{.*}}, %[[OUTPUT]][%{{.*}}, %c0] : memref<4x64xf32>, vector<64xf32>
-// CHECK: scf.for %[[FIRST:.*]] = %c0 to %[[END]] step %c16 iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK: scf.for %[[I:.*]] = %c0 to %[[QHEADS]] step %c1 {
+// CHECK: %[[HEAD:.*]] = arith.addi %[[H0]], %[[I]] : index
+// CHECK: vector.load %arg0[%[[ROW]], %[[HEAD]], %c0] : memref<?x8x64xf16>, vector<64xf16>
+// CHECK: vector.store %{{.*}}, %[[QROWS]][%[[I]], %c0] : memref<?x64xf32>, vector<64xf32>
+// CHECK: memref.store %{{.*}}, %[[STATS]][%[[I]], %c0] : memref<?x2xf32>
+// CHECK: memref.store %{{.*}}, %[[STATS]][%[[I]], %c1] : memref<?x2xf32>
+// CHECK: vector.store %{{.*}}, %[[OUTPUT]][%[[I]], %c0] : memref<?x64xf32>, vector<64xf32>
+// Blocks, then the task's KV heads.
+// CHECK: scf.for %[[FIRST:.*]] = %c0 to %[[END]] step %c16 {
+// CHECK-NEXT: scf.for %[[H:.*]] = %c0 to %[[NKV]] step %c1 {
+// CHECK-NEXT: %[[KV:.*]] = arith.addi %[[KV0]], %[[H]] : index
+// CHECK-NEXT: %[[PASS:.*]] = arith.muli %[[H]], %c4 : index
+// CHECK-NEXT: vector.load %[[QROWS]][%[[PASS]], %c0] : memref<?x64xf32>, vector<64xf32>
+// CHECK-NEXT: memref.load %[[STATS]][%[[PASS]], %c0] : memref<?x2xf32>
+// CHECK-NEXT: memref.load %[[STATS]][%[[PASS]], %c1] : memref<?x2xf32>
+// CHECK-COUNT-3: vector.load %[[QROWS]][%{{.*}}, %c0] : memref<?x64xf32>, vector<64xf32>
 // CHECK: %[[LEFT:.*]] = arith.subi %[[END]], %[[FIRST]] : index
 // CHECK: %[[COUNT:.*]] = arith.minui %[[LEFT]], %c16 : index
 // The block's tokens stop at the last key (its row's position).
 // CHECK: %[[T0:.*]] = arith.minui %[[FIRST]], %[[P]] : index
-// The next block's tiles prefetched (the last block's when there is none).
+// The tiles two (block, KV head) steps ahead prefetched (the last block's
+// when there is none).
 // CHECK: %[[REM:.*]] = arith.remui %[[P]], %c16 : index
 // CHECK: %[[LASTBLOCK:.*]] = arith.subi %[[P]], %[[REM]] : index
-// CHECK: %[[AHEAD:.*]] = arith.addi %[[FIRST]], %c16 : index
+// CHECK: %[[STEP:.*]] = arith.addi %[[H]], %c2 : index
+// CHECK: %[[BLOCKS:.*]] = arith.divui %[[STEP]], %[[NKV]] : index
+// CHECK: %[[HREM:.*]] = arith.remui %[[STEP]], %[[NKV]] : index
+// CHECK: %[[AKV:.*]] = arith.addi %[[KV0]], %[[HREM]] : index
+// CHECK: %[[SKIP:.*]] = arith.muli %[[BLOCKS]], %c16 : index
+// CHECK: %[[AHEAD:.*]] = arith.addi %[[FIRST]], %[[SKIP]] : index
 // CHECK: %[[A0:.*]] = arith.minui %[[AHEAD]], %[[LASTBLOCK]] : index
-// CHECK: %[[KAHEAD:.*]] = kvcache.tile %arg1[%[[SEQ]], %[[A0]], %[[KV]]] : {{.*}} -> memref<16x64xf16, strided<[128, 1], offset: ?>>
+// CHECK: %[[KAHEAD:.*]] = kvcache.tile %arg1[%[[SEQ]], %[[A0]], %[[AKV]]] : {{.*}} -> memref<16x64xf16, strided<[128, 1], offset: ?>>
 // CHECK: memref.prefetch %[[KAHEAD]][%c0, %c0], read, locality<3>, data
 // CHECK: memref.prefetch %[[KAHEAD]][%c0, %c32], read, locality<3>, data
 // CHECK-COUNT-30: memref.prefetch %[[KAHEAD]]
-// CHECK: %[[VAHEAD:.*]] = kvcache.tile %arg2[%[[SEQ]], %[[A0]], %[[KV]]]
+// CHECK: %[[VAHEAD:.*]] = kvcache.tile %arg2[%[[SEQ]], %[[A0]], %[[AKV]]]
 // CHECK-COUNT-32: memref.prefetch %[[VAHEAD]]
 // Each K row of the block's tile, loaded once, goes into 16 partial sums
 // per head (one multiply, then a fused multiply-add per further 16
@@ -74,25 +110,29 @@
 // CHECK: vector.load %[[KTILE]][%[[R0]], %c0] : memref<16x64xf16, strided<[128, 1], offset: ?>>, vector<64xf16>
 // CHECK-NOT: vector.reduction
 // CHECK-COUNT-4: arith.mulf %{{.*}} : vector<16xf32>
-// CHECK-COUNT-15: vector.load %[[KTILE]]
+// Per head, the tree of the 16 keys' sums: pairs of vectors whose 16-lane
+// segments halve (8 + 4 + 2 + 1 shuffle pairs), each pair as soon as its
+// two vectors are there: the first after the second key.
+// CHECK: vector.load %[[KTILE]]
 // CHECK-NOT: vector.load %[[KTILE]]
-// -inf from the block's count on (no keys before the row's first here).
-// CHECK: %[[C32:.*]] = arith.index_castui %[[COUNT]] : index to i32
-// CHECK: %[[CV:.*]] = vector.broadcast %[[C32]] : i32 to vector<16xi32>
-// CHECK: %[[SEEN:.*]] = arith.cmpi ugt, %[[CV]], %{{.*}} : vector<16xi32>
-// Per head: the 16 keys' sums reduced by one tree: pairs of
-// vectors whose 16-lane segments halve (8 + 4 + 2 + 1 shuffle pairs), the
-// scores in key order, -inf from the count on.
-// CHECK-NOT: vector.reduction
 // CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23] : vector<16xf32>, vector<16xf32>
 // CHECK-NEXT: vector.shuffle %{{.*}}, %{{.*}} [8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31] : vector<16xf32>, vector<16xf32>
 // CHECK-NEXT: arith.addf %{{.*}} : vector<16xf32>
+// CHECK: vector.load %[[KTILE]]
+// CHECK: vector.load %[[KTILE]]
+// CHECK-NOT: vector.load %[[KTILE]]
 // CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27] : vector<16xf32>, vector<16xf32>
+// CHECK-COUNT-12: vector.load %[[KTILE]]
+// CHECK-NOT: vector.load %[[KTILE]]
 // CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29] : vector<16xf32>, vector<16xf32>
 // CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30] : vector<16xf32>, vector<16xf32>
 // CHECK-NEXT: vector.shuffle %{{.*}}, %{{.*}} [1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31] : vector<16xf32>, vector<16xf32>
 // CHECK-NEXT: %[[DOTS:.*]] = arith.addf %{{.*}} : vector<16xf32>
-// CHECK-NEXT: %[[SCORES:.*]] = arith.select %[[SEEN]], %[[DOTS]], %{{.*}} : vector<16xi1>, vector<16xf32>
+// -inf from the block's count on (no keys before the row's first here).
+// CHECK: %[[C32:.*]] = arith.index_castui %[[COUNT]] : index to i32
+// CHECK: %[[CV:.*]] = vector.broadcast %[[C32]] : i32 to vector<16xi32>
+// CHECK: %[[SEEN:.*]] = arith.cmpi ugt, %[[CV]], %{{.*}} : vector<16xi32>
+// CHECK-NEXT: %[[SCORES:.*]] = arith.select %[[SEEN]], %{{.*}}, %{{.*}} : vector<16xi1>, vector<16xf32>
 // CHECK-NOT: math.exp2
 // CHECK-NOT: func.call
 // CHECK: vector.reduction <maximumf>, %[[SCORES]] : vector<16xf32> into f32
@@ -103,7 +143,8 @@
 // P V per 16 value elements: each V chunk loaded once for the 4 heads.
 // CHECK: %[[VTILE:.*]] = kvcache.tile %arg2[%[[SEQ]], %[[FIRST]], %[[KV]]]
 // CHECK: scf.for %[[E:.*]] = %c0 to %c64 step %c16 {
-// CHECK-COUNT-4: vector.load %[[OUTPUT]][%{{.*}}, %[[E]]] : memref<4x64xf32>, vector<16xf32>
+// CHECK: vector.load %[[OUTPUT]][%[[PASS]], %[[E]]] : memref<?x64xf32>, vector<16xf32>
+// CHECK-COUNT-3: vector.load %[[OUTPUT]][%{{.*}}, %[[E]]] : memref<?x64xf32>, vector<16xf32>
 // CHECK: vector.load %[[VTILE]][%[[R0]], %[[E]]] : {{.*}}, vector<16xf16>
 // The even and the odd keys go into two sums per head (two chains of
 // fused multiply-adds, not one of 16), added before the store.
@@ -114,13 +155,20 @@
 // CHECK-COUNT-56: vector.fma %{{.*}} : vector<16xf32>
 // CHECK-NOT: vector.fma
 // CHECK: %[[SUM:.*]] = arith.addf %{{.*}} : vector<16xf32>
-// CHECK-NEXT: vector.store %[[SUM]], %[[OUTPUT]][%c0, %[[E]]] : memref<4x64xf32>, vector<16xf32>
-// CHECK-COUNT-3: vector.store %{{.*}}, %[[OUTPUT]][%{{.*}}, %[[E]]] : memref<4x64xf32>, vector<16xf32>
-// CHECK: scf.yield
-// CHECK-COUNT-4: vector.load %[[OUTPUT]][%{{.*}}, %c0] : memref<4x64xf32>, vector<64xf32>
+// CHECK-NEXT: vector.store %[[SUM]], %[[OUTPUT]][%[[PASS]], %[[E]]] : memref<?x64xf32>, vector<16xf32>
+// CHECK-COUNT-3: vector.store %{{.*}}, %[[OUTPUT]][%{{.*}}, %[[E]]] : memref<?x64xf32>, vector<16xf32>
+// The heads' running max and sum back in the buffer.
+// CHECK: memref.store %{{.*}}, %[[STATS]][%[[PASS]], %c0] : memref<?x2xf32>
+// CHECK-NEXT: memref.store %{{.*}}, %[[STATS]][%[[PASS]], %c1] : memref<?x2xf32>
+// CHECK-COUNT-6: memref.store %{{.*}}, %[[STATS]]
+// The rows written from the final states, head by head.
+// CHECK: scf.for %[[J:.*]] = %c0 to %[[QHEADS]] step %c1 {
+// CHECK: vector.load %[[OUTPUT]][%[[J]], %c0] : memref<?x64xf32>, vector<64xf32>
+// CHECK: vector.store %{{.*}}, %arg4[%[[ROW]], %{{.*}}, %c0] : memref<?x8x64xf16>, vector<64xf16>
+// CHECK: memref.dealloc %[[QROWS]]
+// CHECK: memref.dealloc %[[STATS]]
 // CHECK: memref.dealloc %[[OUTPUT]]
 // CHECK: memref.dealloc %[[WEIGHTS]]
-// CHECK-COUNT-4: vector.store %{{.*}}, %arg4[%[[ROW]], %{{.*}}, %c0] : memref<?x8x64xf16>, vector<64xf16>
 func.func @gqa4(%q: memref<?x8x64xf16>, %k: !c, %v: !c, %offsets: memref<?xi32>, %out: memref<?x8x64xf16>) {
   kvcache.attention_ragged %q, %k, %v, %offsets, %out {scale = 0.125 : f32}
       : memref<?x8x64xf16>, !c, !c, memref<?xi32>, memref<?x8x64xf16>

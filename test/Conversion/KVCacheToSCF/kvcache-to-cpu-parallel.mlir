@@ -15,6 +15,9 @@
 !cache = !kvcache.paged_cache<f16, num_heads = 2, head_size = 64, page_size = 16>
 !collection = !kvcache.paged_collection<f16, num_heads = 2, head_size = 64, page_size = 16>
 
+// Attention's decision (below) asks the runtime for its threads.
+// DEFAULT: llvm.func @omp_get_max_threads() -> i32 attributes {sym_visibility = "private"}
+// THREADS-NOT: omp_get_max_threads
 // SERIAL-LABEL: llvm.func @store_ragged(
 // CHECK-LABEL: llvm.func @store_ragged(
 // THREADS: %[[N:.*]] = llvm.mlir.constant(3 : i32) : i32
@@ -55,10 +58,25 @@ func.func @copy_pages(%collection: !collection, %pairs: memref<?x2xi32>) {
 }
 
 // Attention: one task per (sequence, KV head, tile of rows), so (number of
-// sequences) x 2 x (tiles of the longest sequence) iterations.
+// sequences) x 2 x (tiles of the longest sequence) iterations; or, with at
+// least 4 sequences per thread and rows of decode only (longest x GQA 4 <
+// 16), one task per (sequence, tile) with both KV heads. The threads are
+// the option's (3: 12 sequences), else the OpenMP runtime's, asked at run
+// time (and declared once in the module).
 // SERIAL-LABEL: llvm.func @attention(
+// SERIAL-NOT: omp_get_max_threads
 // CHECK-LABEL: llvm.func @attention(
-// CHECK: %[[KVTASKS:.*]] = llvm.mul %{{.*}}, %{{.*}} : i64
+// THREADS: %[[MIN:.*]] = llvm.mlir.constant(12 : index) : i64
+// DEFAULT: %[[N:.*]] = llvm.call @omp_get_max_threads() : () -> i32
+// DEFAULT-NEXT: %[[NT:.*]] = llvm.zext %[[N]] : i32 to i64
+// DEFAULT-NEXT: %[[MIN:.*]] = llvm.mul %[[NT]], %{{.*}} : i64
+// CHECK: %[[ENOUGH:.*]] = llvm.icmp "uge" %[[SEQS:.*]], %[[MIN]] : i64
+// CHECK-NEXT: %[[LANES:.*]] = llvm.mul %{{.*}}, %{{.*}} : i64
+// CHECK-NEXT: %[[DECODE:.*]] = llvm.icmp "ult" %[[LANES]], %{{.*}} : i64
+// CHECK-NEXT: %[[WHOLE:.*]] = llvm.and %[[ENOUGH]], %[[DECODE]] : i1
+// CHECK-NEXT: %[[HEADS:.*]] = llvm.select %[[WHOLE]], %{{.*}}, %{{.*}} : i1, i64
+// CHECK-NEXT: %[[HEADTASKS:.*]] = llvm.udiv %{{.*}}, %[[HEADS]] : i64
+// CHECK-NEXT: %[[KVTASKS:.*]] = llvm.mul %[[SEQS]], %[[HEADTASKS]] : i64
 // CHECK-NEXT: %[[TASKS:.*]] = llvm.mul %[[KVTASKS]], %{{.*}} : i64
 // CHECK-NEXT: omp.parallel
 // CHECK: omp.wsloop

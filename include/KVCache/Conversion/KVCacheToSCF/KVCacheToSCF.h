@@ -19,16 +19,22 @@ namespace kvcache {
 /// over kvcache access ops, for CPU execution.
 /// `vectorBytes` bounds the vector accesses of the data-movement loops;
 /// with `checked`, a quantizing store_ragged into an i8 cache stops the
-/// program on a NaN.
+/// program on a NaN. `threads` is the number of threads the outer
+/// scf.parallel loops will run on (1: serial code; 0: the OpenMP runtime's
+/// count, which attention then asks at run time with omp_get_max_threads,
+/// declared in the module): attention's decode tasks take whole sequences
+/// when there are at least 4 sequences per thread.
 void populateKVCacheToSCFConversionPatterns(RewritePatternSet &patterns,
                                             int64_t vectorBytes = 64,
-                                            bool checked = false);
+                                            bool checked = false,
+                                            int64_t threads = 1);
 
 /// The attention_ragged part of the above: an online-softmax loop nest
 /// (with `checked`, a rope clause's rotary position past the table's rows
-/// stops the program).
+/// stops the program; `threads` as above).
 void populateAttentionToSCFConversionPatterns(RewritePatternSet &patterns,
-                                              bool checked = false);
+                                              bool checked = false,
+                                              int64_t threads = 1);
 
 /// The rope_ragged part: one pass over the step's rows (`vectorBytes` and
 /// `checked` as above; with `checked`, a rotary position past the table's
