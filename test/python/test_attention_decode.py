@@ -8,7 +8,11 @@ row's end: 1, 15, 16, 17 keys), f32, f16 and bf16, every clause (window,
 chunk, noncausal, sinks, lse, alibi, softcap), head sizes of 16, 32 and 128
 and a scale large enough that the online softmax's rescale between blocks
 matters; quantized caches and head sizes the kernel does not take go
-through the per-row loop's KeyPass; every core against one thread."""
+through the per-row loop's KeyPass; every core against one thread; tasks
+of whole sequences (every KV head) for decode batches of at least 4
+sequences per thread, bit for bit the same as one KV head per task; the
+scores' sweeps of the head row for 1, 2, 4 and 8 heads per pass and the
+per-head trees for 3."""
 
 import functools
 
@@ -150,3 +154,22 @@ def test_whole_sequence_clauses(clauses):
                            np.random.default_rng(3 * CLAUSES.index(clauses)),
                            clauses, scale=0.7, threads=2)
     assert_close(got, expected, "f32")
+
+
+# The decode kernel's scores (AttentionDecodeToSCF.cpp): a power-of-two
+# number of heads per pass takes the head row in sweeps whose q chunks fill
+# at most 16 vectors (4 sweeps of 32 elements at 8 heads and head 128; 256
+# then 16 elements for one head of 272; one sweep of 96 for 2 heads), the
+# heads' partial sums halved together per key and the keys in groups of
+# 16 / heads; 3 heads per pass (GQA 3) keep one tree per head.
+SWEEPS = [("bf16", 16, 1, 8, 128), ("f32", 16, 2, 2, 272), ("f16", 1, 2, 4, 96),
+          ("f32", 16, 2, 6, 32)]
+
+
+@pytest.mark.parametrize("dtype, page_size, num_heads, q_heads, head_size", SWEEPS)
+def test_decode_sweeps(dtype, page_size, num_heads, q_heads, head_size):
+    config = config_of(dtype, page_size, num_heads, q_heads, head_size=head_size)
+    got, expected = attend(config, WHOLE_CACHED, WHOLE_NEW,
+                           np.random.default_rng(head_size + q_heads),
+                           scale=2.0 / head_size ** 0.5)
+    assert_close(got, expected, dtype)

@@ -55,6 +55,10 @@ void prefetchHeadRow(KernelBuilder &k, Value cache, Value batch, Value token,
 /// x . y (vectors of head_size f32) as `lanes` partial sums: the product of
 /// the first `lanes` elements, then a fused multiply-add per further chunk.
 Value partialDot(KernelBuilder &k, Value x, Value y, int64_t lanes);
+/// The vectors `pieces` (a power of two of them, of one width) end to end,
+/// by a tree of shuffles of pairs.
+Value concatenateVectors(KernelBuilder &k, SmallVector<Value> pieces);
+
 /// The query heads of a KV head in `op` (its GQA group).
 int64_t getQueryGroup(AttentionOpInterface op);
 

@@ -171,15 +171,20 @@ Value mlir::kvcache::reducePartialDots(KernelBuilder &k,
   for (; segment > 1; segment /= 2)
     sums.front() = halveSegments(k, sums.front(), Value(), segment);
   // One lane per key left in several vectors: concatenate them.
-  while (sums.size() > 1) {
-    SmallVector<Value> next;
-    for (size_t i = 0; i < sums.size(); i += 2) {
-      int64_t width = cast<VectorType>(sums[i].getType()).getDimSize(0);
-      next.push_back(vector::ShuffleOp::create(
-          k.b, k.loc, sums[i], sums[i + 1],
+  return concatenateVectors(k, std::move(sums));
+}
+
+Value mlir::kvcache::concatenateVectors(KernelBuilder &k,
+                                        SmallVector<Value> pieces) {
+  while (pieces.size() > 1) {
+    SmallVector<Value> joined;
+    for (size_t i = 0; i < pieces.size(); i += 2) {
+      int64_t width = cast<VectorType>(pieces[i].getType()).getDimSize(0);
+      joined.push_back(vector::ShuffleOp::create(
+          k.b, k.loc, pieces[i], pieces[i + 1],
           llvm::to_vector(llvm::seq<int64_t>(0, 2 * width))));
     }
-    sums = std::move(next);
+    pieces = std::move(joined);
   }
-  return sums.front();
+  return pieces.front();
 }

@@ -9,9 +9,11 @@
 //
 // - the block's K rows each converted to f32 once (widened), each dotted
 //   with every head's q as 16 partial sums (one multiply and a fused
-//   multiply-add per 16 elements), each head's partial sums of the 16 keys
-//   reduced by one shuffle tree, built as the keys come, to one vector of
-//   the block's scores;
+//   multiply-add per 16 elements), reduced by shuffles to one vector of the
+//   block's scores per head: for 1, 2, 4 or 8 heads in sweeps of the head
+//   row and a loop over groups of keys, the heads' and the keys' sums
+//   halved together (dotsOfHeadsTogether: q in at most 16 registers, no
+//   spills), else one tree per head (dotsPerHead);
 // - per head the score transform (soft cap, ALiBi), -inf for the keys past
 //   the row's end, then the online softmax on that vector: one max, one
 //   rescale factor, one vector 2^x, the weights stored;
@@ -55,6 +57,9 @@ constexpr int64_t kBlockKeys = kDotLanes;
 /// of 32 x 4096 tokens: 1 and 2 steps alike, the next block's rows of the
 /// same KV head slower.
 constexpr int64_t kPrefetchSteps = 2;
+/// Vectors of q a sweep of dotsOfHeadsTogether holds (half the register
+/// file of AVX-512).
+constexpr int64_t kQueryVectors = 16;
 
 /// Where the rows of a block's keys lie in one cache: in one tile of the
 /// block's page (kvcache.tile: one page lookup per block), or at a page
@@ -100,11 +105,15 @@ private:
   SmallVector<Value> scoreBlock(const BlockRows &keyRows,
                                 ArrayRef<Value> tokens, Value skip,
                                 Value count);
+  SmallVector<Value> dotsPerHead(const BlockRows &keyRows);
+  SmallVector<Value> dotsOfHeadsTogether(const BlockRows &keyRows);
   void accumulateValues(const BlockRows &valueRows, ArrayRef<Value> rescales);
   MemRefType getTileType(Value cache);
   BlockRows locate(Value cache, Value first, ArrayRef<Value> tokens);
   Value loadChunk(Value cache, const BlockRows &rows, int64_t key,
                   Value element, VectorType type);
+  Value loadKeyChunk(Value cache, const BlockRows &rows, Value key,
+                     Value element, VectorType type);
   void prefetchBlock(Value cache, Value first, Value last);
 
   Value allocBuffer(ArrayRef<int64_t> shape, ValueRange sizes = {}) {
@@ -129,6 +138,10 @@ private:
   /// The pass being emitted: its KV head, its first row of the buffers,
   /// its heads' q rows and slopes.
   Value kvHead, passRow, firstKVHead, kvHeads;
+  /// The block being emitted: its first key and the row's last.
+  Value blockFirst, blockLast;
+  /// [heads per pass][kDotLanes]: dotsOfHeadsTogether's group vectors.
+  Value groupScores;
   SmallVector<Value> queries, slopes;
 };
 
@@ -144,6 +157,7 @@ void DecodeBlockPass::run(Value firstKVHeadArg, Value kvHeadsArg, Value begin,
   stats = allocBuffer({ShapedType::kDynamic, 2}, taskHeads);
   output = allocBuffer({ShapedType::kDynamic, valueSize}, taskHeads);
   weights = allocBuffer({headsPerPass, kBlockKeys});
+  groupScores = allocBuffer({headsPerPass, kDotLanes});
   Value zero = k.index(0), one = k.index(1);
   k.forLoop(zero, taskHeads, one, [&](Value i) {
     Value head = k.add(firstHead, i);
@@ -201,7 +215,7 @@ void DecodeBlockPass::run(Value firstKVHeadArg, Value kvHeadsArg, Value begin,
                                ValueRange{i, zero})};
     write(state, k.add(firstHead, i));
   });
-  for (Value buffer : {queryRows, stats, output, weights})
+  for (Value buffer : {queryRows, stats, output, weights, groupScores})
     memref::DeallocOp::create(k.b, k.loc, buffer);
 }
 
@@ -215,6 +229,8 @@ SmallVector<Value> DecodeBlockPass::blockStep(Value first, Value begin,
   Value count = k.minu(k.index(kBlockKeys), k.sub(end, first));
   Value skip = k.sub(k.maxu(begin, first), first);
   Value last = k.sub(end, k.index(1));
+  blockFirst = first;
+  blockLast = last;
   SmallVector<Value> tokens;
   for (int64_t j = 0; j < kBlockKeys; ++j)
     tokens.push_back(k.minu(k.add(first, k.index(j)), last));
@@ -276,6 +292,22 @@ Value DecodeBlockPass::loadChunk(Value cache, const BlockRows &rows,
                  type);
 }
 
+/// loadChunk of the block's key `key` (an index).
+Value DecodeBlockPass::loadKeyChunk(Value cache, const BlockRows &rows,
+                                    Value key, Value element,
+                                    VectorType type) {
+  Value token = k.minu(k.add(blockFirst, key), blockLast);
+  if (!rows.tile) {
+    auto [page, slot] = k.lookup(cache, batch, token, /*servesWrite=*/false);
+    return loadHeadChunkAsF32(k, cache, page, slot, kvHead, element, type);
+  }
+  auto stored = type.clone(KVCacheParams::get(cache.getType()).elementType);
+  return k.widen(
+      vector::LoadOp::create(k.b, k.loc, stored, rows.tile,
+                             ValueRange{k.sub(token, blockFirst), element}),
+      type);
+}
+
 /// Prefetches head rows into the cache hierarchy: with tiles, those of
 /// the (block, KV head) kPrefetchSteps steps after the pass's (keys up to
 /// `last`; the last block's again when there is no later one), else the
@@ -310,17 +342,13 @@ void DecodeBlockPass::prefetchBlock(Value cache, Value first, Value last) {
 /// Per head, the scores (log2 domain) of the block's keys `tokens` (rows
 /// `keyRows`) as one vector, -inf before lane `skip` and from lane `count`
 /// on.
-SmallVector<Value> DecodeBlockPass::scoreBlock(const BlockRows &keyRows,
-                                               ArrayRef<Value> tokens,
-                                               Value skip, Value count) {
-  static_assert(kBlockKeys == kDotLanes,
-                "one halving per pair of keys ends in one lane per key");
+/// Per head, the dot products of the block's keys as one vector: each
+/// head's 16 partial sums of a key reduced by the tree of reducePartialDots,
+/// built as the keys come (after each key the pending vectors of equal
+/// level are paired, a binary counter: at most log2(kBlockKeys) vectors per
+/// head instead of kBlockKeys).
+SmallVector<Value> DecodeBlockPass::dotsPerHead(const BlockRows &keyRows) {
   Value keys = op.getKeyCache();
-  // Per head, the tree of reducePartialDots built as the keys come: after
-  // each key, the pending vectors of equal level are paired (a binary
-  // counter), so a head holds at most log2(kBlockKeys) vectors of partial
-  // sums instead of kBlockKeys (64 live vectors at 4 heads spilled about a
-  // quarter of the block's instructions).
   SmallVector<SmallVector<Value>> pending(queries.size());
   for (int64_t j = 0; j < kBlockKeys; ++j) {
     Value row = loadChunk(keys, keyRows, j, k.index(0), rowType);
@@ -334,6 +362,110 @@ SmallVector<Value> DecodeBlockPass::scoreBlock(const BlockRows &keyRows,
       pending[i].push_back(sum);
     }
   }
+  SmallVector<Value> dots;
+  for (auto &sums : pending)
+    dots.push_back(sums.front());
+  return dots;
+}
+
+/// dotsPerHead for a power-of-two number of heads H, with fewer vectors
+/// live: the head row goes in sweeps of elements whose q chunks of all H
+/// heads fill at most kQueryVectors vectors (64 elements at 4 heads: 16
+/// vectors, where the whole rows took 32, the register file, and spilled
+/// converted K rows), each K chunk converted once. Per key, its H vectors
+/// of partial sums are halved together into one (H segments of 16 / H
+/// lanes, head-major), and the keys of each group of 16 / H are halved
+/// together as they come into one vector of their scores, key-major (lane
+/// H x key + head); the sweeps' group vectors are added, and a transpose
+/// by shuffles gives each head's vector of the block's 16 scores.
+SmallVector<Value> DecodeBlockPass::dotsOfHeadsTogether(
+    const BlockRows &keyRows) {
+  Value keys = op.getKeyCache();
+  int64_t heads = queries.size();
+  int64_t keysPerGroup = kBlockKeys / heads;
+  int64_t sweep = std::min(headSize, std::max<int64_t>(
+                                         kDotLanes,
+                                         kQueryVectors * kDotLanes / heads));
+  // A loop over the groups of keys (not unrolled: in one block of straight
+  // code LLVM interleaves the keys' chains and spills them); each group's
+  // vector, summed over the sweeps, in groupScores.
+  Value zero = k.index(0);
+  for (int64_t first = 0; first < headSize; first += sweep) {
+    int64_t width = std::min(sweep, headSize - first);
+    auto chunkRowType = VectorType::get({width}, f32);
+    SmallVector<Value> qChunks;
+    for (int64_t i = 0; i < heads; ++i)
+      qChunks.push_back(vector::LoadOp::create(
+          k.b, k.loc, chunkRowType, queryRows,
+          ValueRange{k.add(passRow, k.index(i)), k.index(first)}));
+    k.forLoop(zero, k.index(heads), k.index(1), [&](Value g) {
+      SmallVector<Value> pending;
+      int64_t segment = kDotLanes;
+      for (int64_t j = 0; j < keysPerGroup; ++j) {
+        Value key = k.add(k.mul(g, k.index(keysPerGroup)), k.index(j));
+        Value row =
+            loadKeyChunk(keys, keyRows, key, k.index(first), chunkRowType);
+        SmallVector<Value> sums;
+        for (Value query : qChunks)
+          sums.push_back(partialDot(k, query, row, kDotLanes));
+        for (segment = kDotLanes; sums.size() > 1; segment /= 2) {
+          SmallVector<Value> halved;
+          for (size_t i = 0; i < sums.size(); i += 2)
+            halved.push_back(halveSegments(k, sums[i], sums[i + 1], segment));
+          sums = std::move(halved);
+        }
+        Value sum = sums.front();
+        for (int64_t pairs = j; pairs % 2 && segment > 1;
+             pairs /= 2, segment /= 2) {
+          sum = halveSegments(k, pending.back(), sum, segment);
+          pending.pop_back();
+        }
+        pending.push_back(sum);
+      }
+      Value group = pending.front();
+      if (first > 0)
+        group = k.fadd(vector::LoadOp::create(k.b, k.loc, chunkType,
+                                              groupScores, ValueRange{g, zero}),
+                       group);
+      vector::StoreOp::create(k.b, k.loc, group, groupScores,
+                              ValueRange{g, zero});
+    });
+  }
+  SmallVector<Value> groups;
+  for (int64_t g = 0; g < heads; ++g)
+    groups.push_back(vector::LoadOp::create(
+        k.b, k.loc, chunkType, groupScores, ValueRange{k.index(g), zero}));
+  // Head h's score of key j: lane heads x (j mod keysPerGroup) + h of
+  // group j / keysPerGroup. Gathered from pairs of groups, then the
+  // pieces concatenated pairwise.
+  SmallVector<Value> dots;
+  for (int64_t h = 0; h < heads; ++h) {
+    SmallVector<Value> pieces;
+    if (heads == 1) {
+      pieces.push_back(groups.front());
+    } else {
+      for (int64_t g = 0; g < heads; g += 2) {
+        SmallVector<int64_t> lanes;
+        for (int64_t operand = 0; operand < 2; ++operand)
+          for (int64_t key = 0; key < keysPerGroup; ++key)
+            lanes.push_back(operand * kDotLanes + key * heads + h);
+        pieces.push_back(vector::ShuffleOp::create(k.b, k.loc, groups[g],
+                                                   groups[g + 1], lanes));
+      }
+    }
+    dots.push_back(concatenateVectors(k, std::move(pieces)));
+  }
+  return dots;
+}
+
+SmallVector<Value> DecodeBlockPass::scoreBlock(const BlockRows &keyRows,
+                                               ArrayRef<Value> tokens,
+                                               Value skip, Value count) {
+  static_assert(kBlockKeys == kDotLanes,
+                "one halving per pair of keys ends in one lane per key");
+  SmallVector<Value> dots = llvm::isPowerOf2_64(queries.size())
+                                ? dotsOfHeadsTogether(keyRows)
+                                : dotsPerHead(keyRows);
   auto laneIndexType = VectorType::get({kBlockKeys}, k.b.getI32Type());
   SmallVector<int32_t> laneIds;
   for (int32_t j = 0; j < int32_t(kBlockKeys); ++j)
@@ -346,8 +478,8 @@ SmallVector<Value> DecodeBlockPass::scoreBlock(const BlockRows &keyRows,
   Value minusInfinity =
       k.splatConstant(chunkType, -std::numeric_limits<float>::infinity());
   SmallVector<Value> scores;
-  for (auto [i, sums] : llvm::enumerate(pending)) {
-    Value dots = sums.front();
+  for (auto [i, headDots] : llvm::enumerate(dots)) {
+    Value dots = headDots;
     // Transformed (soft cap before the mask: it would make -inf finite).
     if (clauses.transformsScores()) {
       SmallVector<Value> elements;

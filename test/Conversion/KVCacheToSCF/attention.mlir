@@ -75,14 +75,8 @@
 // CHECK-NEXT: scf.for %[[H:.*]] = %c0 to %[[NKV]] step %c1 {
 // CHECK-NEXT: %[[KV:.*]] = arith.addi %[[KV0]], %[[H]] : index
 // CHECK-NEXT: %[[PASS:.*]] = arith.muli %[[H]], %c4 : index
-// CHECK-NEXT: vector.load %[[QROWS]][%[[PASS]], %c0] : memref<?x64xf32>, vector<64xf32>
-// CHECK-NEXT: memref.load %[[STATS]][%[[PASS]], %c0] : memref<?x2xf32>
-// CHECK-NEXT: memref.load %[[STATS]][%[[PASS]], %c1] : memref<?x2xf32>
-// CHECK-COUNT-3: vector.load %[[QROWS]][%{{.*}}, %c0] : memref<?x64xf32>, vector<64xf32>
 // CHECK: %[[LEFT:.*]] = arith.subi %[[END]], %[[FIRST]] : index
 // CHECK: %[[COUNT:.*]] = arith.minui %[[LEFT]], %c16 : index
-// The block's tokens stop at the last key (its row's position).
-// CHECK: %[[T0:.*]] = arith.minui %[[FIRST]], %[[P]] : index
 // The tiles two (block, KV head) steps ahead prefetched (the last block's
 // when there is none).
 // CHECK: %[[REM:.*]] = arith.remui %[[P]], %c16 : index
@@ -100,39 +94,60 @@
 // CHECK-COUNT-30: memref.prefetch %[[KAHEAD]]
 // CHECK: %[[VAHEAD:.*]] = kvcache.tile %arg2[%[[SEQ]], %[[A0]], %[[AKV]]]
 // CHECK-COUNT-32: memref.prefetch %[[VAHEAD]]
-// Each K row of the block's tile, loaded once, goes into 16 partial sums
-// per head (one multiply, then a fused multiply-add per further 16
-// elements); no lookup per key.
 // CHECK-NOT: memref.prefetch
+// The scores, the 4 heads together: their q chunks of a sweep of 64
+// elements (here the whole head: 16 vectors), then a loop over the 4
+// groups of 4 keys. Per key: its K row from the block's tile (no lookup
+// per key), loaded and converted once, 16 partial sums per head (one
+// multiply, then a fused multiply-add per further 16 elements), the heads'
+// 4 vectors halved together into one (8 + 4 lanes per head); the group's
+// keys halved together as they come (2, then 1 lane per head and key).
 // CHECK: %[[KTILE:.*]] = kvcache.tile %arg1[%[[SEQ]], %[[FIRST]], %[[KV]]] : {{.*}} -> memref<16x64xf16, strided<[128, 1], offset: ?>>
-// CHECK: %[[R0:.*]] = arith.subi %[[T0]], %[[FIRST]] : index
+// CHECK: vector.load %[[QROWS]][%[[PASS]], %c0] : memref<?x64xf32>, vector<64xf32>
+// CHECK-COUNT-3: vector.load %[[QROWS]][%{{.*}}, %c0] : memref<?x64xf32>, vector<64xf32>
+// CHECK: scf.for %[[G:.*]] = %c0 to %c4 step %c1 {
+// CHECK-NEXT: %[[GK:.*]] = arith.muli %[[G]], %c4 : index
+// CHECK-NEXT: %[[K0:.*]] = arith.addi %[[FIRST]], %[[GK]] : index
+// The group's tokens stop at the last key (its row's position).
+// CHECK-NEXT: %[[T0:.*]] = arith.minui %[[K0]], %[[P]] : index
+// CHECK-NEXT: %[[R0:.*]] = arith.subi %[[T0]], %[[FIRST]] : index
 // CHECK-NOT: kvcache.lookup
-// CHECK: vector.load %[[KTILE]][%[[R0]], %c0] : memref<16x64xf16, strided<[128, 1], offset: ?>>, vector<64xf16>
+// CHECK-NEXT: vector.load %[[KTILE]][%[[R0]], %c0] : memref<16x64xf16, strided<[128, 1], offset: ?>>, vector<64xf16>
 // CHECK-NOT: vector.reduction
 // CHECK-COUNT-4: arith.mulf %{{.*}} : vector<16xf32>
-// Per head, the tree of the 16 keys' sums: pairs of vectors whose 16-lane
-// segments halve (8 + 4 + 2 + 1 shuffle pairs), each pair as soon as its
-// two vectors are there: the first after the second key.
-// CHECK: vector.load %[[KTILE]]
-// CHECK-NOT: vector.load %[[KTILE]]
 // CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23] : vector<16xf32>, vector<16xf32>
 // CHECK-NEXT: vector.shuffle %{{.*}}, %{{.*}} [8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31] : vector<16xf32>, vector<16xf32>
 // CHECK-NEXT: arith.addf %{{.*}} : vector<16xf32>
+// CHECK-COUNT-2: vector.shuffle
+// CHECK-NEXT: arith.addf %{{.*}} : vector<16xf32>
+// CHECK-NEXT: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27] : vector<16xf32>, vector<16xf32>
+// CHECK-NEXT: vector.shuffle %{{.*}}, %{{.*}} [4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31] : vector<16xf32>, vector<16xf32>
+// CHECK-NEXT: arith.addf %{{.*}} : vector<16xf32>
 // CHECK: vector.load %[[KTILE]]
-// CHECK: vector.load %[[KTILE]]
-// CHECK-NOT: vector.load %[[KTILE]]
-// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27] : vector<16xf32>, vector<16xf32>
-// CHECK-COUNT-12: vector.load %[[KTILE]]
-// CHECK-NOT: vector.load %[[KTILE]]
+// CHECK-COUNT-4: arith.mulf %{{.*}} : vector<16xf32>
 // CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29] : vector<16xf32>, vector<16xf32>
+// CHECK-COUNT-2: vector.load %[[KTILE]]
+// CHECK-NOT: vector.load %[[KTILE]]
 // CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30] : vector<16xf32>, vector<16xf32>
 // CHECK-NEXT: vector.shuffle %{{.*}}, %{{.*}} [1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31] : vector<16xf32>, vector<16xf32>
-// CHECK-NEXT: %[[DOTS:.*]] = arith.addf %{{.*}} : vector<16xf32>
+// CHECK-NEXT: %[[GROUP:.*]] = arith.addf %{{.*}} : vector<16xf32>
+// CHECK-NEXT: vector.store %[[GROUP]], %[[GROUPS:.*]][%[[G]], %c0] : memref<4x16xf32>, vector<16xf32>
+// CHECK-NEXT: }
+// The 4 groups' vectors (lane 4 x key + head) transposed into each head's
+// vector of the block's 16 scores.
+// CHECK: %[[W0:.*]] = vector.load %[[GROUPS]][%c0, %c0] : memref<4x16xf32>, vector<16xf32>
+// CHECK: %[[W1:.*]] = vector.load %[[GROUPS]][%c1, %c0]
+// CHECK: %[[W2:.*]] = vector.load %[[GROUPS]][%c2, %c0]
+// CHECK: %[[W3:.*]] = vector.load %[[GROUPS]][%c3, %c0]
+// CHECK-NEXT: %[[A:.*]] = vector.shuffle %[[W0]], %[[W1]] [0, 4, 8, 12, 16, 20, 24, 28] : vector<16xf32>, vector<16xf32>
+// CHECK-NEXT: %[[B:.*]] = vector.shuffle %[[W2]], %[[W3]] [0, 4, 8, 12, 16, 20, 24, 28] : vector<16xf32>, vector<16xf32>
+// CHECK-NEXT: %[[DOTS:.*]] = vector.shuffle %[[A]], %[[B]] [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+// CHECK-COUNT-9: vector.shuffle
 // -inf from the block's count on (no keys before the row's first here).
 // CHECK: %[[C32:.*]] = arith.index_castui %[[COUNT]] : index to i32
 // CHECK: %[[CV:.*]] = vector.broadcast %[[C32]] : i32 to vector<16xi32>
 // CHECK: %[[SEEN:.*]] = arith.cmpi ugt, %[[CV]], %{{.*}} : vector<16xi32>
-// CHECK-NEXT: %[[SCORES:.*]] = arith.select %[[SEEN]], %{{.*}}, %{{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK-NEXT: %[[SCORES:.*]] = arith.select %[[SEEN]], %[[DOTS]], %{{.*}} : vector<16xi1>, vector<16xf32>
 // CHECK-NOT: math.exp2
 // CHECK-NOT: func.call
 // CHECK: vector.reduction <maximumf>, %[[SCORES]] : vector<16xf32> into f32
@@ -145,7 +160,7 @@
 // CHECK: scf.for %[[E:.*]] = %c0 to %c64 step %c16 {
 // CHECK: vector.load %[[OUTPUT]][%[[PASS]], %[[E]]] : memref<?x64xf32>, vector<16xf32>
 // CHECK-COUNT-3: vector.load %[[OUTPUT]][%{{.*}}, %[[E]]] : memref<?x64xf32>, vector<16xf32>
-// CHECK: vector.load %[[VTILE]][%[[R0]], %[[E]]] : {{.*}}, vector<16xf16>
+// CHECK: vector.load %[[VTILE]][%{{.*}}, %[[E]]] : {{.*}}, vector<16xf16>
 // The even and the odd keys go into two sums per head (two chains of
 // fused multiply-adds, not one of 16), added before the store.
 // CHECK: memref.load %[[WEIGHTS]][%c0, %c0] : memref<4x16xf32>
