@@ -182,3 +182,18 @@ func.func @merge_six_heads(%a: tensor<?x6x64xf32>, %la: tensor<?x6xf32>) -> tens
       : tensor<?x6x64xf32>, tensor<?x6xf32>, tensor<?x6x64xf32>, tensor<?x6xf32>, tensor<?x6x64xf32> -> tensor<?x6x64xf32>
   return %m : tensor<?x6x64xf32>
 }
+
+// -----
+
+// Blocks sharded on a grid the module does not define: the shard dialect's
+// own symbol check reports it before head sharding looks at the grid.
+func.func @unknown_grid(%blocks: tensor<?x2x1x16x8x64xf16>, %lengths: tensor<2xi32>,
+                        %table: tensor<2x4xi32>, %n: i32) -> index {
+  // expected-error @below {{Undefined required grid symbol "nowhere".}}
+  %s = shard.sharding @nowhere split_axes = [[], [], [], [], [0]] : !shard.sharding
+  %b = shard.shard %blocks to %s : tensor<?x2x1x16x8x64xf16>
+  %c = kvcache.paged_collection %b, %lengths, %table, %n, %n
+      : tensor<?x2x1x16x8x64xf16>, tensor<2xi32>, tensor<2x4xi32> -> !kvcache.paged_collection<f16, num_heads = 8, head_size = 64, page_size = 16>
+  %l = kvcache.num_layers %c : !kvcache.paged_collection<f16, num_heads = 8, head_size = 64, page_size = 16>
+  return %l : index
+}
