@@ -51,6 +51,10 @@ CASES = {
     # An odd offset o = 3: chunks of one element.
     "f32_odd_offset": (config_of("f32", 11, 1, 2), "interleaved", 8, False,
                        [2, 1, 1], None),
+    # 9 pairs, all of the head rotary: pieces of single elements, not of 9
+    # (found by the fuzzer: a piece of 9 would cut a pair).
+    "f32_interleaved_odd_pairs": (config_of("f32", 18, 2, 4), "interleaved", 18,
+                                  False, [1, 3, 1], None),
     # MLA: the 64 rope elements of 576 rotate (GPU: the tensor-core decode
     # kernel, q's dims split over the warps, A fragments from global memory).
     "bf16_mla": (config_of("bf16", 576, 1, 64, mla=True), "interleaved", 64,
