@@ -136,6 +136,7 @@ void mlir::kvcache::buildKVCacheToCPUPipeline(
   ConvertKVCacheToSCFOptions kernels;
   kernels.checked = options.checked;
   kernels.threads = options.parallel ? int64_t(options.threads) : 1;
+  kernels.cpuFeatures = options.cpuFeatures;
   pm.addPass(createConvertKVCacheToSCF(kernels));
   KVCacheAccessLoweringOptions accesses;
   accesses.checked = options.checked;

@@ -110,20 +110,29 @@ def compile_ptx(ir, chip="sm_90", opt_level=3, checked=False,
 
 
 def lower_to_cpu(ir, checked=False, filename="<string>", parallel=False,
-                 threads=0):
+                 threads=0, cpu_features=""):
     """A new Module in the LLVM dialect (the kvcache-to-cpu pipeline).
 
-    parallel: the kernel ops' outer loops run on every core (OpenMP; the
-              code then needs the LLVM OpenMP runtime, kvcache.cpu.OPENMP_RUNTIME)
-    threads:  with parallel, the threads of each parallel loop (0: the
-              OpenMP runtime's default, every core or OMP_NUM_THREADS)
+    parallel:     the kernel ops' outer loops run on every core (OpenMP; the
+                  code then needs the LLVM OpenMP runtime,
+                  kvcache.cpu.OPENMP_RUNTIME)
+    threads:      with parallel, the threads of each parallel loop (0: the
+                  OpenMP runtime's default, every core or OMP_NUM_THREADS)
+    cpu_features: the CPU the code will run on (kvcache-to-cpu{cpu-features}):
+                  "" (default) any x86-64 or AArch64 CPU, "host" this
+                  machine, or LLVM feature names each with + or -,
+                  comma-separated (e.g. "+avx512bf16")
     """
     if not isinstance(threads, int) or isinstance(threads, bool) or threads < 0:
         raise ValueError(f"threads must be an int >= 0, got {threads!r}")
+    if not isinstance(cpu_features, str) or any(c in cpu_features for c in "{} "):
+        raise ValueError(f"cpu_features must be a string of LLVM feature names "
+                         f"without spaces or braces, got {cpu_features!r}")
     module = _copy(ir, filename)
+    features = f" cpu-features={cpu_features}" if cpu_features else ""
     module.run_pipeline(f"kvcache-to-cpu{{checked={str(bool(checked)).lower()} "
                         f"parallel={str(bool(parallel)).lower()} "
-                        f"threads={threads}}}")
+                        f"threads={threads}{features}}}")
     return module
 
 

@@ -234,6 +234,12 @@ class CPUModule(CompiledModule):
                  as many threads as the OpenMP runtime has: the cores, or
                  OMP_NUM_THREADS), or KVCACHE_CPU_THREADS when that is set;
                  1: serial code, no OpenMP; N > 1: N threads
+    cpu_features: the CPU features the code may use beyond the baseline
+                 (kvcache-to-cpu{cpu-features}): "host" (default: the JIT
+                 compiles for this machine), "" for none, or LLVM feature
+                 names each with + or -, comma-separated. On a CPU with
+                 AVX512-BF16 the decode kernel dots bf16 q and K rows with
+                 vdpbf16ps (a different order of additions than without it)
 
     The kernel ops' outer loops (sequences, (sequence, KV head, tile of
     rows) triples of attention, or sequences with every KV head for a decode
@@ -248,7 +254,7 @@ class CPUModule(CompiledModule):
     """
 
     def __init__(self, ir, checked=False, opt_level=2, shared_libs=None,
-                 filename="<string>", threads=None):
+                 filename="<string>", threads=None, cpu_features="host"):
         check_opt_level(opt_level)
         if threads is None:
             threads = default_cpu_threads()
@@ -268,5 +274,5 @@ class CPUModule(CompiledModule):
         if parallel:
             libs.append(OPENMP_RUNTIME)
         lowered = lower_to_cpu(source, checked, parallel=parallel,
-                               threads=threads or 0)
+                               threads=threads or 0, cpu_features=cpu_features)
         super().__init__(source, lowered, opt_level, libs)

@@ -58,10 +58,12 @@ def config_of(dtype, page_size, num_heads, q_heads, head_size, **kwargs):
                        page_size=page_size, num_layers=2, q_heads=q_heads, **kwargs)
 
 
-def attend(config, cached, new, rng, clauses=(), scale=0.5, threads=None):
+def attend(config, cached, new, rng, clauses=(), scale=0.5, threads=None,
+           cpu_features="host"):
     """(out, lse) of attention_ragged (with `clauses`, lse) compiled for the
-    CPU (`threads`: kvcache.CPUModule's) over a random cache of `config`
-    (`cached` tokens and `new` rows per sequence), and of the reference."""
+    CPU (`threads`, `cpu_features`: kvcache.CPUModule's) over a random cache
+    of `config` (`cached` tokens and `new` rows per sequence), and of the
+    reference."""
     import kvcache
     from kvcache import builders, reference, testing
     cache = testing.random_cache(config, cached, new, rng)
@@ -77,7 +79,7 @@ def attend(config, cached, new, rng, clauses=(), scale=0.5, threads=None):
     expected = reference.attention_ragged(
         q, cache.key_cache(1), cache.value_cache(1), offsets, np.full_like(q, 3),
         scale, lse=np.full_like(lse, 7), **attributes, **operands)
-    kvcache.CPUModule(ir, threads=threads).attention(
+    kvcache.CPUModule(ir, threads=threads, cpu_features=cpu_features).attention(
         *cache.arguments(), 1, q, offsets, out, *operands.values(), lse)
     return (out, lse), expected
 

@@ -12,7 +12,8 @@ through the per-row loop's KeyPass; every core against one thread; tasks
 of whole sequences (every KV head) for decode batches of at least 4
 sequences per thread, bit for bit the same as one KV head per task; the
 scores' sweeps of the head row for 1, 2, 4 and 8 heads per pass and the
-per-head trees for 3."""
+per-head trees for 3; a bf16 cache's q . K by AVX512-BF16's dot products
+(cpu_features "host" on a CPU that has them) and without them ("")."""
 
 import functools
 
@@ -27,8 +28,10 @@ import attention_checks as checks  # noqa: E402
 from attention_checks import CLAUSES, assert_close  # noqa: E402
 
 
-def attend(config, cached, new, rng, clauses=(), scale=2.0, threads=None):
-    return checks.attend(config, cached, new, rng, clauses, scale, threads)
+def attend(config, cached, new, rng, clauses=(), scale=2.0, threads=None,
+           cpu_features="host"):
+    return checks.attend(config, cached, new, rng, clauses, scale, threads,
+                         cpu_features)
 
 
 config_of = functools.partial(checks.config_of, head_size=32)
@@ -102,9 +105,13 @@ def test_decode_clauses(clauses):
 
 
 @pytest.mark.parametrize("dtype, scales, head_size", [
-    ("i8", "token_head", 32), ("f8E4M3FN", "block<8>", 32), ("f8E5M2", "tensor", 32)])
+    ("i8", "token_head", 32), ("f8E4M3FN", "block<8>", 32), ("f8E5M2", "tensor", 32),
+    ("f8E4M3FN", "token_head", 24)])
 def test_quantized_decode(dtype, scales, head_size):
-    # The per-row loop's KeyPass (scales folded into the scores).
+    # One scale per head row (token_head, tensor): the decode kernel, the
+    # scales folded into the block's scores and weights; block<8>, and
+    # token_head at head 24 (not a multiple of 16): the per-row loop's
+    # KeyPass (a token_head scale folded into the scores and weights).
     rng = np.random.default_rng(len(dtype + scales))
     config = config_of(dtype, 16, 2, 8, head_size=head_size, scales=scales,
                        rows_dtype="f32")
@@ -173,3 +180,106 @@ def test_decode_sweeps(dtype, page_size, num_heads, q_heads, head_size):
                            np.random.default_rng(head_size + q_heads),
                            scale=2.0 / head_size ** 0.5)
     assert_close(got, expected, dtype)
+
+
+def _host_has(flag):
+    """Whether /proc/cpuinfo lists `flag` (False where there is none)."""
+    try:
+        with open("/proc/cpuinfo") as info:
+            return any(flag in line.split() for line in info
+                       if line.startswith("flags"))
+    except OSError:
+        return False
+
+
+HOST_BF16 = _host_has("avx512_bf16")
+
+# (page size, KV heads, query heads, head size): GQA 4 at head 128 (tasks
+# of whole sequences), pages of 1 (a lookup per key), one head per pass,
+# 8 heads per pass at head 256, head 96 (3 pieces of 32); head 48 and 3
+# heads per pass do not take the dot products (a head not a multiple of 32
+# elements, not a power of two heads per pass).
+BF16_DOTS = [(16, 4, 16, 128, True), (1, 2, 8, 64, True), (16, 2, 2, 32, True),
+             (16, 1, 8, 256, True), (16, 2, 4, 96, True), (16, 2, 4, 48, False),
+             (16, 2, 6, 64, False)]
+
+
+@pytest.mark.parametrize("features", ["", "host"])
+@pytest.mark.parametrize("page_size, num_heads, q_heads, head_size, dots", BF16_DOTS)
+def test_bf16_dot_products(features, page_size, num_heads, q_heads, head_size, dots):
+    if features == "host" and not HOST_BF16:
+        pytest.skip("this CPU has no AVX512-BF16")
+    config = config_of("bf16", page_size, num_heads, q_heads, head_size=head_size)
+    ir = builders.attention_ragged(config, "attention", scale=0.3)
+    lowered = str(kvcache.lower_to_cpu(ir, cpu_features=features))
+    assert ("avx512bf16.dpbf16ps" in lowered) == (dots and features == "host")
+    got, expected = attend(config, WHOLE_CACHED, WHOLE_NEW,
+                           np.random.default_rng(head_size + q_heads),
+                           scale=3.0 / head_size ** 0.5, threads=2,
+                           cpu_features=features)
+    assert_close(got, expected, "bf16")
+
+
+@pytest.mark.skipif(not HOST_BF16, reason="this CPU has no AVX512-BF16")
+@pytest.mark.parametrize("clauses", CLAUSES[::2], ids=lambda c: "-".join(c))
+def test_bf16_dot_product_clauses(clauses):
+    # The scale applied to the dot products (q stays as stored): soft cap,
+    # ALiBi and the sinks see the same scores as with q scaled.
+    got, expected = attend(config_of("bf16", 16, 2, 8, head_size=64), WHOLE_CACHED,
+                           WHOLE_NEW, np.random.default_rng(CLAUSES.index(clauses)),
+                           clauses, scale=0.2, threads=2, cpu_features="+avx512bf16")
+    assert_close(got, expected, "bf16")
+
+
+def test_cpu_features_errors():
+    ir = builders.attention_ragged(config_of("bf16", 16, 2, 8), "attention")
+    with pytest.raises(kvcache.CompileError, match="cpu-features takes 'host' or "
+                       "LLVM feature names each with"):
+        kvcache.lower_to_cpu(ir, cpu_features="avx512bf16")
+    with pytest.raises(ValueError, match="cpu_features must be a string"):
+        kvcache.lower_to_cpu(ir, cpu_features="+avx512bf16 +avx512f")
+    with pytest.raises(ValueError, match="cpu_features must be a string"):
+        kvcache.CPUModule(ir, cpu_features=None)
+
+
+# (dtype, scales, page size, KV heads, query heads, head size): quantized
+# caches with one scale per head row on the decode kernel. E4M3FN codes
+# decode to their value / 2^8 (the 2^8 goes into the scales), E5M2 and i8
+# to their value; GQA 4 at head 128 (tasks of whole sequences on 2
+# threads), pages of 1 (a lookup per key), a per-layer scale.
+QUANTIZED_BLOCKS = [("f8E4M3FN", "token_head", 16, 2, 8, 128),
+                    ("f8E4M3FN", "token_head", 1, 2, 8, 64),
+                    ("f8E5M2", "token_head", 16, 4, 16, 64),
+                    ("i8", "token_head", 16, 1, 4, 32),
+                    ("f8E4M3FN", "tensor", 16, 2, 8, 64)]
+
+
+@pytest.mark.parametrize("dtype, scales, page_size, num_heads, q_heads, head_size",
+                         QUANTIZED_BLOCKS)
+def test_quantized_decode_blocks(dtype, scales, page_size, num_heads, q_heads,
+                                 head_size):
+    config = config_of(dtype, page_size, num_heads, q_heads, head_size=head_size,
+                       scales=scales, rows_dtype="bf16")
+    ir = builders.attention_ragged(config, "attention", scale=0.3)
+    lowered = str(kvcache.lower_to_cpu(ir))
+    # Pages of 16: blocks are tiles, loaded a block ahead.
+    assert ("llvm.inline_asm" in lowered) == (page_size == 16)
+    whole, expected = attend(config, WHOLE_CACHED, WHOLE_NEW,
+                             np.random.default_rng(head_size + q_heads),
+                             scale=2.0 / head_size ** 0.5, threads=2)
+    assert_close(whole, expected, "bf16")
+    per_head, _ = attend(config, WHOLE_CACHED, WHOLE_NEW,
+                         np.random.default_rng(head_size + q_heads),
+                         scale=2.0 / head_size ** 0.5, threads=8)
+    for got, other in zip(whole, per_head):
+        np.testing.assert_array_equal(got, other)
+
+
+@pytest.mark.parametrize("clauses", CLAUSES[1::3], ids=lambda c: "-".join(c))
+def test_quantized_decode_block_clauses(clauses):
+    config = config_of("f8E4M3FN", 16, 2, 8, head_size=64, scales="token_head",
+                       rows_dtype="f32")
+    got, expected = attend(config, WHOLE_CACHED, WHOLE_NEW,
+                           np.random.default_rng(CLAUSES.index(clauses)), clauses,
+                           scale=0.6, threads=2)
+    assert_close(got, expected, "f32")

@@ -249,6 +249,12 @@ def ConvertKVCacheToSCF : Pass<"convert-kvcache-to-scf"> {
            "(omp_get_max_threads; kvcache-to-cpu{parallel=true} passes its "
            "own threads). Attention's decode tasks take whole sequences "
            "(all KV heads) from 4 sequences per thread">,
+    Option<"cpuFeatures", "cpu-features", "std::string", /*default=*/"\"\"",
+           "Features of the CPU the code will run on, beyond the baseline: "
+           "'host' (this machine's, as LLVM sees them) or LLVM feature names "
+           "each with + or -, comma-separated (e.g. +avx512bf16). With "
+           "avx512bf16 the decode kernel dots bf16 q and K with vdpbf16ps; "
+           "the code then needs a CPU that has it">,
   ];
 }
 

@@ -58,6 +58,12 @@ struct KVCacheToCPUOptions : public PassPipelineOptions<KVCacheToCPUOptions> {
                      "at most this many bytes (convert-kvcache-to-memref's "
                      "option)"),
       llvm::cl::init(16 << 20)};
+  PassOptions::Option<std::string> cpuFeatures{
+      *this, "cpu-features",
+      llvm::cl::desc("Features of the CPU the code will run on: 'host' or "
+                     "LLVM feature names with + or - (e.g. +avx512bf16); "
+                     "convert-kvcache-to-scf's option"),
+      llvm::cl::init("")};
 };
 
 /// Parses an LLVM optimization level: 0, 1, 2 or 3 (anything else is an

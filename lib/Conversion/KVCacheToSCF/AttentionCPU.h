@@ -52,6 +52,35 @@ Value loadHeadChunkAsF32(KernelBuilder &k, Value cache, Value page,
 void prefetchHeadRow(KernelBuilder &k, Value cache, Value batch, Value token,
                      Value head);
 
+/// Loads every cache line of the rows of `tokens` tokens from `token` (one
+/// tile of a page) of the KV heads [firstHead, firstHead + heads) of each
+/// of `caches`, head after head, into a value an empty inline asm uses (so
+/// the loads stay): a burst of independent loads that brings rows the
+/// kernel reads next into the cache hierarchy. On the test machine, whose
+/// memory latency is about 0.4 us, the decode kernel's blocks read ahead
+/// this way took 0.6-0.7 of the time they took with prefetch instructions
+/// of the same lines (docs/Design.md, "CPU attention").
+void loadRowsAhead(KernelBuilder &k, ArrayRef<Value> caches, Value batch,
+                   Value token, int64_t tokens, Value firstHead, Value heads);
+
+/// The block's scores of each of H heads (a power of two, H = the size
+/// of `groups`) as one vector of kDotLanes keys, from the H group vectors
+/// of the decode kernel's dotsOfHeadsTogether (group g: the keys g x 16 /
+/// H ... in lanes H x key + head): a transpose by shuffles.
+SmallVector<Value> transposeGroupScores(KernelBuilder &k,
+                                        ArrayRef<Value> groups);
+
+/// bf16 elements of one AVX512-BF16 dot product (vdpbf16ps: kDotLanes
+/// lanes of f32, each the sum of 2 products).
+constexpr int64_t kBF16DotElements = 2 * kDotLanes;
+
+/// x . y (vectors of bf16, a multiple of kBF16DotElements) as kDotLanes
+/// partial sums: one vdpbf16ps per kBF16DotElements elements, lane i
+/// summing the products of pair i of each piece (exact in f32, each added
+/// with one rounding; the instruction takes bf16 subnormals as zero). Only
+/// for a target with AVX512-BF16.
+Value dotBF16Pairs(KernelBuilder &k, Value x, Value y);
+
 /// x . y (vectors of head_size f32) as `lanes` partial sums: the product of
 /// the first `lanes` elements, then a fused multiply-add per further chunk.
 Value partialDot(KernelBuilder &k, Value x, Value y, int64_t lanes);
@@ -122,21 +151,24 @@ public:
   /// per-row loop's KeyPass does): head sizes (K and V) that are multiples
   /// of kDotLanes, scale groups within or made of such chunks.
   static bool canLower(AttentionOpInterface op);
-  /// The query row (scaled, f32) of a query head, its softmax state before
-  /// the first key, and what is done with its final state.
+  /// The query row of a query head (scaled, f32; or as q stores it, not
+  /// rotated or scaled), its softmax state before the first key, and what
+  /// is done with its final state.
   using QueryFn = function_ref<Value(Value head)>;
   using InitFn = function_ref<SoftmaxState(Value head)>;
   using WriteFn = function_ref<void(const SoftmaxState &, Value head)>;
   /// Emits the pass of a row of sequence `batch` at `position` over the
   /// keys `keyRange` for the query heads of the `kvHeads` KV heads from
   /// `firstKVHead` (indices), `headsPerPass` query heads of a group at a
-  /// time sharing each K and V row.
+  /// time sharing each K and V row. `bf16Dot`: the target has
+  /// AVX512-BF16, whose dot product of bf16 pairs then takes q . K of a
+  /// bf16 cache and q without a rope clause (`storedQuery` gives q).
   static void emit(KernelBuilder &k, AttentionOpInterface op,
                    AttentionClauses &clauses, OnlineSoftmax &softmax,
                    Value batch, Value firstKVHead, Value kvHeads,
                    Value position, std::pair<Value, Value> keyRange,
-                   int64_t headsPerPass, QueryFn query, InitFn init,
-                   WriteFn write);
+                   int64_t headsPerPass, QueryFn query, QueryFn storedQuery,
+                   bool bf16Dot, InitFn init, WriteFn write);
 };
 
 } // namespace mlir::kvcache

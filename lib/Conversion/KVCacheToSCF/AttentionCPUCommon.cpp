@@ -3,9 +3,10 @@
 // Part of the kvcache-mlir project.
 //
 // What the CPU attention kernels share (AttentionCPU.h): head rows read as
-// f32 (widened or dequantized), their prefetch, the key range of a row,
-// the writing of a finished row, the dot products as partial sums and
-// their shuffle tree.
+// f32 (widened or dequantized), their prefetch or loads ahead, the key
+// range of a row, the writing of a finished row, the dot products as
+// partial sums (fused multiply-adds, or AVX512-BF16's dot products of
+// bf16 pairs) and their shuffle tree.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +17,7 @@
 #include "../KernelCommon/Quantization.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -111,6 +113,117 @@ void mlir::kvcache::prefetchHeadRow(KernelBuilder &k, Value cache,
                                ValueRange{k.index(0), k.index(element)},
                                /*isWrite=*/false, /*localityHint=*/3,
                                /*isDataCache=*/true);
+}
+
+void mlir::kvcache::loadRowsAhead(KernelBuilder &k, ArrayRef<Value> caches,
+                                  Value batch, Value token, int64_t tokens,
+                                  Value firstHead, Value heads) {
+  auto i32 = k.b.getI32Type();
+  auto wordsType = VectorType::get({kDotLanes}, i32);
+  Value seen = arith::ConstantOp::create(
+      k.b, k.loc, wordsType, DenseElementsAttr::get(wordsType, int32_t(0)));
+  for (Value cache : caches) {
+    auto params = KVCacheParams::get(cache.getType());
+    int64_t bits = params.elementType.getIntOrFloatBitWidth();
+    // One cache line (64 bytes) per load where the head row allows.
+    int64_t width = 512 / bits;
+    while (params.headSize % width)
+      width /= 2;
+    int64_t words = std::max<int64_t>(1, width * bits / 32);
+    auto lineType = VectorType::get({width}, params.elementType);
+    auto lineWords = VectorType::get({words}, i32);
+    auto tileType = MemRefType::get(
+        {tokens, params.headSize}, params.elementType,
+        StridedLayoutAttr::get(k.b.getContext(), ShapedType::kDynamic,
+                               {params.numHeads * params.headSize, 1}));
+    seen = k.forLoop(
+        k.index(0), heads, k.index(1), ValueRange{seen},
+        [&](Value h, ValueRange carried) -> SmallVector<Value> {
+          Value tile = TileOp::create(k.b, k.loc, tileType, cache, batch,
+                                      token, k.add(firstHead, h));
+          Value acc = carried.front();
+          for (int64_t j = 0; j < tokens; ++j)
+            for (int64_t element = 0; element < params.headSize;
+                 element += width) {
+              Value line = vector::LoadOp::create(
+                  k.b, k.loc, lineType, tile,
+                  ValueRange{k.index(j), k.index(element)});
+              Value word;
+              if (width * bits >= 32) {
+                word = vector::BitCastOp::create(k.b, k.loc, lineWords, line);
+              } else {
+                // A head row narrower than a word.
+                auto narrow =
+                    VectorType::get({1}, k.b.getIntegerType(width * bits));
+                word = arith::ExtUIOp::create(
+                    k.b, k.loc, lineWords,
+                    vector::BitCastOp::create(k.b, k.loc, narrow, line));
+              }
+              if (words < kDotLanes)
+                word = k.splat(vector::ReductionOp::create(
+                                   k.b, k.loc, vector::CombiningKind::OR, word),
+                               wordsType);
+              acc = arith::OrIOp::create(k.b, k.loc, acc, word);
+            }
+          return {acc};
+        })
+               .front();
+  }
+  // Used by an empty asm with side effects: the loads stay.
+  Value word = vector::ReductionOp::create(k.b, k.loc,
+                                           vector::CombiningKind::OR, seen);
+  LLVM::InlineAsmOp::create(k.b, k.loc, TypeRange{}, ValueRange{word},
+                            /*asm_string=*/"", /*constraints=*/"r",
+                            /*has_side_effects=*/true, /*is_align_stack=*/false,
+                            LLVM::tailcallkind::TailCallKind::None,
+                            LLVM::AsmDialectAttr(), ArrayAttr());
+}
+
+SmallVector<Value>
+mlir::kvcache::transposeGroupScores(KernelBuilder &k, ArrayRef<Value> groups) {
+  int64_t heads = groups.size();
+  int64_t keysPerGroup = kDotLanes / heads;
+  // Head h's score of key j: lane heads x (j mod keysPerGroup) + h of
+  // group j / keysPerGroup. Gathered from pairs of groups, then the
+  // pieces concatenated pairwise.
+  SmallVector<Value> dots;
+  for (int64_t h = 0; h < heads; ++h) {
+    SmallVector<Value> pieces;
+    if (heads == 1) {
+      pieces.push_back(groups.front());
+    } else {
+      for (int64_t g = 0; g < heads; g += 2) {
+        SmallVector<int64_t> lanes;
+        for (int64_t operand = 0; operand < 2; ++operand)
+          for (int64_t key = 0; key < keysPerGroup; ++key)
+            lanes.push_back(operand * kDotLanes + key * heads + h);
+        pieces.push_back(vector::ShuffleOp::create(k.b, k.loc, groups[g],
+                                                   groups[g + 1], lanes));
+      }
+    }
+    dots.push_back(concatenateVectors(k, std::move(pieces)));
+  }
+  return dots;
+}
+
+Value mlir::kvcache::dotBF16Pairs(KernelBuilder &k, Value x, Value y) {
+  int64_t width = cast<VectorType>(x.getType()).getDimSize(0);
+  auto piece = [&](Value v, int64_t start) -> Value {
+    if (width == kBF16DotElements)
+      return v;
+    return vector::ExtractStridedSliceOp::create(
+        k.b, k.loc, v, ArrayRef<int64_t>{start},
+        ArrayRef<int64_t>{kBF16DotElements}, ArrayRef<int64_t>{1});
+  };
+  auto sumType = VectorType::get({kDotLanes}, k.b.getF32Type());
+  Value sum = k.splatConstant(sumType, 0.0);
+  for (int64_t start = 0; start < width; start += kBF16DotElements)
+    sum = LLVM::CallIntrinsicOp::create(
+              k.b, k.loc, sumType,
+              k.b.getStringAttr("llvm.x86.avx512bf16.dpbf16ps.512"),
+              ValueRange{sum, piece(x, start), piece(y, start)})
+              .getResult(0);
+  return sum;
 }
 
 int64_t mlir::kvcache::getDotLanes(int64_t headSize) {

@@ -7,36 +7,28 @@
 // blocks of kBlockKeys keys; per block each KV head in turn, the query
 // heads of its group (up to 8 per pass) as the rows of one micro-kernel:
 //
-// - the block's K rows each converted to f32 once (widened), each dotted
-//   with every head's q as 16 partial sums (one multiply and a fused
-//   multiply-add per 16 elements), reduced by shuffles to one vector of the
-//   block's scores per head: for 1, 2, 4 or 8 heads in sweeps of the head
-//   row and a loop over groups of keys, the heads' and the keys' sums
-//   halved together (dotsOfHeadsTogether: q in at most 16 registers, no
-//   spills), else one tree per head (dotsPerHead);
-// - per head the score transform (soft cap, ALiBi), -inf for the keys past
-//   the row's end, then the online softmax on that vector: one max, one
-//   rescale factor, one vector 2^x, the weights stored;
-// - P V per 16 elements of the value head: every head's output chunk
-//   rescaled once, each V chunk converted once and added to every head
-//   with its broadcast weight.
+// - the block's K rows each converted to f32 once (widened, or a
+//   token_head cache's codes decoded, its scales folded into the scores
+//   and weights), each dotted with every head's q as 16 partial sums
+//   (fused multiply-adds; with AVX512-BF16, bf16 pair products), reduced
+//   by shuffles to one vector of the block's scores per head (for 1, 2, 4
+//   or 8 heads in sweeps of the head row: dotsOfHeadsTogether);
+// - per head the score transform, the mask, the online softmax on that
+//   vector (one max, one rescale, one vector 2^x), the weights stored;
+// - P V per 16 elements of the value head, each V chunk converted once.
 //
 // A task of all the KV heads (AttentionToSCF.cpp chooses it for decode
 // batches with enough sequences per thread) reads each block's token rows
-// whole, head after head, close in time, where a task per KV head reads
-// one head row of each token, num_heads head rows apart (docs/Design.md
-// has the measurements: 0.7-0.9 of the time on both cores of the test
-// machine, the same on one). The K and V rows kPrefetchSteps (block, KV
-// head) steps ahead are prefetched.
-// With pages of a multiple of kBlockKeys tokens the blocks start at
-// multiples of it (the keys before the row's first masked like those past
-// its end): a block is then one kvcache.tile of its page, one page lookup
-// per block, KV head and cache instead of one per key (the scalar address
-// code was about a fifth of a block's instructions).
+// whole, head after head. Each block starts with loads of every cache line
+// of the next block's rows of the task's KV heads (loadNextBlock). With
+// pages of a multiple of kBlockKeys tokens a block is one kvcache.tile of
+// its page (one page lookup per block, KV head and cache); other blocks
+// look up and prefetch a row per key.
 //
 //===----------------------------------------------------------------------===//
 
 #include "AttentionCPU.h"
+#include "../KernelCommon/Fp8ToInteger.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -51,12 +43,6 @@ namespace {
 
 /// Keys of one block: one vector of scores per head.
 constexpr int64_t kBlockKeys = kDotLanes;
-/// How far ahead the rows are prefetched, in (block, KV head) steps of the
-/// task: the next-but-one KV head of the block (of the blocks after it with
-/// one KV head per task). Measured on the test machine, bf16 and f32 decode
-/// of 32 x 4096 tokens: 1 and 2 steps alike, the next block's rows of the
-/// same KV head slower.
-constexpr int64_t kPrefetchSteps = 2;
 /// Vectors of q a sweep of dotsOfHeadsTogether holds (half the register
 /// file of AVX-512).
 constexpr int64_t kQueryVectors = 16;
@@ -81,7 +67,8 @@ class DecodeBlockPass {
 public:
   DecodeBlockPass(KernelBuilder &k, AttentionOpInterface op,
                   AttentionClauses &clauses, OnlineSoftmax &softmax,
-                  Value batch, Value position, int64_t headsPerPass)
+                  Value batch, Value position, int64_t headsPerPass,
+                  bool bf16Dot)
       : k(k), op(op), clauses(clauses), softmax(softmax), batch(batch),
         position(position), headsPerPass(headsPerPass) {
     f32 = k.b.getF32Type();
@@ -92,10 +79,18 @@ public:
     valueSize = op.getValueHeadSize();
     tiled = params.hasStaticPages() && params.pageSize % kBlockKeys == 0;
     group = getQueryGroup(op);
+    auto isBF16 = [](Type type) { return isa<BFloat16Type>(type); };
+    dotBF16 = bf16Dot && isBF16(params.elementType) &&
+              isBF16(cast<MemRefType>(op.getQ().getType()).getElementType()) &&
+              !op.getCosSin() && headSize % kBF16DotElements == 0 &&
+              llvm::isPowerOf2_64(headsPerPass);
+    rowScales = bool(params.scales);
+    codeFactor = isa<Float8E4M3FNType>(params.elementType) ? 256.0f : 1.0f;
   }
 
   void run(Value firstKVHead, Value kvHeads, Value begin, Value end,
            AttentionDecodeBlocks::QueryFn query,
+           AttentionDecodeBlocks::QueryFn storedQuery,
            AttentionDecodeBlocks::InitFn init,
            AttentionDecodeBlocks::WriteFn write);
 
@@ -114,11 +109,17 @@ private:
                   Value element, VectorType type);
   Value loadKeyChunk(Value cache, const BlockRows &rows, Value key,
                      Value element, VectorType type);
-  void prefetchBlock(Value cache, Value first, Value last);
+  Value loadSlotChunk(Value cache, Value page, Value slot, Value element,
+                      VectorType type);
+  Value convertChunk(Value stored, VectorType type);
+  Value blockScales(Value cache, const BlockRows &rows, ArrayRef<Value> tokens);
+  void loadNextBlock(Value first, Value end);
 
-  Value allocBuffer(ArrayRef<int64_t> shape, ValueRange sizes = {}) {
-    return memref::AllocOp::create(k.b, k.loc, MemRefType::get(shape, f32),
-                                   sizes, k.b.getI64IntegerAttr(64));
+  Value allocBuffer(ArrayRef<int64_t> shape, ValueRange sizes = {},
+                    Type element = {}) {
+    return memref::AllocOp::create(
+        k.b, k.loc, MemRefType::get(shape, element ? element : f32), sizes,
+        k.b.getI64IntegerAttr(64));
   }
 
   KernelBuilder &k;
@@ -132,7 +133,19 @@ private:
   /// Whether the blocks are tiles of their pages (pages of a multiple of
   /// kBlockKeys tokens): then they start at multiples of kBlockKeys.
   bool tiled;
-  /// [task heads][head size] q, [task heads][2] max and sum, [task
+  /// Whether q . K takes AVX512-BF16's dot product of bf16 pairs (the
+  /// pass's `bf16Dot`, a bf16 cache and q, no rope clause, heads of a
+  /// multiple of kBF16DotElements, a power of two heads per pass): q kept
+  /// unscaled in bf16 (queryRows), the scale applied to the scores.
+  bool dotBF16 = false;
+  /// A cache with one scale per head row (canLower): its codes converted
+  /// to f32 without the scale (their values / codeFactor), and the row
+  /// scales (times codeFactor) folded into the block's scores (K) and
+  /// weights (V), one multiply per head and block.
+  bool rowScales = false;
+  float codeFactor = 1.0f;
+  /// [task heads][head size] q (f32 scaled, or bf16 as stored with
+  /// dotBF16), [task heads][2] max and sum, [task
   /// heads][value head size] output, [headsPerPass][kBlockKeys] weights.
   Value queryRows, stats, output, weights;
   /// The pass being emitted: its KV head, its first row of the buffers,
@@ -142,18 +155,20 @@ private:
   Value blockFirst, blockLast;
   /// [heads per pass][kDotLanes]: dotsOfHeadsTogether's group vectors.
   Value groupScores;
-  SmallVector<Value> queries, slopes;
+  SmallVector<Value> slopes;
 };
 
 void DecodeBlockPass::run(Value firstKVHeadArg, Value kvHeadsArg, Value begin,
                           Value end, AttentionDecodeBlocks::QueryFn query,
+                          AttentionDecodeBlocks::QueryFn storedQuery,
                           AttentionDecodeBlocks::InitFn init,
                           AttentionDecodeBlocks::WriteFn write) {
   firstKVHead = firstKVHeadArg;
   kvHeads = kvHeadsArg;
   Value taskHeads = k.mul(kvHeads, k.index(group));
   Value firstHead = k.mul(firstKVHead, k.index(group));
-  queryRows = allocBuffer({ShapedType::kDynamic, headSize}, taskHeads);
+  queryRows = allocBuffer({ShapedType::kDynamic, headSize}, taskHeads,
+                          dotBF16 ? k.b.getBF16Type() : f32);
   stats = allocBuffer({ShapedType::kDynamic, 2}, taskHeads);
   output = allocBuffer({ShapedType::kDynamic, valueSize}, taskHeads);
   weights = allocBuffer({headsPerPass, kBlockKeys});
@@ -161,7 +176,9 @@ void DecodeBlockPass::run(Value firstKVHeadArg, Value kvHeadsArg, Value begin,
   Value zero = k.index(0), one = k.index(1);
   k.forLoop(zero, taskHeads, one, [&](Value i) {
     Value head = k.add(firstHead, i);
-    vector::StoreOp::create(k.b, k.loc, query(head), queryRows,
+    vector::StoreOp::create(k.b, k.loc,
+                            dotBF16 ? storedQuery(head) : query(head),
+                            queryRows,
                             ValueRange{i, zero});
     SoftmaxState state = init(head);
     memref::StoreOp::create(k.b, k.loc, state.max, stats, ValueRange{i, zero});
@@ -177,18 +194,16 @@ void DecodeBlockPass::run(Value firstKVHeadArg, Value kvHeadsArg, Value begin,
   // are read close together in time (one stream per page instead of one
   // per page and head, which the hardware fetches at a lower rate).
   k.forLoop(start, end, k.index(kBlockKeys), [&](Value first) {
+    if (tiled)
+      loadNextBlock(first, end);
     k.forLoop(zero, kvHeads, one, [&](Value h) {
       kvHead = k.add(firstKVHead, h);
       k.forLoop(zero, k.index(group), k.index(headsPerPass), [&](Value p) {
         passRow = k.add(k.mul(h, k.index(group)), p);
-        queries.clear();
         slopes.clear();
         SmallVector<Value> carried;
         for (int64_t i = 0; i < headsPerPass; ++i) {
           Value row = k.add(passRow, k.index(i));
-          queries.push_back(vector::LoadOp::create(k.b, k.loc, rowType,
-                                                   queryRows,
-                                                   ValueRange{row, zero}));
           slopes.push_back(clauses.loadSlope(k.add(firstHead, row)));
           carried.push_back(
               memref::LoadOp::create(k.b, k.loc, stats, ValueRange{row, zero}));
@@ -235,22 +250,34 @@ SmallVector<Value> DecodeBlockPass::blockStep(Value first, Value begin,
   for (int64_t j = 0; j < kBlockKeys; ++j)
     tokens.push_back(k.minu(k.add(first, k.index(j)), last));
   Value keys = op.getKeyCache(), values = op.getValueCache();
-  prefetchBlock(keys, first, last);
-  if (values != keys)
-    prefetchBlock(values, first, last);
+  // Blocks that are not tiles: the next block's rows of the KV head
+  // prefetched, a row per key (tiles are loaded ahead by run()).
+  for (Value cache : {keys, values}) {
+    if (tiled || (cache == values && values == keys))
+      break;
+    for (int64_t j = kBlockKeys; j < 2 * kBlockKeys; ++j)
+      prefetchHeadRow(k, cache, batch, k.minu(k.add(first, k.index(j)), last),
+                      kvHead);
+  }
   BlockRows keyRows = locate(keys, first, tokens);
   SmallVector<Value> scores = scoreBlock(keyRows, tokens, skip, count);
+  BlockRows valueRows =
+      values == keys ? keyRows : locate(values, first, tokens);
+  // Row scales of V go into the weights P V takes (not into the sum).
+  Value valueScales =
+      rowScales ? blockScales(values, valueRows, tokens) : Value();
   SmallVector<Value> next, rescales;
   for (auto [i, score] : llvm::enumerate(scores)) {
     OnlineSoftmax::BlockTerms terms = softmax.weighBlock(
         {carried[2 * i], carried[2 * i + 1], Value()}, score);
-    vector::StoreOp::create(k.b, k.loc, terms.weights, weights,
-                            ValueRange{k.index(int64_t(i)), k.index(0)});
+    vector::StoreOp::create(
+        k.b, k.loc,
+        valueScales ? k.fmul(terms.weights, valueScales) : terms.weights,
+        weights, ValueRange{k.index(int64_t(i)), k.index(0)});
     rescales.push_back(terms.rescale);
     next.append({terms.max, terms.sum});
   }
-  accumulateValues(values == keys ? keyRows : locate(values, first, tokens),
-                   rescales);
+  accumulateValues(valueRows, rescales);
   return next;
 }
 
@@ -284,12 +311,50 @@ BlockRows DecodeBlockPass::locate(Value cache, Value first,
 Value DecodeBlockPass::loadChunk(Value cache, const BlockRows &rows,
                                  int64_t key, Value element, VectorType type) {
   if (!rows.tile)
-    return loadHeadChunkAsF32(k, cache, rows.slots[key].first,
-                              rows.slots[key].second, kvHead, element, type);
+    return loadSlotChunk(cache, rows.slots[key].first, rows.slots[key].second,
+                         element, type);
   auto stored = type.clone(KVCacheParams::get(cache.getType()).elementType);
-  return k.widen(vector::LoadOp::create(k.b, k.loc, stored, rows.tile,
-                                        ValueRange{rows.rows[key], element}),
-                 type);
+  return convertChunk(vector::LoadOp::create(k.b, k.loc, stored, rows.tile,
+                                             ValueRange{rows.rows[key], element}),
+                      type);
+}
+
+/// The chunk at (`page`, `slot`) of the pass's KV head as `type`.
+Value DecodeBlockPass::loadSlotChunk(Value cache, Value page, Value slot,
+                                     Value element, VectorType type) {
+  if (!rowScales)
+    return loadHeadChunkAsF32(k, cache, page, slot, kvHead, element, type);
+  auto stored = type.clone(KVCacheParams::get(cache.getType()).elementType);
+  return convertChunk(PageLoadOp::create(k.b, k.loc, stored, cache, page, slot,
+                                         kvHead, element),
+                      type);
+}
+
+/// A chunk as stored, as `type`: widened (or as stored, bf16 for
+/// dotBF16), or with rowScales its codes decoded without the scale.
+Value DecodeBlockPass::convertChunk(Value stored, VectorType type) {
+  if (!rowScales)
+    return k.widen(stored, type);
+  float factor;
+  return decodeStorageToF32Unscaled(k.b, k.loc, stored, factor);
+}
+
+/// With rowScales, the scales of the block's keys `tokens` (rows `rows`)
+/// in `cache`, times codeFactor, as one vector.
+Value DecodeBlockPass::blockScales(Value cache, const BlockRows &rows,
+                                   ArrayRef<Value> tokens) {
+  SmallVector<Value> scales;
+  for (auto [j, token] : llvm::enumerate(tokens)) {
+    auto [page, slot] = rows.tile ? k.lookup(cache, batch, token,
+                                             /*servesWrite=*/false)
+                                  : rows.slots[j];
+    scales.push_back(PageLoadScaleOp::create(k.b, k.loc, cache, page, slot,
+                                             kvHead, k.index(0)));
+  }
+  Value vector = vector::FromElementsOp::create(k.b, k.loc, chunkType, scales);
+  if (codeFactor != 1.0f)
+    vector = k.fmul(vector, k.splatConstant(chunkType, codeFactor));
+  return vector;
 }
 
 /// loadChunk of the block's key `key` (an index).
@@ -299,44 +364,25 @@ Value DecodeBlockPass::loadKeyChunk(Value cache, const BlockRows &rows,
   Value token = k.minu(k.add(blockFirst, key), blockLast);
   if (!rows.tile) {
     auto [page, slot] = k.lookup(cache, batch, token, /*servesWrite=*/false);
-    return loadHeadChunkAsF32(k, cache, page, slot, kvHead, element, type);
+    return loadSlotChunk(cache, page, slot, element, type);
   }
   auto stored = type.clone(KVCacheParams::get(cache.getType()).elementType);
-  return k.widen(
+  return convertChunk(
       vector::LoadOp::create(k.b, k.loc, stored, rows.tile,
                              ValueRange{k.sub(token, blockFirst), element}),
       type);
 }
 
-/// Prefetches head rows into the cache hierarchy: with tiles, those of
-/// the (block, KV head) kPrefetchSteps steps after the pass's (keys up to
-/// `last`; the last block's again when there is no later one), else the
-/// pass's KV head's rows of the next block, a row per key.
-void DecodeBlockPass::prefetchBlock(Value cache, Value first, Value last) {
-  if (!tiled) {
-    for (int64_t j = kBlockKeys; j < 2 * kBlockKeys; ++j)
-      prefetchHeadRow(k, cache, batch, k.minu(k.add(first, k.index(j)), last),
-                      kvHead);
-    return;
-  }
-  // The last block's tile again when there is no next one.
+/// Loads the next block's rows of the task's KV heads (the last block's
+/// again when there is no later one) into the caches (loadRowsAhead).
+void DecodeBlockPass::loadNextBlock(Value first, Value end) {
+  Value last = k.sub(end, k.index(1));
   Value lastBlock = k.sub(last, k.remu(last, k.index(kBlockKeys)));
-  Value step = k.add(k.sub(kvHead, firstKVHead), k.index(kPrefetchSteps));
-  Value blocks = k.divu(step, kvHeads);
-  Value aheadHead = k.add(firstKVHead, k.remu(step, kvHeads));
-  Value ahead =
-      k.minu(k.add(first, k.mul(blocks, k.index(kBlockKeys))), lastBlock);
-  Value tile = TileOp::create(k.b, k.loc, getTileType(cache), cache, batch,
-                              ahead, aheadHead);
-  auto params = KVCacheParams::get(cache.getType());
-  int64_t lineElements = 512 / params.elementType.getIntOrFloatBitWidth();
-  for (int64_t j = 0; j < kBlockKeys; ++j)
-    for (int64_t element = 0; element < params.headSize;
-         element += lineElements)
-      memref::PrefetchOp::create(k.b, k.loc, tile,
-                                 ValueRange{k.index(j), k.index(element)},
-                                 /*isWrite=*/false, /*localityHint=*/3,
-                                 /*isDataCache=*/true);
+  Value ahead = k.minu(k.add(first, k.index(kBlockKeys)), lastBlock);
+  SmallVector<Value> caches{op.getKeyCache()};
+  if (op.getValueCache() != op.getKeyCache())
+    caches.push_back(op.getValueCache());
+  loadRowsAhead(k, caches, batch, ahead, kBlockKeys, firstKVHead, kvHeads);
 }
 
 /// Per head, the scores (log2 domain) of the block's keys `tokens` (rows
@@ -349,6 +395,11 @@ void DecodeBlockPass::prefetchBlock(Value cache, Value first, Value last) {
 /// head instead of kBlockKeys).
 SmallVector<Value> DecodeBlockPass::dotsPerHead(const BlockRows &keyRows) {
   Value keys = op.getKeyCache();
+  SmallVector<Value> queries;
+  for (int64_t i = 0; i < headsPerPass; ++i)
+    queries.push_back(vector::LoadOp::create(
+        k.b, k.loc, rowType, queryRows,
+        ValueRange{k.add(passRow, k.index(i)), k.index(0)}));
   SmallVector<SmallVector<Value>> pending(queries.size());
   for (int64_t j = 0; j < kBlockKeys; ++j) {
     Value row = loadChunk(keys, keyRows, j, k.index(0), rowType);
@@ -381,7 +432,7 @@ SmallVector<Value> DecodeBlockPass::dotsPerHead(const BlockRows &keyRows) {
 SmallVector<Value> DecodeBlockPass::dotsOfHeadsTogether(
     const BlockRows &keyRows) {
   Value keys = op.getKeyCache();
-  int64_t heads = queries.size();
+  int64_t heads = headsPerPass;
   int64_t keysPerGroup = kBlockKeys / heads;
   int64_t sweep = std::min(headSize, std::max<int64_t>(
                                          kDotLanes,
@@ -392,7 +443,9 @@ SmallVector<Value> DecodeBlockPass::dotsOfHeadsTogether(
   Value zero = k.index(0);
   for (int64_t first = 0; first < headSize; first += sweep) {
     int64_t width = std::min(sweep, headSize - first);
-    auto chunkRowType = VectorType::get({width}, f32);
+    // dotBF16: q and the K rows as stored (bf16).
+    auto chunkRowType =
+        VectorType::get({width}, dotBF16 ? k.b.getBF16Type() : f32);
     SmallVector<Value> qChunks;
     for (int64_t i = 0; i < heads; ++i)
       qChunks.push_back(vector::LoadOp::create(
@@ -407,7 +460,8 @@ SmallVector<Value> DecodeBlockPass::dotsOfHeadsTogether(
             loadKeyChunk(keys, keyRows, key, k.index(first), chunkRowType);
         SmallVector<Value> sums;
         for (Value query : qChunks)
-          sums.push_back(partialDot(k, query, row, kDotLanes));
+          sums.push_back(dotBF16 ? dotBF16Pairs(k, query, row)
+                                 : partialDot(k, query, row, kDotLanes));
         for (segment = kDotLanes; sums.size() > 1; segment /= 2) {
           SmallVector<Value> halved;
           for (size_t i = 0; i < sums.size(); i += 2)
@@ -435,26 +489,10 @@ SmallVector<Value> DecodeBlockPass::dotsOfHeadsTogether(
   for (int64_t g = 0; g < heads; ++g)
     groups.push_back(vector::LoadOp::create(
         k.b, k.loc, chunkType, groupScores, ValueRange{k.index(g), zero}));
-  // Head h's score of key j: lane heads x (j mod keysPerGroup) + h of
-  // group j / keysPerGroup. Gathered from pairs of groups, then the
-  // pieces concatenated pairwise.
-  SmallVector<Value> dots;
-  for (int64_t h = 0; h < heads; ++h) {
-    SmallVector<Value> pieces;
-    if (heads == 1) {
-      pieces.push_back(groups.front());
-    } else {
-      for (int64_t g = 0; g < heads; g += 2) {
-        SmallVector<int64_t> lanes;
-        for (int64_t operand = 0; operand < 2; ++operand)
-          for (int64_t key = 0; key < keysPerGroup; ++key)
-            lanes.push_back(operand * kDotLanes + key * heads + h);
-        pieces.push_back(vector::ShuffleOp::create(k.b, k.loc, groups[g],
-                                                   groups[g + 1], lanes));
-      }
-    }
-    dots.push_back(concatenateVectors(k, std::move(pieces)));
-  }
+  SmallVector<Value> dots = transposeGroupScores(k, groups);
+  if (dotBF16)
+    for (Value &dot : dots)
+      dot = k.fmul(dot, k.splatConstant(chunkType, clauses.queryScale()));
   return dots;
 }
 
@@ -463,7 +501,7 @@ SmallVector<Value> DecodeBlockPass::scoreBlock(const BlockRows &keyRows,
                                                Value skip, Value count) {
   static_assert(kBlockKeys == kDotLanes,
                 "one halving per pair of keys ends in one lane per key");
-  SmallVector<Value> dots = llvm::isPowerOf2_64(queries.size())
+  SmallVector<Value> dots = llvm::isPowerOf2_64(headsPerPass)
                                 ? dotsOfHeadsTogether(keyRows)
                                 : dotsPerHead(keyRows);
   auto laneIndexType = VectorType::get({kBlockKeys}, k.b.getI32Type());
@@ -477,9 +515,11 @@ SmallVector<Value> DecodeBlockPass::scoreBlock(const BlockRows &keyRows,
                       k.ult(lanes, k.splat(k.toI32(count), laneIndexType)));
   Value minusInfinity =
       k.splatConstant(chunkType, -std::numeric_limits<float>::infinity());
+  Value keyScales =
+      rowScales ? blockScales(op.getKeyCache(), keyRows, tokens) : Value();
   SmallVector<Value> scores;
   for (auto [i, headDots] : llvm::enumerate(dots)) {
-    Value dots = headDots;
+    Value dots = keyScales ? k.fmul(headDots, keyScales) : headDots;
     // Transformed (soft cap before the mask: it would make -inf finite).
     if (clauses.transformsScores()) {
       SmallVector<Value> elements;
@@ -533,7 +573,11 @@ void DecodeBlockPass::accumulateValues(const BlockRows &valueRows,
 
 bool AttentionDecodeBlocks::canLower(AttentionOpInterface op) {
   auto params = KVCacheParams::get(op.getKeyCache().getType());
-  return !params.scales && params.headSize % kDotLanes == 0 &&
+  // Quantized: one scale per head row (token_head), folded into the
+  // block's scores and weights.
+  bool scalesFit = !params.scales || params.scales.groupSize(
+                                         params.headSize) == params.headSize;
+  return scalesFit && params.headSize % kDotLanes == 0 &&
          op.getValueHeadSize() % kDotLanes == 0;
 }
 
@@ -544,8 +588,10 @@ void AttentionDecodeBlocks::emit(KernelBuilder &k, AttentionOpInterface op,
                                  Value position,
                                  std::pair<Value, Value> keyRange,
                                  int64_t headsPerPass, QueryFn query,
+                                 QueryFn storedQuery, bool bf16Dot,
                                  InitFn init, WriteFn write) {
-  DecodeBlockPass(k, op, clauses, softmax, batch, position, headsPerPass)
-      .run(firstKVHead, kvHeads, keyRange.first, keyRange.second, query, init,
-           write);
+  DecodeBlockPass(k, op, clauses, softmax, batch, position, headsPerPass,
+                  bf16Dot)
+      .run(firstKVHead, kvHeads, keyRange.first, keyRange.second, query,
+           storedQuery, init, write);
 }

@@ -269,13 +269,17 @@ struct KeyPass {
 };
 
 struct AttentionToSCF : OpInterfaceRewritePattern<AttentionOpInterface> {
-  AttentionToSCF(MLIRContext *ctx, bool checked, int64_t threads)
-      : OpInterfaceRewritePattern(ctx), checked(checked), threads(threads) {}
+  AttentionToSCF(MLIRContext *ctx, bool checked, int64_t threads,
+                 bool bf16Dot)
+      : OpInterfaceRewritePattern(ctx), checked(checked), threads(threads),
+        bf16Dot(bf16Dot) {}
   /// Whether a rope clause's rotary positions are checked against the table.
   bool checked;
   /// The threads the parallel loop runs on (0: the OpenMP runtime's
   /// count, asked at run time).
   int64_t threads;
+  /// Whether the target has AVX512-BF16 (the decode kernel's bf16 q . K).
+  bool bf16Dot;
 
   LogicalResult matchAndRewrite(AttentionOpInterface op,
                                 PatternRewriter &rewriter) const override {
@@ -328,7 +332,7 @@ struct AttentionToSCF : OpInterfaceRewritePattern<AttentionOpInterface> {
       Value rest = k.divu(task, tiles);
       emitTask(k, op, k.divu(rest, headTasks),
                k.mul(k.remu(rest, headTasks), kvHeads), kvHeads, tile,
-               tileRows, checked);
+               tileRows, checked, bf16Dot);
     });
     rewriter.eraseOp(op);
     return success();
@@ -369,7 +373,7 @@ struct AttentionToSCF : OpInterfaceRewritePattern<AttentionOpInterface> {
   /// per-row loop otherwise.
   static void emitTask(KernelBuilder &k, AttentionOpInterface op, Value batch,
                        Value firstKVHead, Value kvHeads, Value tile,
-                       int64_t tileRows, bool checked) {
+                       int64_t tileRows, bool checked, bool bf16Dot) {
     Value offsets = op.getRowOffsets();
     Value first = k.loadOffset(offsets, batch);
     Value end = k.loadOffset(offsets, k.add(batch, k.index(1)));
@@ -382,7 +386,7 @@ struct AttentionToSCF : OpInterfaceRewritePattern<AttentionOpInterface> {
         k.forLoop(tileFirst, k.add(tileFirst, rows), k.index(1), [&](Value row) {
           Value position = k.rowPosition(cached, row, first);
           emitRow(k, op, batch, firstKVHead, kvHeads, row, position,
-                  getKeyRange(k, op, position, cached), checked);
+                  getKeyRange(k, op, position, cached), checked, bf16Dot);
         });
         return SmallVector<Value>();
       };
@@ -435,7 +439,7 @@ struct AttentionToSCF : OpInterfaceRewritePattern<AttentionOpInterface> {
   static void emitRow(KernelBuilder &k, AttentionOpInterface op, Value batch,
                       Value firstKVHead, Value kvHeads, Value row,
                       Value position, std::pair<Value, Value> keyRange,
-                      bool checked) {
+                      bool checked, bool bf16Dot) {
     Value q = op.getQ(), keys = op.getKeyCache(), values = op.getValueCache();
     auto params = KVCacheParams::get(keys.getType());
     int64_t group = getQueryGroup(op);
@@ -460,6 +464,10 @@ struct AttentionToSCF : OpInterfaceRewritePattern<AttentionOpInterface> {
       query = rope.rotate(query, row, head, zero, rotary);
       return k.fmul(k.widen(query, accType), scale);
     };
+    auto storedQuery = [&](Value head) -> Value {
+      return vector::LoadOp::create(k.b, k.loc, qRowType, q,
+                                    ValueRange{row, head, zero});
+    };
     auto init = [&](Value head) {
       return initialState(k, clauses, softmax, head, valueType);
     };
@@ -469,7 +477,7 @@ struct AttentionToSCF : OpInterfaceRewritePattern<AttentionOpInterface> {
     if (AttentionDecodeBlocks::canLower(op)) {
       AttentionDecodeBlocks::emit(k, op, clauses, softmax, batch, firstKVHead,
                                   kvHeads, position, keyRange, perPass, query,
-                                  init, write);
+                                  storedQuery, bf16Dot, init, write);
       return;
     }
     k.forLoop(firstKVHead, k.add(firstKVHead, kvHeads), k.index(1),
@@ -500,6 +508,7 @@ struct AttentionToSCF : OpInterfaceRewritePattern<AttentionOpInterface> {
 } // namespace
 
 void mlir::kvcache::populateAttentionToSCFConversionPatterns(
-    RewritePatternSet &patterns, bool checked, int64_t threads) {
-  patterns.add<AttentionToSCF>(patterns.getContext(), checked, threads);
+    RewritePatternSet &patterns, bool checked, int64_t threads, bool bf16Dot) {
+  patterns.add<AttentionToSCF>(patterns.getContext(), checked, threads,
+                               bf16Dot);
 }

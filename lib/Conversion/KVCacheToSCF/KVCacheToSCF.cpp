@@ -26,6 +26,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/Support/MathExtras.h"
+#include "llvm/TargetParser/Host.h"
 
 
 namespace mlir {
@@ -441,12 +442,45 @@ struct ConvertKVCacheToSCFPass
           << static_cast<int64_t>(threads);
       return signalPassFailure();
     }
+    FailureOr<bool> bf16Dot = hasBF16Dot();
+    if (failed(bf16Dot))
+      return signalPassFailure();
     populateKVCacheToSCFConversionPatterns(patterns, vectorBytes, checked,
-                                           threads);
+                                           threads, *bf16Dot);
     if (failed(applyKernelLoweringPatterns(getOperation(), std::move(patterns),
                                            getArgument())))
       return signalPassFailure();
     approximateMarkedTanh(getOperation());
+  }
+
+  /// Whether `cpu-features` names AVX512-BF16: "host" asks LLVM for this
+  /// machine's features, else a comma-separated list of LLVM feature names
+  /// each with + or - (the last mention of a feature counts).
+  FailureOr<bool> hasBF16Dot() {
+    StringRef features = StringRef(cpuFeatures).trim();
+    if (features.empty())
+      return false;
+    if (features == "host") {
+      llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
+      auto found = host.find("avx512bf16");
+      return found != host.end() && found->second;
+    }
+    SmallVector<StringRef> names;
+    features.split(names, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+    bool enabled = false;
+    for (StringRef name : names) {
+      name = name.trim();
+      if (name.size() < 2 || (name.front() != '+' && name.front() != '-')) {
+        getOperation()->emitError("convert-kvcache-to-scf: cpu-features takes "
+                                  "'host' or LLVM feature names each with + "
+                                  "or - (e.g. +avx512bf16), got '")
+            << name << "'";
+        return failure();
+      }
+      if (name.drop_front() == "avx512bf16")
+        enabled = name.front() == '+';
+    }
+    return enabled;
   }
 };
 
@@ -454,11 +488,11 @@ struct ConvertKVCacheToSCFPass
 
 void mlir::kvcache::populateKVCacheToSCFConversionPatterns(
     RewritePatternSet &patterns, int64_t vectorBytes, bool checked,
-    int64_t threads) {
+    int64_t threads, bool bf16Dot) {
   patterns.add<RaggedCopyToSCF<StoreRaggedOp>, RaggedCopyToSCF<GatherRaggedOp>,
                CopyPagesToSCF>(
       patterns.getContext(), vectorBytes, checked);
-  populateAttentionToSCFConversionPatterns(patterns, checked, threads);
+  populateAttentionToSCFConversionPatterns(patterns, checked, threads, bf16Dot);
   populateMergeStatesToSCFConversionPatterns(patterns);
   populateRopeToSCFConversionPatterns(patterns, vectorBytes, checked);
 }

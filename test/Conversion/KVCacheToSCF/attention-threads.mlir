@@ -8,8 +8,9 @@
 // sequence (one task per sequence and tile of rows, token-major) from 4
 // sequences per thread: 4 when serial (the default, 1), 24 at threads=6;
 // threads=0 asks the OpenMP runtime at run time (omp_get_max_threads,
-// declared once in the module). Otherwise, and always for a quantized cache
-// (the per-row loop's KeyPass) or a single KV head, one task per KV head.
+// declared once in the module). Otherwise, and always for a cache of block<G>
+// scales (the per-row loop's KeyPass) or a single KV head, one task per KV
+// head.
 
 // BAD: convert-kvcache-to-scf: threads must be 0 (the OpenMP runtime's count) or more, got -2
 
@@ -47,8 +48,8 @@ func.func @decode_again(%q: memref<?x8x32xbf16>, %k: !c, %v: !c, %offsets: memre
   return
 }
 
-// The per-row loop's KeyPass (token_head scales): one KV head per task.
-!q = !kvcache.paged_cache<i8, num_heads = 4, head_size = 32, page_size = 16, scales = token_head>
+// The per-row loop's KeyPass (block<8> scales): one KV head per task.
+!q = !kvcache.paged_cache<i8, num_heads = 4, head_size = 32, page_size = 16, scales = block<8>>
 // CHECK-LABEL: func.func @quantized(
 // CHECK-NOT: omp_get_max_threads
 // CHECK-NOT: arith.select %{{.*}}, %c4, %c1 : index

@@ -72,28 +72,32 @@
 // CHECK: vector.store %{{.*}}, %[[OUTPUT]][%[[I]], %c0] : memref<?x64xf32>, vector<64xf32>
 // Blocks, then the task's KV heads.
 // CHECK: scf.for %[[FIRST:.*]] = %c0 to %[[END]] step %c16 {
+// First the next block's rows of the task's KV heads (the last block's when
+// there is none), K then V, each 64-byte line loaded, the loads kept by an
+// empty asm that uses their bits (no prefetch instructions).
+// CHECK-NEXT: %[[REM:.*]] = arith.remui %[[P]], %c16 : index
+// CHECK-NEXT: %[[LASTBLOCK:.*]] = arith.subi %[[P]], %[[REM]] : index
+// CHECK-NEXT: %[[AHEAD:.*]] = arith.addi %[[FIRST]], %c16 : index
+// CHECK-NEXT: %[[A0:.*]] = arith.minui %[[AHEAD]], %[[LASTBLOCK]] : index
+// CHECK-NEXT: %[[KSEEN:.*]] = scf.for %[[AH:.*]] = %c0 to %[[NKV]] step %c1 iter_args(%[[KACC:.*]] = %{{.*}}) -> (vector<16xi32>) {
+// CHECK-NEXT: %[[AKV:.*]] = arith.addi %[[KV0]], %[[AH]] : index
+// CHECK-NEXT: %[[KAHEAD:.*]] = kvcache.tile %arg1[%[[SEQ]], %[[A0]], %[[AKV]]] : {{.*}} -> memref<16x64xf16, strided<[128, 1], offset: ?>>
+// CHECK-NEXT: %[[L0:.*]] = vector.load %[[KAHEAD]][%c0, %c0] : memref<16x64xf16, strided<[128, 1], offset: ?>>, vector<32xf16>
+// CHECK-NEXT: %[[W0:.*]] = vector.bitcast %[[L0]] : vector<32xf16> to vector<16xi32>
+// CHECK-NEXT: arith.ori %[[KACC]], %[[W0]] : vector<16xi32>
+// CHECK-NEXT: vector.load %[[KAHEAD]][%c0, %c32]
+// CHECK-COUNT-30: vector.load %[[KAHEAD]]
+// CHECK: scf.yield
+// CHECK: %[[VSEEN:.*]] = scf.for %{{.*}} = %c0 to %[[NKV]] step %c1 iter_args(%{{.*}} = %[[KSEEN]]) -> (vector<16xi32>) {
+// CHECK: %[[VAHEAD:.*]] = kvcache.tile %arg2[%[[SEQ]], %[[A0]],
+// CHECK-COUNT-32: vector.load %[[VAHEAD]]
+// CHECK: %[[WORD:.*]] = vector.reduction <or>, %[[VSEEN]] : vector<16xi32> into i32
+// CHECK-NEXT: llvm.inline_asm has_side_effects "", "r" %[[WORD]] : (i32) -> ()
 // CHECK-NEXT: scf.for %[[H:.*]] = %c0 to %[[NKV]] step %c1 {
 // CHECK-NEXT: %[[KV:.*]] = arith.addi %[[KV0]], %[[H]] : index
 // CHECK-NEXT: %[[PASS:.*]] = arith.muli %[[H]], %c4 : index
 // CHECK: %[[LEFT:.*]] = arith.subi %[[END]], %[[FIRST]] : index
 // CHECK: %[[COUNT:.*]] = arith.minui %[[LEFT]], %c16 : index
-// The tiles two (block, KV head) steps ahead prefetched (the last block's
-// when there is none).
-// CHECK: %[[REM:.*]] = arith.remui %[[P]], %c16 : index
-// CHECK: %[[LASTBLOCK:.*]] = arith.subi %[[P]], %[[REM]] : index
-// CHECK: %[[STEP:.*]] = arith.addi %[[H]], %c2 : index
-// CHECK: %[[BLOCKS:.*]] = arith.divui %[[STEP]], %[[NKV]] : index
-// CHECK: %[[HREM:.*]] = arith.remui %[[STEP]], %[[NKV]] : index
-// CHECK: %[[AKV:.*]] = arith.addi %[[KV0]], %[[HREM]] : index
-// CHECK: %[[SKIP:.*]] = arith.muli %[[BLOCKS]], %c16 : index
-// CHECK: %[[AHEAD:.*]] = arith.addi %[[FIRST]], %[[SKIP]] : index
-// CHECK: %[[A0:.*]] = arith.minui %[[AHEAD]], %[[LASTBLOCK]] : index
-// CHECK: %[[KAHEAD:.*]] = kvcache.tile %arg1[%[[SEQ]], %[[A0]], %[[AKV]]] : {{.*}} -> memref<16x64xf16, strided<[128, 1], offset: ?>>
-// CHECK: memref.prefetch %[[KAHEAD]][%c0, %c0], read, locality<3>, data
-// CHECK: memref.prefetch %[[KAHEAD]][%c0, %c32], read, locality<3>, data
-// CHECK-COUNT-30: memref.prefetch %[[KAHEAD]]
-// CHECK: %[[VAHEAD:.*]] = kvcache.tile %arg2[%[[SEQ]], %[[A0]], %[[AKV]]]
-// CHECK-COUNT-32: memref.prefetch %[[VAHEAD]]
 // CHECK-NOT: memref.prefetch
 // The scores, the 4 heads together: their q chunks of a sweep of 64
 // elements (here the whole head: 16 vectors), then a loop over the 4
@@ -150,13 +154,15 @@
 // CHECK-NEXT: %[[SCORES:.*]] = arith.select %[[SEEN]], %[[DOTS]], %{{.*}} : vector<16xi1>, vector<16xf32>
 // CHECK-NOT: math.exp2
 // CHECK-NOT: func.call
+// The block's V tile (located before the softmax: its rows are the P V
+// loop's).
+// CHECK: %[[VTILE:.*]] = kvcache.tile %arg2[%[[SEQ]], %[[FIRST]], %[[KV]]]
 // CHECK: vector.reduction <maximumf>, %[[SCORES]] : vector<16xf32> into f32
 // CHECK: math.roundeven %{{.*}} : vector<16xf32>
 // CHECK: arith.shli %{{.*}}, %{{.*}} : vector<16xi32>
 // CHECK: vector.store %{{.*}}, %[[WEIGHTS]][%c0, %c0] : memref<4x16xf32>, vector<16xf32>
 // CHECK-COUNT-3: vector.store %{{.*}}, %[[WEIGHTS]][%{{.*}}, %c0] : memref<4x16xf32>, vector<16xf32>
 // P V per 16 value elements: each V chunk loaded once for the 4 heads.
-// CHECK: %[[VTILE:.*]] = kvcache.tile %arg2[%[[SEQ]], %[[FIRST]], %[[KV]]]
 // CHECK: scf.for %[[E:.*]] = %c0 to %c64 step %c16 {
 // CHECK: vector.load %[[OUTPUT]][%[[PASS]], %[[E]]] : memref<?x64xf32>, vector<16xf32>
 // CHECK-COUNT-3: vector.load %[[OUTPUT]][%{{.*}}, %[[E]]] : memref<?x64xf32>, vector<16xf32>

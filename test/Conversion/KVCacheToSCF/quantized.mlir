@@ -187,32 +187,36 @@ func.func @store_block(%k: !b, %new: memref<?x2x64xbf16>, %offsets: memref<?xi32
 
 // attention_ragged over a quantized cache reads K and V rows as f32 in the
 // kernel; q and out are bf16 here. token_head: a head row is one scale
-// group: its codes are converted (through f16) and its one scale folded
-// into the score (K) and the softmax weight (V) instead of multiplying every
-// element. The f16 of an E4M3FN code is its value / 2^8: the scale is
-// multiplied by 2^8 instead of the row.
+// group: the decode kernel converts its codes (through f16) and folds the
+// block's 16 row scales into each head's scores (K) and its softmax
+// weights (V) instead of multiplying every element. The f16 of an E4M3FN
+// code is its value / 2^8: the scales are multiplied by 2^8 instead.
 !t = !kvcache.paged_cache<f8E4M3FN, num_heads = 2, head_size = 64, page_size = 4, scales = token_head>
 // CHECK-LABEL: func.func @attention_token_head(
 // CHECK: vector.load %{{.*}} : memref<?x4x64xbf16>, vector<64xbf16>
+// The decode kernel (pages of 4: a lookup per key): the codes of a key.
 // CHECK: %[[KCODES:.*]] = kvcache.page_load %arg1{{.*}} -> vector<64xf8E4M3FN>
+// CHECK: arith.bitcast %[[KCODES]] : vector<64xf8E4M3FN> to vector<64xi8>
 // CHECK: %[[K:.*]] = arith.extf %{{.*}} : vector<64xf16> to vector<64xf32>
-// CHECK-NOT: arith.mulf %[[K]]
-// CHECK: %[[KSTORED:.*]] = kvcache.page_load_scale %arg1
-// CHECK: %[[C256:.*]] = arith.constant 2.560000e+02 : f32
-// CHECK: %[[KSCALE:.*]] = arith.mulf %[[KSTORED]], %[[C256]] : f32
-// The V rows of the block and their scales (weights of the block).
-// CHECK: kvcache.page_load %arg2{{.*}} -> vector<64xf8E4M3FN>
-// CHECK: %[[VSTORED:.*]] = kvcache.page_load_scale %arg2
-// CHECK: %[[C256V:.*]] = arith.constant 2.560000e+02 : f32
-// CHECK: %[[VSCALE:.*]] = arith.mulf %[[VSTORED]], %[[C256V]] : f32
-// The block's K scales and V scales, one vector each.
-// CHECK: %[[KSCALES:.*]] = vector.from_elements %[[KSCALE]],
-// CHECK: vector.from_elements %[[VSCALE]],
-// The block's dot products (one vector of 8), scaled by their keys' scales
-// with one multiply per head.
-// CHECK: %[[DOTS:.*]] = arith.addf %{{.*}} : vector<8xf32>
-// CHECK-NOT: vector.extract %[[DOTS]]
-// CHECK: arith.mulf %[[DOTS]], %[[KSCALES]] : vector<8xf32>
+// CHECK-NOT: kvcache.page_load_scale
+// CHECK: vector.extract_strided_slice %[[K]] {offsets = [0], sizes = [16], strides = [1]}
+// The block's 16 K scales, one vector times 2^8, multiply each of the
+// pass's 2 heads' vector of scores.
+// CHECK-COUNT-16: kvcache.page_load_scale %arg1
+// CHECK-NEXT: %[[KS:.*]] = vector.from_elements
+// CHECK-NEXT: %[[C256:.*]] = arith.constant dense<2.560000e+02> : vector<16xf32>
+// CHECK-NEXT: %[[KSCALES:.*]] = arith.mulf %[[KS]], %[[C256]] : vector<16xf32>
+// CHECK-NEXT: arith.mulf %{{.*}}, %[[KSCALES]] : vector<16xf32>
+// CHECK-NEXT: arith.select
+// CHECK-NEXT: arith.mulf %{{.*}}, %[[KSCALES]] : vector<16xf32>
+// The V scales multiply the weights P V takes.
+// CHECK-COUNT-16: kvcache.page_load_scale %arg2
+// CHECK-NEXT: %[[VS:.*]] = vector.from_elements
+// CHECK-NEXT: %[[C256V:.*]] = arith.constant dense<2.560000e+02> : vector<16xf32>
+// CHECK-NEXT: %[[VSCALES:.*]] = arith.mulf %[[VS]], %[[C256V]] : vector<16xf32>
+// CHECK: %[[W:.*]] = arith.mulf %{{.*}}, %[[VSCALES]] : vector<16xf32>
+// CHECK: vector.store %[[W]], %{{.*}}[%c0{{.*}}, %c0{{.*}}] : memref<2x16xf32>, vector<16xf32>
+// CHECK: kvcache.page_load %arg2{{.*}} -> vector<16xf8E4M3FN>
 // CHECK: arith.truncf %{{.*}} : vector<64xf32> to vector<64xbf16>
 // CHECK: vector.store %{{.*}} : memref<?x4x64xbf16>, vector<64xbf16>
 func.func @attention_token_head(%q: memref<?x4x64xbf16>, %k: !t, %v: !t, %offsets: memref<?xi32>, %out: memref<?x4x64xbf16>) {
