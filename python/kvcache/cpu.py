@@ -59,7 +59,7 @@ from .caches import ContinuousCache, PagedCache
 from .compiler import check_opt_level, lower_to_cpu, parse_bufferized
 
 __all__ = ["CPUModule", "CompiledModule", "OPENMP_RUNTIME", "RUNNER_UTILS",
-           "default_cpu_threads"]
+           "default_cpu_threads", "host_cpu_features"]
 
 # MLIR's runtime helpers (vector.print, memref printing), when installed.
 RUNNER_UTILS = [path for path in (
@@ -88,6 +88,30 @@ def default_cpu_threads():
         raise ValueError(f"KVCACHE_CPU_THREADS must be an integer >= 1, "
                          f"got {value!r}")
     return threads
+
+
+def host_cpu_features():
+    """The CPU features LLVM finds on this machine (sorted names without a
+    sign, e.g. "avx512bf16"): what the JIT compiles for, and what
+    kvcache-to-cpu{cpu-features=host} names."""
+    return list(_kvcache.host_cpu_features())
+
+
+def _check_cpu_features(cpu_features):
+    """A CPUModule runs on this CPU: a feature named with + that this CPU
+    lacks would make the JIT stop the process (LLVM cannot select its
+    instructions), so it is a ValueError here."""
+    if not isinstance(cpu_features, str) or cpu_features.strip() in ("", "host"):
+        return
+    host = set(host_cpu_features())
+    missing = [name.strip()[1:] for name in cpu_features.split(",")
+               if name.strip().startswith("+") and name.strip()[1:] not in host]
+    if missing:
+        raise ValueError(
+            f"CPUModule: cpu_features {cpu_features!r} names {', '.join(missing)}, "
+            f"which this CPU does not have (kvcache.cpu.host_cpu_features() lists "
+            f"its features); the module is compiled for this CPU: pass "
+            f"cpu_features=\"host\" (the default) or \"\"")
 
 
 _ALIGNMENT = 16
@@ -237,9 +261,11 @@ class CPUModule(CompiledModule):
     cpu_features: the CPU features the code may use beyond the baseline
                  (kvcache-to-cpu{cpu-features}): "host" (default: the JIT
                  compiles for this machine), "" for none, or LLVM feature
-                 names each with + or -, comma-separated. On a CPU with
-                 AVX512-BF16 the decode kernel dots bf16 q and K rows with
-                 vdpbf16ps (a different order of additions than without it)
+                 names each with + or -, comma-separated, that this CPU has
+                 (host_cpu_features(); another is a ValueError). On a CPU
+                 with AVX512-BF16 the decode kernel dots bf16 q and K rows
+                 with vdpbf16ps (a different order of additions than
+                 without it)
 
     The kernel ops' outer loops (sequences, (sequence, KV head, tile of
     rows) triples of attention, or sequences with every KV head for a decode
@@ -262,6 +288,7 @@ class CPUModule(CompiledModule):
                                     isinstance(threads, bool) or threads < 1):
             raise ValueError(f"threads must be None or an int >= 1, "
                              f"got {threads!r}")
+        _check_cpu_features(cpu_features)
         parallel = threads != 1
         if parallel and OPENMP_RUNTIME is None:
             raise FileNotFoundError(

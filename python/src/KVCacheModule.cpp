@@ -43,9 +43,12 @@
 #include "JitModule.h"
 #include "PyModule.h"
 
+#include "llvm/TargetParser/Host.h"
+
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <exception>
 
 namespace py = pybind11;
@@ -92,6 +95,18 @@ PYBIND11_MODULE(_kvcache, m) {
 
   m.def("describe_type", &describeType, py::arg("text"),
         "The description of one argument of type `text` (as Module.abi).");
+  m.def(
+      "host_cpu_features",
+      [] {
+        std::vector<std::string> names;
+        for (const auto &entry : llvm::sys::getHostCPUFeatures())
+          if (entry.second)
+            names.push_back(entry.first().str());
+        std::sort(names.begin(), names.end());
+        return names;
+      },
+      "The features LLVM finds on this CPU (e.g. avx512bf16): what the JIT "
+      "compiles for, and what kvcache-to-cpu{cpu-features=host} names.");
 #ifdef KVCACHE_INCLUDE_TESTS
   m.attr("HAS_TEST_DIALECTS") = true;
 #else

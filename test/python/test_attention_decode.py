@@ -182,17 +182,7 @@ def test_decode_sweeps(dtype, page_size, num_heads, q_heads, head_size):
     assert_close(got, expected, dtype)
 
 
-def _host_has(flag):
-    """Whether /proc/cpuinfo lists `flag` (False where there is none)."""
-    try:
-        with open("/proc/cpuinfo") as info:
-            return any(flag in line.split() for line in info
-                       if line.startswith("flags"))
-    except OSError:
-        return False
-
-
-HOST_BF16 = _host_has("avx512_bf16")
+HOST_BF16 = "avx512bf16" in kvcache.cpu.host_cpu_features()
 
 # (page size, KV heads, query heads, head size): GQA 4 at head 128 (tasks
 # of whole sequences), pages of 1 (a lookup per key), one head per pass,
@@ -240,6 +230,22 @@ def test_cpu_features_errors():
         kvcache.lower_to_cpu(ir, cpu_features="+avx512bf16 +avx512f")
     with pytest.raises(ValueError, match="cpu_features must be a string"):
         kvcache.CPUModule(ir, cpu_features=None)
+    # A feature this CPU lacks: an error, not a JIT that stops the process.
+    with pytest.raises(ValueError, match="names nosuchfeature, which this CPU "
+                       "does not have"):
+        kvcache.CPUModule(ir, cpu_features="+avx2,+nosuchfeature")
+
+
+def test_host_cpu_features():
+    features = kvcache.cpu.host_cpu_features()
+    assert features == sorted(features) and all(
+        isinstance(name, str) and name[:1] not in "+-" for name in features)
+    # Each one may be named: the module compiles and runs.
+    if features:
+        config = config_of("f32", 16, 2, 8)
+        got, expected = attend(config, [40], [1], np.random.default_rng(2),
+                               cpu_features=",".join("+" + f for f in features[:3]))
+        assert_close(got, expected, "f32")
 
 
 # (dtype, scales, page size, KV heads, query heads, head size): quantized
