@@ -85,7 +85,7 @@ public:
               !op.getCosSin() && headSize % kBF16DotElements == 0 &&
               llvm::isPowerOf2_64(headsPerPass);
     rowScales = bool(params.scales);
-    codeFactor = isa<Float8E4M3FNType>(params.elementType) ? 256.0f : 1.0f;
+    codeFactor = getUnscaledDecodeFactor(params.elementType);
   }
 
   void run(Value firstKVHead, Value kvHeads, Value begin, Value end,
@@ -252,13 +252,13 @@ SmallVector<Value> DecodeBlockPass::blockStep(Value first, Value begin,
   Value keys = op.getKeyCache(), values = op.getValueCache();
   // Blocks that are not tiles: the next block's rows of the KV head
   // prefetched, a row per key (tiles are loaded ahead by run()).
-  for (Value cache : {keys, values}) {
-    if (tiled || (cache == values && values == keys))
-      break;
+  SmallVector<Value> caches{keys};
+  if (values != keys)
+    caches.push_back(values);
+  for (Value cache : tiled ? ArrayRef<Value>() : ArrayRef<Value>(caches))
     for (int64_t j = kBlockKeys; j < 2 * kBlockKeys; ++j)
       prefetchHeadRow(k, cache, batch, k.minu(k.add(first, k.index(j)), last),
                       kvHead);
-  }
   BlockRows keyRows = locate(keys, first, tokens);
   SmallVector<Value> scores = scoreBlock(keyRows, tokens, skip, count);
   BlockRows valueRows =
@@ -336,7 +336,10 @@ Value DecodeBlockPass::convertChunk(Value stored, VectorType type) {
   if (!rowScales)
     return k.widen(stored, type);
   float factor;
-  return decodeStorageToF32Unscaled(k.b, k.loc, stored, factor);
+  Value values = decodeStorageToF32Unscaled(k.b, k.loc, stored, factor);
+  assert(factor == codeFactor && "blockScales multiplies by codeFactor");
+  (void)factor;
+  return values;
 }
 
 /// With rowScales, the scales of the block's keys `tokens` (rows `rows`)

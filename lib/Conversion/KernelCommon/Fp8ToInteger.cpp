@@ -114,16 +114,17 @@ static Value decodeFp8ToF16WithIntegers(OpBuilder &b, Location loc,
                                a.constant(b.getF16FloatAttr(256.0f)));
 }
 
+float mlir::kvcache::getUnscaledDecodeFactor(Type storage) {
+  return isa<Float8E4M3FNType>(storage) ? 256.0f : 1.0f;
+}
+
 Value mlir::kvcache::decodeStorageToF32Unscaled(OpBuilder &b, Location loc,
                                                 Value codes, float &factor) {
   Type storage = getElementTypeOrSelf(codes.getType());
-  factor = 1.0f;
+  factor = getUnscaledDecodeFactor(storage);
   if (!isFp8StorageType(storage))
     return decodeStorageToF32(b, loc, codes);
-  bool e4m3 = isa<Float8E4M3FNType>(storage);
-  if (e4m3)
-    factor = 256.0f;
-  return decodeFp8ViaF16(b, loc, codes, /*unscaled=*/e4m3);
+  return decodeFp8ViaF16(b, loc, codes, /*unscaled=*/factor != 1.0f);
 }
 
 Value mlir::kvcache::encodeF32ToFp8WithIntegers(OpBuilder &b, Location loc,

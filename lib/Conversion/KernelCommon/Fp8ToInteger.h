@@ -35,6 +35,8 @@ Value decodeFp8ToF32WithIntegers(OpBuilder &builder, Location loc,
 /// scale * factor instead, one multiply per 16 values fewer.
 Value decodeStorageToF32Unscaled(OpBuilder &builder, Location loc,
                                  Value codes, float &factor);
+/// The `factor` decodeStorageToF32Unscaled sets for codes of `storage`.
+float getUnscaledDecodeFactor(Type storage);
 
 /// encodeF32ToStorage (Quantization.h) of fp8 `storage` in integer
 /// arithmetic, with the same semantics: the codes of `values` (f32).
