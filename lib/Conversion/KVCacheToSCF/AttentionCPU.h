@@ -59,7 +59,9 @@ void prefetchHeadRow(KernelBuilder &k, Value cache, Value batch, Value token,
 /// kernel reads next into the cache hierarchy. On the test machine, whose
 /// memory latency is about 0.4 us, the decode kernel's blocks read ahead
 /// this way took 0.6-0.7 of the time they took with prefetch instructions
-/// of the same lines (docs/Design.md, "CPU attention").
+/// of the same lines (docs/Design.md, "CPU attention"). The caches' head
+/// rows are alike and whole 4-byte words (the decode kernel's heads are
+/// multiples of 16 elements).
 void loadRowsAhead(KernelBuilder &k, ArrayRef<Value> caches, Value batch,
                    Value token, int64_t tokens, Value firstHead, Value heads);
 

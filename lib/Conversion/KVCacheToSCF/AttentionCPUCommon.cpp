@@ -118,24 +118,27 @@ void mlir::kvcache::prefetchHeadRow(KernelBuilder &k, Value cache,
 void mlir::kvcache::loadRowsAhead(KernelBuilder &k, ArrayRef<Value> caches,
                                   Value batch, Value token, int64_t tokens,
                                   Value firstHead, Value heads) {
-  auto i32 = k.b.getI32Type();
-  auto wordsType = VectorType::get({kDotLanes}, i32);
+  // One cache line (64 bytes) per load where the head row allows; the
+  // caches (K and V of one collection) have the same rows.
+  auto params = KVCacheParams::get(caches.front().getType());
+  int64_t bits = params.elementType.getIntOrFloatBitWidth();
+  int64_t width = 512 / bits;
+  while (params.headSize % width)
+    width /= 2;
+  assert(width * bits % 32 == 0 && "head rows of whole 4-byte words");
+  auto lineType = VectorType::get({width}, params.elementType);
+  auto wordsType = VectorType::get({width * bits / 32}, k.b.getI32Type());
+  auto tileType = MemRefType::get(
+      {tokens, params.headSize}, params.elementType,
+      StridedLayoutAttr::get(k.b.getContext(), ShapedType::kDynamic,
+                             {params.numHeads * params.headSize, 1}));
   Value seen = arith::ConstantOp::create(
       k.b, k.loc, wordsType, DenseElementsAttr::get(wordsType, int32_t(0)));
   for (Value cache : caches) {
-    auto params = KVCacheParams::get(cache.getType());
-    int64_t bits = params.elementType.getIntOrFloatBitWidth();
-    // One cache line (64 bytes) per load where the head row allows.
-    int64_t width = 512 / bits;
-    while (params.headSize % width)
-      width /= 2;
-    int64_t words = std::max<int64_t>(1, width * bits / 32);
-    auto lineType = VectorType::get({width}, params.elementType);
-    auto lineWords = VectorType::get({words}, i32);
-    auto tileType = MemRefType::get(
-        {tokens, params.headSize}, params.elementType,
-        StridedLayoutAttr::get(k.b.getContext(), ShapedType::kDynamic,
-                               {params.numHeads * params.headSize, 1}));
+    assert(KVCacheParams::get(cache.getType()).headSize == params.headSize &&
+           KVCacheParams::get(cache.getType()).elementType ==
+               params.elementType &&
+           "the caches' rows alike");
     seen = k.forLoop(
         k.index(0), heads, k.index(1), ValueRange{seen},
         [&](Value h, ValueRange carried) -> SmallVector<Value> {
@@ -148,22 +151,9 @@ void mlir::kvcache::loadRowsAhead(KernelBuilder &k, ArrayRef<Value> caches,
               Value line = vector::LoadOp::create(
                   k.b, k.loc, lineType, tile,
                   ValueRange{k.index(j), k.index(element)});
-              Value word;
-              if (width * bits >= 32) {
-                word = vector::BitCastOp::create(k.b, k.loc, lineWords, line);
-              } else {
-                // A head row narrower than a word.
-                auto narrow =
-                    VectorType::get({1}, k.b.getIntegerType(width * bits));
-                word = arith::ExtUIOp::create(
-                    k.b, k.loc, lineWords,
-                    vector::BitCastOp::create(k.b, k.loc, narrow, line));
-              }
-              if (words < kDotLanes)
-                word = k.splat(vector::ReductionOp::create(
-                                   k.b, k.loc, vector::CombiningKind::OR, word),
-                               wordsType);
-              acc = arith::OrIOp::create(k.b, k.loc, acc, word);
+              acc = arith::OrIOp::create(
+                  k.b, k.loc, acc,
+                  vector::BitCastOp::create(k.b, k.loc, wordsType, line));
             }
           return {acc};
         })
