@@ -85,7 +85,23 @@ fi
 runs=$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+).*/\1/p' "$log" | tail -1)
 [ -n "$runs" ] || runs=$(sed -nE 's/^Done ([0-9]+) runs.*/\1/p' "$log" | tail -1)
 if [ "$status" -ne 0 ]; then
-  tail -n 80 "$log"
+  tail -n 40 "$log"
+  # The input itself, then what went wrong: the same seed need not find it
+  # again elsewhere (coverage differs with the addresses of pointer-keyed
+  # maps), so the input in the log is what reproduces it on another
+  # machine, e.g. CI's.
+  for input in "$work/artifacts/"*; do
+    [ -f "$input" ] || continue
+    echo "-- the input, $input ($(wc -c <"$input") bytes; replay:" \
+      "KVCACHE_FUZZ_VERBOSE=1 KVCACHE_FUZZ_ALL_PIPELINES=1" \
+      "LD_PRELOAD=$KVCACHE_ASAN_RUNTIME $build/bin/kvcache-fuzz FILE):"
+    head -c 12000 "$input"
+    echo
+    echo "-- end of the input"
+  done
+  echo "-- the failure:"
+  grep -m 5 -E '^kvcache-fuzz: BUG|ERROR: (AddressSanitizer|libFuzzer)|runtime error|^==[0-9]+==ERROR' "$log" |
+    cut -c 1-400 || true
   echo "kvcache-fuzz: FAILED (exit $status) after ${runs:-?} executions;" \
     "input in $work/artifacts/, log in $log"
   ls "$work/artifacts/"

@@ -9,11 +9,16 @@
 // that have an accurate f32 polynomial in MLIR as that polynomial. What
 // convert-gpu-to-nvvm would otherwise do is call a libdevice function for
 // each of them, which only links where a CUDA toolkit is installed.
+// Arithmetic on floats of 8 bits or fewer, which LLVM has no type for, is
+// an error here: convert-gpu-to-nvvm would turn it into integer operands of
+// float instructions, IR that does not verify.
 //
 //===----------------------------------------------------------------------===//
 
 #include "KVCache/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -35,6 +40,54 @@ static bool isApproximated(StringRef name) {
        math::Log1pOp::getOperationName(), math::TanhOp::getOperationName(),
        math::ErfOp::getOperationName(), math::ErfcOp::getOperationName()},
       name);
+}
+
+/// The float type of 8 bits or fewer (f8E4M3FN, f8E5M2, f6*, f4*, ...)
+/// that `type` is or holds, or null.
+static FloatType getNarrowFloat(Type type) {
+  auto element = dyn_cast<FloatType>(getElementTypeOrSelf(type));
+  return element && element.getWidth() <= 8 ? element : FloatType();
+}
+
+/// Whether `op` computes on the values of its operands and results, as
+/// opposed to moving, selecting or reinterpreting them: arith and math ops
+/// (conversions included: the ones to and from fp8 that the GPU pipelines
+/// lower are gone before this pass, kvcache-fp8-to-nvvm) and the vector
+/// dialect's arithmetic.
+static bool computesOnValues(Operation *op) {
+  if (isa<arith::ConstantOp, arith::BitcastOp, arith::SelectOp>(op))
+    return false;
+  if (isa<arith::ArithDialect, math::MathDialect>(op->getDialect()))
+    return true;
+  return isa<vector::ReductionOp, vector::MultiDimReductionOp,
+             vector::ContractionOp, vector::FMAOp, vector::OuterProductOp,
+             vector::ScanOp>(op);
+}
+
+/// Emits an error at the first op of `module` that computes on floats of
+/// 8 bits or fewer.
+static LogicalResult checkNarrowFloatArithmetic(Operation *module) {
+  WalkResult walk = module->walk([](Operation *op) {
+    if (!computesOnValues(op))
+      return WalkResult::advance();
+    FloatType narrow;
+    for (Type type : llvm::concat<const Type>(op->getOperandTypes(),
+                                              op->getResultTypes()))
+      if ((narrow = getNarrowFloat(type)))
+        break;
+    if (!narrow)
+      return WalkResult::advance();
+    op->emitError() << "computes on " << narrow
+                    << " values, which GPU code cannot (LLVM has no "
+                       "float type of 8 bits or fewer): compute in f16 or "
+                       "f32 instead (the GPU pipelines lower arith.extf of "
+                       "f8E4M3FN and f8E5M2 to f16 and f32, and "
+                       "arith.truncf from f32 of values clamped to "
+                       "+-max_finite with arith.minimumf and "
+                       "arith.maximumf: kvcache-fp8-to-nvvm)";
+    return WalkResult::interrupt();
+  });
+  return failure(walk.wasInterrupted());
 }
 
 namespace {
@@ -83,6 +136,8 @@ struct RsqrtToDivSqrt : OpRewritePattern<math::RsqrtOp> {
 struct KVCacheLowerGPUMath
     : kvcache::impl::KVCacheLowerGPUMathBase<KVCacheLowerGPUMath> {
   void runOnOperation() override {
+    if (failed(checkNarrowFloatArithmetic(getOperation())))
+      return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     MLIRContext *context = &getContext();
     patterns.add<MathToIntrinsic<math::AbsFOp>>(context, "llvm.fabs");

@@ -35,6 +35,9 @@
 // replaced, at one place or at all its places (page_size = 16 and the 16 in
 // the blocks memref change together); the other half are libFuzzer's own.
 //
+// The pipelines run a pass at a time, a nested one (`gpu.module(...)`)
+// too, so that a step is ours (its name has kvcache) or upstream's.
+//
 // Set KVCACHE_FUZZ_VERBOSE=1 to print every step and diagnostic (triage of
 // one input: `KVCACHE_FUZZ_VERBOSE=1 kvcache-fuzz crash-<hash>`), and
 // KVCACHE_FUZZ_SERIALIZE=1 to keep gpu-module-to-binary (PTX generation by
@@ -132,7 +135,7 @@ struct FuzzState {
 
     alwaysRun = pipelines.size();
 
-    // The real pipelines, split into their top-level passes.
+    // The real pipelines, split into their passes (splitPipeline).
     OpPassManager cpu(ModuleOp::getOperationName());
     kvcache::buildKVCacheToCPUPipeline(cpu, kvcache::KVCacheToCPUOptions());
     pipelines.push_back(splitPipeline(cpu, /*skip=*/""));
@@ -146,15 +149,50 @@ struct FuzzState {
     pipelines.push_back(splitPipeline(emulated, /*skip=*/""));
   }
 
+  /// The top-level passes of `pm` but `skip`, each a step; a nested
+  /// pipeline (`gpu.module(a, b, ...)`) is a step per pass, `gpu.module(a)`,
+  /// so that IR an upstream pass in it leaves invalid is not blamed on ours.
   static std::vector<Step> splitPipeline(OpPassManager &pm, StringRef skip) {
     std::vector<Step> steps;
     for (Pass &pass : pm.getPasses()) {
-      if (pass.getArgument() == skip)
+      // (A nested pipeline's adaptor has an empty argument.)
+      if (!skip.empty() && pass.getArgument() == skip)
         continue;
       std::string text;
       llvm::raw_string_ostream os(text);
       pass.printAsTextualPipeline(os);
-      steps.push_back(Step{text, StringRef(text).contains("kvcache"), nullptr});
+      for (std::string &step : splitNested(text))
+        steps.push_back(
+            Step{step, StringRef(step).contains("kvcache"), nullptr});
+    }
+    return steps;
+  }
+
+  /// `anchor(a,b{x},c)` as `anchor(a)`, `anchor(b{x})`, `anchor(c)`; any
+  /// other pass text as it is.
+  static std::vector<std::string> splitNested(StringRef text) {
+    size_t open = text.find('(');
+    size_t brace = text.find('{');
+    if (open == StringRef::npos || (brace != StringRef::npos && brace < open) ||
+        !text.ends_with(")"))
+      return {text.str()};
+    StringRef anchor = text.take_front(open);
+    StringRef inner = text.drop_front(open + 1).drop_back();
+    std::vector<std::string> steps;
+    int depth = 0;
+    size_t start = 0;
+    for (size_t i = 0; i <= inner.size(); ++i) {
+      char c = i < inner.size() ? inner[i] : ',';
+      if (c == '(' || c == '{')
+        ++depth;
+      else if (c == ')' || c == '}')
+        --depth;
+      else if (c == ',' && depth == 0) {
+        StringRef pass = inner.slice(start, i).trim();
+        if (!pass.empty())
+          steps.push_back((anchor + "(" + pass + ")").str());
+        start = i + 1;
+      }
     }
     return steps;
   }

@@ -244,6 +244,17 @@ def KVCacheLowerGPUMath
     `atan`, ...) still become libdevice calls and need `CUDA_HOME` for
     `kvcache-to-ptx` (the emulator provides them). No options.
 
+    An op that computes on floats of 8 bits or fewer (`f8E4M3FN`, `f8E5M2`,
+    ...) is an error at that op: LLVM has no such float type, and
+    `convert-gpu-to-nvvm` would make integer operands of float instructions.
+    Arithmetic, math and comparisons count, and so do the `vector` dialect's
+    (`reduction`, `contract`, `fma`, ...) and the conversions that
+    `kvcache-fp8-to-nvvm`, run before this pass by both GPU pipelines, left
+    (it lowers `arith.extf` of `f8E4M3FN` and `f8E5M2` codes to f16 and f32,
+    and `arith.truncf` from f32 of values clamped to +-max_finite); moving,
+    selecting and bitcasting fp8 values is fine. The message says to
+    compute in f16 or f32.
+
     Before:
     ```mlir
     %r = math.sqrt %x : f32
