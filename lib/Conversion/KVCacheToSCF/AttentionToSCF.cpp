@@ -458,15 +458,14 @@ struct AttentionToSCF : OpInterfaceRewritePattern<AttentionOpInterface> {
     // q scaled once: scores in the log2 domain (in natural units when a
     // score transform follows).
     Value scale = k.splat(k.f32(clauses.queryScale()), accType);
-    auto query = [&](Value head) {
-      Value query = vector::LoadOp::create(k.b, k.loc, qRowType, q,
-                                           ValueRange{row, head, zero});
-      query = rope.rotate(query, row, head, zero, rotary);
-      return k.fmul(k.widen(query, accType), scale);
-    };
+    // q's row of `head` as stored, and as the scores use it.
     auto storedQuery = [&](Value head) -> Value {
       return vector::LoadOp::create(k.b, k.loc, qRowType, q,
                                     ValueRange{row, head, zero});
+    };
+    auto query = [&](Value head) {
+      Value query = rope.rotate(storedQuery(head), row, head, zero, rotary);
+      return k.fmul(k.widen(query, accType), scale);
     };
     auto init = [&](Value head) {
       return initialState(k, clauses, softmax, head, valueType);
