@@ -231,6 +231,24 @@ void RopeEmitter::emitRowLoops(int64_t heads,
       k.forLoop(zero, k.index(offset), step,
                 [&](Value element) { copy(head, element); });
     });
+  if (!halfStyle && width > 1) {
+    // Chunks of whole interleaved pairs in place: each lane's cos and signed
+    // sin read once per chunk for every head, its partner by a swap within
+    // the chunk (rotateInterleavedChunk), so no deinterleaving.
+    Value rotaryStart = k.index(offset);
+    k.forLoop(zero, k.index(2 * half), step, [&](Value j) {
+      Value cos, sin;
+      std::tie(cos, sin) = loadInterleavedCosSin(table, position, j);
+      Value element = k.add(rotaryStart, j);
+      for (const RotatedRows &rows : sides)
+        k.forLoop(zero, k.index(rows.numHeads), one, [&](Value head) {
+          rows.store(rotateInterleavedChunk(rows.load(head, element), cos,
+                                            sin),
+                     head, element);
+        });
+    });
+    return;
+  }
   k.forLoop(zero, k.index(half), step, [&](Value pair) {
     Value cos, sin;
     std::tie(cos, sin) = loadCosSin(table, position, pair);

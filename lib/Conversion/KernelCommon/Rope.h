@@ -102,7 +102,8 @@ public:
   /// The CPU's loops over a row: `copy(head, element)` for each chunk of
   /// the `heads` heads' unrotated elements, then, chunk of pairs by chunk
   /// of pairs, the chunk's cos and sin read once from table row `position`
-  /// and applied to every head of each of `sides`.
+  /// and applied to every head of each of `sides` (interleaved pairs in
+  /// vectors: chunks of whole pairs, rotateInterleavedChunk).
   void emitRowLoops(int64_t heads, function_ref<void(Value, Value)> copy,
                     ArrayRef<RotatedRows> sides, Value table, Value position);
 

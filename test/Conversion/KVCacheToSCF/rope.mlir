@@ -5,10 +5,14 @@
 // lookup per row at its storage position cache_length + r - row_offsets[b],
 // the table row at that position or at positions[r]; then, for each chunk
 // of W pairs (W = 4: the largest power of two dividing the rotary offset
-// and R/2 within vector-bytes), the chunk's cos and sin deinterleaved from
-// the table once and applied to every query head and every key head:
-// x cos - y sin and x sin + y cos in f32 (no fused multiply-add, as
-// PyTorch computes it), rounded once.
+// and R/2 within vector-bytes), the chunk's cos and sin read from the table
+// once and applied to every query head and every key head: x cos - y sin
+// and x sin + y cos in f32 (no fused multiply-add, as PyTorch computes it),
+// rounded once. Interleaved pairs go in chunks of W elements (W/2 whole
+// pairs) in place: each lane times its cos, plus its partner (the lanes
+// swapped within each pair) times its sin, negated in the pairs' first
+// lanes: x cos + y (-sin) = x cos - y sin and y cos + x sin, the same
+// products and sums, so no deinterleaving.
 
 !c = !kvcache.paged_cache<f16, num_heads = 2, head_size = 16, page_size = 16>
 
@@ -27,43 +31,29 @@
 // In place: nothing to copy.
 // CHECK-NOT: vector.store
 // CHECK: %[[C4:[a-z0-9_]+]] = arith.constant 4 : index
-// CHECK-NEXT: scf.for %[[PAIR:[a-z0-9_]+]] = %[[C0]] to %[[C4]] step %[[C4]] {
-// CHECK-NEXT: %[[TWO_PAIR:[a-z0-9_]+]] = arith.addi %[[PAIR]], %[[PAIR]]
-// CHECK-NEXT: %[[T0:[a-z0-9_]+]] = vector.load %[[TABLE]][%[[TOKEN]], %[[TWO_PAIR]]] {alignment = 16 : i64} : memref<?x8xf32>, vector<4xf32>
-// CHECK-NEXT: %[[NEXT:[a-z0-9_]+]] = arith.addi %[[TWO_PAIR]], %[[C4]]
-// CHECK-NEXT: %[[T1:[a-z0-9_]+]] = vector.load %[[TABLE]][%[[TOKEN]], %[[NEXT]]] {alignment = 16 : i64}
-// CHECK-NEXT: %[[COS:[a-z0-9_]+]] = vector.shuffle %[[T0]], %[[T1]] [0, 2, 4, 6]
-// CHECK-NEXT: %[[SIN:[a-z0-9_]+]] = vector.shuffle %[[T0]], %[[T1]] [1, 3, 5, 7]
-// Query heads: pairs (8 + 2i, 8 + 2i + 1).
-// CHECK-NEXT: scf.for %[[HEAD:[a-z0-9_]+]] = %[[C0]] to %[[C4]] step %[[C1]] {
 // CHECK-NEXT: %[[C8:[a-z0-9_]+]] = arith.constant 8 : index
-// CHECK-NEXT: %[[AT:[a-z0-9_]+]] = arith.addi %[[C8]], %[[TWO_PAIR]]
-// CHECK-NEXT: %[[AT2:[a-z0-9_]+]] = arith.addi %[[AT]], %[[C4]]
+// CHECK-NEXT: scf.for %[[J:[a-z0-9_]+]] = %[[C0]] to %[[C8]] step %[[C4]] {
+// CHECK-NEXT: %[[T:[a-z0-9_]+]] = vector.load %[[TABLE]][%[[TOKEN]], %[[J]]] {alignment = 16 : i64} : memref<?x8xf32>, vector<4xf32>
+// CHECK-NEXT: %[[NEG:[a-z0-9_]+]] = arith.negf %[[T]] : vector<4xf32>
+// CHECK-NEXT: %[[COS:[a-z0-9_]+]] = vector.shuffle %[[T]], %[[T]] [0, 0, 2, 2]
+// CHECK-NEXT: %[[SIN:[a-z0-9_]+]] = vector.shuffle %[[T]], %[[NEG]] [5, 1, 7, 3]
+// Query heads: pairs (8 + 2i, 8 + 2i + 1), the chunk at 8 + j.
+// CHECK-NEXT: %[[AT:[a-z0-9_]+]] = arith.addi %[[C8]], %[[J]]
+// CHECK-NEXT: scf.for %[[HEAD:[a-z0-9_]+]] = %[[C0]] to %[[C4]] step %[[C1]] {
 // CHECK-NEXT: %[[A:[a-z0-9_]+]] = vector.load %[[Q]][%[[ROW]], %[[HEAD]], %[[AT]]] {alignment = 8 : i64} : memref<?x4x16xf16>, vector<4xf16>
-// CHECK-NEXT: %[[AF:[a-z0-9_]+]] = arith.extf %[[A]]
-// CHECK-NEXT: %[[B:[a-z0-9_]+]] = vector.load %[[Q]][%[[ROW]], %[[HEAD]], %[[AT2]]] {alignment = 8 : i64}
-// CHECK-NEXT: %[[BF:[a-z0-9_]+]] = arith.extf %[[B]]
-// CHECK-NEXT: %[[X:[a-z0-9_]+]] = vector.shuffle %[[AF]], %[[BF]] [0, 2, 4, 6]
-// CHECK-NEXT: %[[Y:[a-z0-9_]+]] = vector.shuffle %[[AF]], %[[BF]] [1, 3, 5, 7]
-// CHECK-NEXT: %[[XC:[a-z0-9_]+]] = arith.mulf %[[X]], %[[COS]] : vector<4xf32>
-// CHECK-NEXT: %[[YS:[a-z0-9_]+]] = arith.mulf %[[Y]], %[[SIN]] : vector<4xf32>
-// CHECK-NEXT: %[[RX:[a-z0-9_]+]] = arith.subf %[[XC]], %[[YS]] : vector<4xf32>
-// CHECK-NEXT: %[[XS:[a-z0-9_]+]] = arith.mulf %[[X]], %[[SIN]] : vector<4xf32>
-// CHECK-NEXT: %[[YC:[a-z0-9_]+]] = arith.mulf %[[Y]], %[[COS]] : vector<4xf32>
-// CHECK-NEXT: %[[RY:[a-z0-9_]+]] = arith.addf %[[XS]], %[[YC]] : vector<4xf32>
-// CHECK-NEXT: %[[LOW:[a-z0-9_]+]] = vector.shuffle %[[RX]], %[[RY]] [0, 4, 1, 5]
-// CHECK-NEXT: %[[HIGH:[a-z0-9_]+]] = vector.shuffle %[[RX]], %[[RY]] [2, 6, 3, 7]
-// CHECK-NEXT: %[[LOW16:[a-z0-9_]+]] = arith.truncf %[[LOW]] : vector<4xf32> to vector<4xf16>
-// CHECK-NEXT: vector.store %[[LOW16]], %[[Q]][%[[ROW]], %[[HEAD]], %[[AT]]] {alignment = 8 : i64}
-// CHECK-NEXT: %[[HIGH16:[a-z0-9_]+]] = arith.truncf %[[HIGH]]
-// CHECK-NEXT: vector.store %[[HIGH16]], %[[Q]][%[[ROW]], %[[HEAD]], %[[AT2]]] {alignment = 8 : i64}
+// CHECK-NEXT: %[[AF:[a-z0-9_]+]] = arith.extf %[[A]] : vector<4xf16> to vector<4xf32>
+// CHECK-NEXT: %[[PARTNER:[a-z0-9_]+]] = vector.shuffle %[[AF]], %[[AF]] [1, 0, 3, 2]
+// CHECK-NEXT: %[[OWN_COS:[a-z0-9_]+]] = arith.mulf %[[AF]], %[[COS]] : vector<4xf32>
+// CHECK-NEXT: %[[PARTNER_SIN:[a-z0-9_]+]] = arith.mulf %[[PARTNER]], %[[SIN]] : vector<4xf32>
+// CHECK-NEXT: %[[R:[a-z0-9_]+]] = arith.addf %[[OWN_COS]], %[[PARTNER_SIN]] : vector<4xf32>
+// CHECK-NEXT: %[[R16:[a-z0-9_]+]] = arith.truncf %[[R]] : vector<4xf32> to vector<4xf16>
+// CHECK-NEXT: vector.store %[[R16]], %[[Q]][%[[ROW]], %[[HEAD]], %[[AT]]] {alignment = 8 : i64}
 // CHECK-NEXT: }
 // Key heads of the cached row, in place, with the same cos and sin.
 // CHECK: scf.for %[[KHEAD:[a-z0-9_]+]] = %[[C0]] to %{{.*}} step %[[C1]] {
-// CHECK: kvcache.page_load %[[K]][%[[PAGE]], %[[SLOT]], %[[KHEAD]], %{{.*}}] {serves_write} : {{.*}} -> vector<4xf16>
+// CHECK: kvcache.page_load %[[K]][%[[PAGE]], %[[SLOT]], %[[KHEAD]], %[[AT]]] {serves_write} : {{.*}} -> vector<4xf16>
 // CHECK: arith.mulf %{{.*}}, %[[COS]]
-// CHECK: kvcache.page_store %{{.*}}, %[[K]][%[[PAGE]], %[[SLOT]], %[[KHEAD]], %{{.*}}] : {{.*}}, vector<4xf16>
-// CHECK: kvcache.page_store
+// CHECK: kvcache.page_store %{{.*}}, %[[K]][%[[PAGE]], %[[SLOT]], %[[KHEAD]], %[[AT]]] : {{.*}}, vector<4xf16>
 // CHECK-NEXT: }
 // CHECK-NEXT: }
 // CHECK-NEXT: }
