@@ -239,11 +239,13 @@ static LogicalResult inferLayerCacheType(std::optional<Location> location,
   return success();
 }
 
-/// Rejects a constant layer index past a static `num_layers`.
+/// Rejects a constant layer index past a static `num_layers` of the
+/// collection's constructor, seen through the writers of the tensor form
+/// (whose results bufferize to the constructor's collection).
 static LogicalResult verifyLayerIndex(Operation *op, Value collection,
                                       Value layer) {
   std::optional<int64_t> index = getConstantIndex(layer);
-  auto source = collection.getDefiningOp<CollectionOpInterface>();
+  CollectionOpInterface source = getCollectionConstructor(collection);
   if (!index || !source)
     return success();
   std::optional<int64_t> staticLayers = source.getStaticNumLayers();

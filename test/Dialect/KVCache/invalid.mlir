@@ -455,6 +455,27 @@ func.func @key_cache_negative_layer(%blocks: memref<?x2x4x16x8x128xf16>, %cache_
 
 // -----
 
+// The tensor form: the layer count of the collection's constructor, seen
+// through the writers whose results bufferize to its collection.
+!c = !kvcache.paged_collection<f16, num_heads = 8, head_size = 128, page_size = 16>
+!k = !kvcache.paged_cache<f16, num_heads = 8, head_size = 128, page_size = 16>
+func.func @layer_out_of_range_after_writes(%blocks: tensor<?x2x2x16x8x128xf16>, %lengths: tensor<?xi32>,
+    %table: tensor<?x?xi32>, %n: i32, %pairs: tensor<?x2xi32>, %rows: tensor<?x8x128xf16>,
+    %offsets: tensor<?xi32>) {
+  %l0 = arith.constant 0 : index
+  %l2 = arith.constant 2 : index
+  %c = kvcache.paged_collection %blocks, %lengths, %table, %n, %n
+      : tensor<?x2x2x16x8x128xf16>, tensor<?xi32>, tensor<?x?xi32> -> !c
+  %c1 = kvcache.copy_pages %c, %pairs : !c, tensor<?x2xi32> -> !c
+  %k = kvcache.get_key_cache %c1[%l0] : !c
+  %c2 = kvcache.store_ragged %k, %rows, %offsets : !k, tensor<?x8x128xf16>, tensor<?xi32> -> !c
+  // expected-error @below {{layer index 2 is out of range for a collection of 2 layers}}
+  %v = kvcache.get_value_cache %c2[%l2] : !c
+  return
+}
+
+// -----
+
 func.func @value_cache_of_mla(%collection: !kvcache.paged_collection<bf16, num_heads = 1, head_size = 576, page_size = 64, mla = true>, %layer: index) {
   // expected-error @below {{an MLA collection (mla = true) has no value cache; use kvcache.get_key_cache}}
   %value = kvcache.get_value_cache %collection[%layer] : !kvcache.paged_collection<bf16, num_heads = 1, head_size = 576, page_size = 64, mla = true>
